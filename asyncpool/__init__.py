@@ -1,0 +1,1 @@
+"""asyncpool: async-first actor pools, verification pools and worker groups on Ray."""

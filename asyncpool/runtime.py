@@ -1,0 +1,304 @@
+"""Connect to, or start, the Ray cluster asyncpool runs on; run coroutines on uvloop.
+
+Resolution order of :func:`init` (first that applies wins):
+
+1. the explicit ``address`` argument (``"host:port"``, ``"ray://host:port"``, ``"auto"``, ``"local"``);
+2. the ``ASYNCPOOL_ADDRESS`` environment variable;
+3. the ``RAY_ADDRESS`` environment variable;
+4. a cluster already running on this machine whose resources carry this runtime's tag
+   (a custom resource ``asyncpool_tag_<tag>``) or the Slurm-managed tag;
+5. otherwise a new embedded local cluster that carries the tag, so that the next process
+   with the same tag reuses it and a process with another tag (say, another set of
+   ``CUDA_VISIBLE_DEVICES``) never does.
+
+A local cluster that carries neither tag is never joined implicitly: it belongs to someone else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio.to_thread
+import ray
+
+__all__ = ["Runtime", "connect", "current", "init", "run"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+TAG_RESOURCE_PREFIX = "asyncpool_tag_"
+#: The resource a Slurm-launched cluster carries; any asyncpool runtime may join it.
+SLURM_TAG = "slurm_managed"
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+
+
+def default_tag() -> str:
+    """The tag of this process: derived from its sorted ``CUDA_VISIBLE_DEVICES``.
+
+    Two processes that see the same GPUs share a local cluster; processes pinned to
+    different GPUs never do.
+    """
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is None or not cvd.strip():
+        return "cvd_all" if cvd is None else "cvd_none"
+    devices = sorted(d.strip() for d in cvd.split(",") if d.strip())
+    return "cvd_" + "_".join(devices)
+
+
+def tag_resource(tag: str) -> str:
+    """The custom resource name that marks a cluster as carrying ``tag``."""
+    return TAG_RESOURCE_PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", tag)
+
+
+@dataclass
+class Runtime:
+    """The Ray connection of this process.
+
+    ``started`` is true when this process started the cluster (an embedded local one);
+    :meth:`shutdown` then stops it, and otherwise only disconnects.
+    """
+
+    address: str
+    started: bool
+    tag: str
+    namespace: str | None
+    source: str
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def connected(self) -> bool:
+        return not self._closed and ray.is_initialized()
+
+    def shutdown(self) -> None:
+        """Disconnect; stop the cluster only when this process started it. Idempotent."""
+        global _runtime
+        with _lock:
+            if self._closed:
+                return
+            self._closed = True
+            if _runtime is self:
+                _runtime = None
+        # ray.shutdown() stops the embedded cluster when this driver started it and only
+        # disconnects otherwise, which is exactly the contract.
+        ray.shutdown()
+
+
+def current() -> Runtime | None:
+    """The runtime of this process, or ``None`` before :func:`init`."""
+    return _runtime
+
+
+def _validate(
+    address: str | None, num_cpus: int | None, num_gpus: int | None, tag: str | None
+) -> None:
+    if address is not None and not isinstance(address, str):
+        raise TypeError(f"address must be a str or None, not {type(address).__name__}")
+    if isinstance(address, str) and not address.strip():
+        raise ValueError("address must not be empty")
+    for name, value in (("num_cpus", num_cpus), ("num_gpus", num_gpus)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{name} must be a number or None, not {type(value).__name__}")
+        if value < 0:
+            raise ValueError(f"{name} must be >= 0, got {value}")
+    if tag is not None and (not isinstance(tag, str) or not tag):
+        raise ValueError("tag must be a non-empty str or None")
+
+
+def _local_cluster_addresses() -> list[str]:
+    try:
+        from ray._private import services
+
+        services.find_gcs_addresses.cache_clear()
+        return sorted(services.find_gcs_addresses())
+    except Exception:  # pragma: no cover - internal API moved; fall back to starting our own
+        log.debug("cannot list local Ray clusters", exc_info=True)
+        return []
+
+
+@contextmanager
+def _without_ray_address() -> Iterator[None]:
+    """Hide ``RAY_ADDRESS`` from ``ray.init``, which would let it override our choice."""
+    saved = os.environ.pop("RAY_ADDRESS", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["RAY_ADDRESS"] = saved
+
+
+def _try_join_tagged(addresses: list[str], wanted: set[str], init_kwargs: dict[str, Any]) -> str:
+    """Connect to the first local cluster carrying one of ``wanted``; '' when none does."""
+    for address in addresses:
+        try:
+            with _without_ray_address():
+                ray.init(address=address, **init_kwargs)
+        except Exception:
+            log.debug("cannot connect to local cluster %s", address, exc_info=True)
+            continue
+        if wanted & set(ray.cluster_resources()):
+            return address
+        ray.shutdown()
+    return ""
+
+
+def init(
+    address: str | None = None,
+    *,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    namespace: str | None = None,
+    tag: str | None = None,
+    **ray_init_kwargs: Any,
+) -> Runtime:
+    """Connect to (or start) the cluster, following the module's resolution order.
+
+    Idempotent: a second call in the same process returns the same :class:`Runtime`
+    (its arguments are then ignored, with a debug log). When Ray was already initialised by
+    the caller, that connection is adopted (``started=False``).
+
+    Blocks for the few seconds a cluster start takes; from async code use :func:`connect`.
+    """
+    global _runtime
+    _validate(address, num_cpus, num_gpus, tag)
+    with _lock:
+        if _runtime is not None and not _runtime._closed and ray.is_initialized():
+            log.debug("asyncpool.init: already connected to %s", _runtime.address)
+            return _runtime
+        the_tag = tag or default_tag()
+        kwargs: dict[str, Any] = {"namespace": namespace, **ray_init_kwargs}
+        kwargs.setdefault("log_to_driver", True)
+        if ray.is_initialized():
+            ctx = ray.get_runtime_context()
+            _runtime = Runtime(
+                address=ray.get_runtime_context().gcs_address,
+                started=False,
+                tag=the_tag,
+                namespace=ctx.namespace,
+                source="adopted",
+            )
+            return _runtime
+
+        chosen, source = address, "argument"
+        if chosen is None and os.environ.get("ASYNCPOOL_ADDRESS"):
+            chosen, source = os.environ["ASYNCPOOL_ADDRESS"], "ASYNCPOOL_ADDRESS"
+        if chosen is None and os.environ.get("RAY_ADDRESS"):
+            chosen, source = os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
+
+        if chosen is not None and chosen != "local":
+            if num_cpus is not None or num_gpus is not None:
+                log.warning("num_cpus/num_gpus are ignored when joining an existing cluster")
+            with _without_ray_address():
+                ctx_info = ray.init(address=chosen, **kwargs)
+            _runtime = Runtime(
+                address=_address_of(ctx_info, chosen),
+                started=False,
+                tag=the_tag,
+                namespace=namespace,
+                source=source,
+            )
+            return _runtime
+
+        if chosen is None:
+            wanted = {tag_resource(the_tag), tag_resource(SLURM_TAG)}
+            joined = _try_join_tagged(_local_cluster_addresses(), wanted, kwargs)
+            if joined:
+                _runtime = Runtime(joined, False, the_tag, namespace, "tagged local cluster")
+                return _runtime
+
+        resources = dict(kwargs.pop("resources", None) or {})
+        resources[tag_resource(the_tag)] = 1.0
+        kwargs.setdefault("include_dashboard", False)
+        with _without_ray_address():
+            ctx_info = ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                num_gpus=num_gpus,
+                resources=resources,
+                **kwargs,
+            )
+        _runtime = Runtime(
+            address=_address_of(ctx_info, "local"),
+            started=True,
+            tag=the_tag,
+            namespace=namespace,
+            source="new local cluster",
+        )
+        return _runtime
+
+
+def _address_of(ctx_info: Any, fallback: str) -> str:
+    try:
+        return str(ctx_info.address_info["gcs_address"])
+    except (AttributeError, KeyError, TypeError):
+        try:
+            return str(ray.get_runtime_context().gcs_address)
+        except Exception:
+            return fallback
+
+
+@asynccontextmanager
+async def connect(
+    address: str | None = None,
+    *,
+    num_cpus: int | None = None,
+    num_gpus: int | None = None,
+    namespace: str | None = None,
+    tag: str | None = None,
+    **ray_init_kwargs: Any,
+) -> AsyncIterator[Runtime]:
+    """``async with connect(...) as rt``: :func:`init` run off the event loop.
+
+    On exit the runtime is shut down only if this block created it; a runtime that already
+    existed (a nested ``connect``, an earlier ``init``) is left connected.
+
+    Cancellation: a cancelled ``connect`` leaves the worker thread to finish connecting (a Ray
+    start cannot be interrupted halfway) and the connection stays usable by a later ``init``.
+    """
+    existed = _runtime is not None and not _runtime._closed
+
+    def _init() -> Runtime:
+        return init(
+            address,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            namespace=namespace,
+            tag=tag,
+            **ray_init_kwargs,
+        )
+
+    rt = await anyio.to_thread.run_sync(_init)
+    try:
+        yield rt
+    finally:
+        if not existed:
+            await anyio.to_thread.run_sync(rt.shutdown)
+
+
+def run(
+    main: Callable[..., Coroutine[Any, Any, T]], *args: Any, uvloop: bool = True
+) -> T:
+    """Run ``main(*args)`` to completion on a new event loop, on uvloop when installed.
+
+    ``uvloop=False`` (or uvloop missing) uses the standard asyncio loop.
+    """
+    if not callable(main):
+        raise TypeError(f"main must be a coroutine function, not {type(main).__name__}")
+    if uvloop and importlib.util.find_spec("uvloop") is not None:
+        import uvloop as _uvloop
+
+        return _uvloop.run(main(*args))  # type: ignore[no-any-return]
+    return asyncio.run(main(*args))

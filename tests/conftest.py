@@ -1,0 +1,101 @@
+"""Shared test harness: one multi-node Ray cluster for the whole session, both event loops.
+
+The session cluster is made of several raylets on this one machine
+(``ray.cluster_utils.Cluster``): a CPU-only head and two worker nodes with 4 fake GPUs each.
+It is started once per test process; every Ray test shares it. Tests that need a cluster of
+another shape, or a fresh process (``init`` resolution), run in a subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+HEAD_CPUS = 2
+WORKER_CPUS = 2
+WORKER_GPUS = 4
+WORKER_NODES = 2
+WORKER_LABEL = {"asyncpool-role": "worker"}
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:
+    """Every async test runs on the standard asyncio loop and on uvloop."""
+    import uvloop
+
+    return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
+
+
+@dataclass
+class SessionCluster:
+    cluster: Any
+    address: str
+    head_node_id: str
+    worker_node_ids: list[str]
+
+    @property
+    def node_ids(self) -> list[str]:
+        return [self.head_node_id, *self.worker_node_ids]
+
+    @property
+    def total_cpus(self) -> int:
+        return HEAD_CPUS + WORKER_CPUS * len(self.worker_node_ids)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[SessionCluster]:
+    """The session's multi-node cluster, connected through ``asyncpool.init``."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    import asyncpool.runtime as runtime
+
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": HEAD_CPUS, "num_gpus": 0, "include_dashboard": False},
+    )
+    workers = [
+        cluster.add_node(num_cpus=WORKER_CPUS, num_gpus=WORKER_GPUS, labels=dict(WORKER_LABEL))
+        for _ in range(WORKER_NODES)
+    ]
+    cluster.wait_for_nodes()
+    rt = runtime.init(address=cluster.address, log_to_driver=False)
+    assert not rt.started
+    head_id = cluster.head_node.node_id
+    sc = SessionCluster(cluster, cluster.address, head_id, [w.node_id for w in workers])
+    wait_for(lambda: len([n for n in ray.nodes() if n["Alive"]]) == 1 + WORKER_NODES, 60)
+    try:
+        yield sc
+    finally:
+        rt.shutdown()
+        cluster.shutdown()
+
+
+def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 0.05) -> None:
+    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+        time.sleep(interval)
+
+
+async def async_wait_for(
+    predicate: Callable[[], object], timeout: float, interval: float = 0.05
+) -> None:
+    """The async twin of :func:`wait_for`: poll without blocking the event loop."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+        await asyncio.sleep(interval)
