@@ -1,0 +1,470 @@
+"""The sandbox against ordinary and hostile programs (no Ray needed).
+
+Every hostile program must get its status within its timeout plus one second, and the caller
+must stay alive and able to run the next program. The fork bombs are bounded by their own
+code (at most ~2000 processes even with no limit at all), so a broken limit cannot take the
+machine down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from asyncpool import _zygote, sandbox
+from asyncpool.sandbox import (
+    MAX_PROCESSES,
+    OUTPUT_TAIL_BYTES,
+    SandboxResult,
+    run_python,
+    run_python_async,
+    run_python_bare,
+)
+from tests.conftest import async_wait_for, wait_for
+
+ROOT = os.geteuid() == 0
+root_only = pytest.mark.skipif(not ROOT, reason="uid separation needs the caller to be root")
+
+
+def _run_timed(program: str, **kwargs: float) -> tuple[SandboxResult, float]:
+    start = time.monotonic()
+    result = run_python(textwrap.dedent(program), **kwargs)  # type: ignore[arg-type]
+    return result, time.monotonic() - start
+
+
+def _proc_status(pid: str) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in fh if ":\t" in line)
+    except OSError:
+        return {}
+
+
+def _live_processes() -> Iterator[tuple[int, dict[str, str]]]:
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            status = _proc_status(name)
+            if status and not status.get("State", "").startswith("Z"):
+                yield int(name), status
+
+
+def _processes_of_uid(uid: int) -> list[int]:
+    return [pid for pid, st in _live_processes() if int(st["Uid"].split()[0]) == uid]
+
+
+def _program_processes() -> list[int]:
+    """Live children of this process's fork server that run a program (not its helpers)."""
+    zpid = sandbox._zygote_pid()
+    if zpid is None:
+        return []
+    return [
+        pid
+        for pid, st in _live_processes()
+        if st.get("PPid") == str(zpid) and (not ROOT or int(st["Uid"].split()[0]) != 0)
+    ]
+
+
+def _zombie_children_of_fork_server() -> list[int]:
+    zpid = str(sandbox._zygote_pid())
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _proc_status(name)
+            if st.get("PPid") == zpid and st.get("State", "").startswith("Z"):
+                out.append(int(name))
+    return out
+
+
+def _first_line_uid(result: SandboxResult) -> int:
+    return int(result.stdout_tail.split()[0])
+
+
+@pytest.fixture(autouse=True)
+def _caller_still_works() -> Iterator[None]:
+    """After every test: the caller is alive and the next program runs normally."""
+    yield
+    result = run_python("print('next')")
+    assert result.status == "passed", result
+    assert result.stdout_tail == "next\n"
+
+
+# -- ordinary programs ----------------------------------------------------------------------
+
+
+def test_passing_program_is_passed_with_its_output() -> None:
+    result = run_python("from typing import List\nprint('hello', sum([1, 2]))")
+    assert result == SandboxResult("passed", 0, "hello 3\n", result.duration)
+    assert 0 < result.duration < 5
+
+
+def test_assertion_failure_is_failed_with_the_traceback() -> None:
+    result = run_python("def f():\n    return 1\nassert f() == 2, 'wrong'\n")
+    assert result.status == "failed"
+    assert result.returncode == 1
+    assert "AssertionError: wrong" in result.stdout_tail
+    assert 'File "<program>", line 3' in result.stdout_tail
+
+
+@pytest.mark.parametrize(
+    ("program", "returncode", "tail"),
+    [
+        ("import sys\nsys.exit(4)", 4, ""),
+        ("import sys\nsys.exit('boom')", 1, "boom\n"),
+        ("raise SystemExit(None)", 0, ""),
+        ("def f(:\n  pass", 1, "SyntaxError"),
+        ("input()", 1, "EOFError"),
+    ],
+)
+def test_exit_statuses_follow_cpython(program: str, returncode: int, tail: str) -> None:
+    result = run_python(program)
+    assert result.returncode == returncode
+    assert result.status == ("passed" if returncode == 0 else "failed")
+    assert tail in result.stdout_tail
+
+
+def test_program_runs_as_main_module_with_threads_joined_and_atexit_run() -> None:
+    program = """
+        import atexit, pickle, sys, threading, time
+        def square(x):
+            return x * x
+        assert __name__ == "__main__" and sys.modules["__main__"].square is square
+        assert pickle.loads(pickle.dumps(square))(3) == 9
+        atexit.register(lambda: print("atexit ran"))
+        threading.Thread(target=lambda: (time.sleep(0.05), print("thread joined"))).start()
+    """
+    result, _ = _run_timed(program)
+    assert result.status == "passed", result
+    assert result.stdout_tail == "thread joined\natexit ran\n"
+
+
+def test_unicode_output_round_trips() -> None:
+    result = run_python("print('h\\u00e9llo \\u2713')")
+    assert result.stdout_tail == "h\u00e9llo \u2713\n"
+
+
+def test_stdout_tail_is_capped_to_the_last_bytes() -> None:
+    result = run_python("for i in range(100_000):\n    print(i)\n")
+    assert result.status == "passed"
+    assert len(result.stdout_tail.encode()) <= OUTPUT_TAIL_BYTES
+    assert len(result.stdout_tail.encode()) > OUTPUT_TAIL_BYTES - 10
+    assert result.stdout_tail.endswith("\n99998\n99999\n")
+
+
+def test_stderr_and_stdout_share_the_tail() -> None:
+    result = run_python("import sys\nprint('out', flush=True)\nprint('err', file=sys.stderr)")
+    assert result.stdout_tail == "out\nerr\n"
+
+
+def test_scratch_directory_is_the_working_directory_and_removed_after() -> None:
+    program = """
+        import os, tempfile
+        print(os.getcwd())
+        with open("data.txt", "w") as fh:
+            fh.write("x" * 1000)
+        os.mkdir("sub")
+        open("sub/more", "w").close()
+        assert os.environ["HOME"] == os.getcwd() == tempfile.gettempdir()
+    """
+    result, _ = _run_timed(program)
+    assert result.status == "passed", result
+    scratch = result.stdout_tail.split()[0]
+    assert "asyncpool-sandbox-" in scratch
+    assert not os.path.exists(scratch)
+
+
+def test_empty_scratch_directory_is_removed_too() -> None:
+    result = run_python("import os\nprint(os.getcwd())")
+    assert not os.path.exists(result.stdout_tail.strip())
+
+
+# -- hostile programs ----------------------------------------------------------------------
+
+
+def test_infinite_loop_times_out_within_timeout_plus_one_second() -> None:
+    result, elapsed = _run_timed("while True:\n    pass\n", timeout=2.0)
+    assert result.status == "timeout"
+    assert result.returncode == -signal.SIGKILL
+    assert 2.0 <= elapsed <= 3.0
+
+
+def test_sleeping_program_times_out_on_wall_clock() -> None:
+    result, elapsed = _run_timed(
+        "import time\nprint('start', flush=True)\ntime.sleep(60)", timeout=1
+    )
+    assert result.status == "timeout"
+    assert result.stdout_tail == "start\n"
+    assert 1.0 <= elapsed <= 2.0
+
+
+def test_cpu_limit_signal_is_reported_as_timeout() -> None:
+    result = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)")
+    assert result.status == "timeout"
+    assert result.returncode == -signal.SIGXCPU
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "x = bytearray(10**10)",
+        "chunks = []\nwhile True:\n    chunks.append(bytearray(10**7))",
+    ],
+    ids=["one-allocation", "growing"],
+)
+def test_memory_bomb_is_memory(program: str) -> None:
+    result, elapsed = _run_timed(program, timeout=5, memory_mb=256)
+    assert result.status == "memory", result
+    assert result.returncode == 1
+    assert "MemoryError" in result.stdout_tail
+    assert elapsed <= 6
+
+
+def test_memory_limit_leaves_room_for_ordinary_programs() -> None:
+    result = run_python("x = bytearray(100 * 2**20)\nprint(len(x))", memory_mb=256)
+    assert result.status == "passed", result
+
+
+def test_flat_fork_bomb_is_stopped_at_the_process_limit() -> None:
+    program = """
+        import os, time
+        forks = 0
+        for _ in range(2000):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            forks += 1
+        print(os.getuid(), forks)
+    """
+    result, elapsed = _run_timed(program, timeout=10)
+    assert result.status == "passed", result
+    forks = int(result.stdout_tail.split()[1])
+    assert 1 <= forks <= MAX_PROCESSES - 1
+    assert elapsed <= 11
+    # The sleeping children were in its process group: killed with it, and reaped.
+    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
+    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+
+
+def test_tree_fork_bomb_is_killed_whole_on_timeout() -> None:
+    # Every process forks again, 10 levels deep: at most 1024 processes even without a limit.
+    program = """
+        import os, time
+        print(os.getuid(), flush=True)
+        for depth in range(10):
+            try:
+                os.fork()
+            except OSError:
+                pass
+        time.sleep(60)
+    """
+    result, elapsed = _run_timed(program, timeout=2)
+    assert result.status == "timeout"
+    assert elapsed <= 3
+    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
+    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+
+
+def test_os_exit_with_odd_code_is_failed() -> None:
+    result, elapsed = _run_timed("import os\nprint('bye', flush=True)\nos._exit(3)")
+    assert (result.status, result.returncode, result.stdout_tail) == ("failed", 3, "bye\n")
+    assert elapsed <= 11
+
+
+def test_killing_itself_by_signal_is_crashed() -> None:
+    result = run_python("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    assert (result.status, result.returncode) == ("crashed", -signal.SIGSEGV)
+
+
+def test_killing_the_parent_does_not_stop_the_caller() -> None:
+    pid_before = sandbox._zygote_pid()
+    result, elapsed = _run_timed("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
+    assert elapsed <= 11
+    if ROOT:  # the program runs under another uid: it may not signal its parent
+        assert result.status == "failed"
+        assert "PermissionError" in result.stdout_tail
+        assert sandbox._zygote_pid() == pid_before
+    else:  # it kills the fork server, which is replaced
+        assert result.status == "crashed"
+
+
+@root_only
+def test_kill_minus_one_reaches_only_the_programs_own_processes() -> None:
+    pid_before = sandbox._zygote_pid()
+    result = run_python("import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('alive')")
+    assert result.status == "passed"
+    assert sandbox._zygote_pid() == pid_before
+
+
+@root_only
+def test_process_escaping_its_group_is_killed_after_the_run() -> None:
+    program = """
+        import os, time
+        print(os.getuid(), flush=True)
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(60)
+            os._exit(0)
+    """
+    result, _ = _run_timed(program)
+    assert result.status == "passed"
+    uid = _first_line_uid(result)
+    wait_for(lambda: not _processes_of_uid(uid), 3)
+
+
+def test_gigabyte_of_output_is_read_and_discarded() -> None:
+    program = "import sys\nfor _ in range(1000):\n    sys.stdout.write('x' * 10**6)\nprint('end')"
+    result, elapsed = _run_timed(program, timeout=20)
+    assert result.status == "passed", result
+    assert result.stdout_tail == "x" * (OUTPUT_TAIL_BYTES - 4) + "end\n"
+    assert elapsed <= 21
+
+
+def test_writing_a_huge_file_is_stopped_by_the_file_size_limit() -> None:
+    program = """
+        with open("big", "wb") as fh:
+            for _ in range(1000):
+                fh.write(b"x" * 10**6)
+    """
+    result, elapsed = _run_timed(program, timeout=5)
+    assert result.status == "failed"
+    assert "File too large" in result.stdout_tail
+    assert elapsed <= 6
+
+
+def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASYNCPOOL_TEST_SECRET", "s3cret")
+    program = f"""
+        import os
+        print(repr(os.environ.get("ASYNCPOOL_TEST_SECRET")), sorted(os.environ))
+        try:
+            print(open("/proc/{os.getpid()}/environ", "rb").read())
+        except OSError as exc:
+            print(type(exc).__name__)
+    """
+    result, _ = _run_timed(program)
+    assert result.status == "passed"
+    assert "s3cret" not in result.stdout_tail
+    assert result.stdout_tail.startswith("None ")
+    if ROOT:
+        assert "PermissionError" in result.stdout_tail
+
+
+@root_only
+def test_program_runs_unprivileged_and_cannot_read_roots_files() -> None:
+    program = """
+        import os
+        print(os.getuid(), os.getgid(), os.getgroups())
+        try:
+            open("/proc/1/environ").read()
+        except PermissionError:
+            print("denied")
+    """
+    result, _ = _run_timed(program)
+    uid, gid, *_ = result.stdout_tail.split()
+    assert _zygote.UID_BASE <= int(uid) < _zygote.UID_BASE + _zygote.UID_COUNT
+    assert uid == gid
+    assert result.stdout_tail.endswith("[]\ndenied\n")
+
+
+# -- the caller's side -----------------------------------------------------------------------
+
+
+def test_concurrent_calls_from_8_threads_are_all_correct() -> None:
+    programs = {
+        "passed": "import math\nprint(math.factorial(5))",
+        "failed": "assert 1 + 1 == 3",
+        "timeout": "while True:\n    pass",
+        "memory": "x = bytearray(10**10)",
+    }
+    results: dict[int, tuple[str, SandboxResult]] = {}
+
+    def worker(i: int) -> None:
+        for j in range(6):
+            expected = list(programs)[(i + j) % len(programs)]
+            results[i * 100 + j] = (expected, run_python(programs[expected], timeout=1))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 48
+    for expected, result in results.values():
+        assert result.status == expected, result
+        if expected == "passed":
+            assert result.stdout_tail == "120\n"
+    assert time.monotonic() - start < 30
+
+
+def test_fork_server_is_restarted_after_being_killed() -> None:
+    assert run_python("pass").status == "passed"
+    old = sandbox._zygote_pid()
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    result = run_python("print('again')")
+    assert (result.status, result.stdout_tail) == ("passed", "again\n")
+    new = sandbox._zygote_pid()
+    assert new is not None
+    assert new != old
+
+
+def test_bare_run_forks_without_limits() -> None:
+    result = run_python_bare("import os, resource\nprint(os.getuid(), os.getcwd())")
+    assert result.status == "passed"
+    assert result.stdout_tail.split() == [str(os.getuid()), "/"]
+    assert run_python_bare("assert False").status == "failed"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"program": b"print(1)"}, TypeError),
+        ({"program": None}, TypeError),
+        ({"program": "pass", "timeout": 0}, ValueError),
+        ({"program": "pass", "timeout": -1.0}, ValueError),
+        ({"program": "pass", "timeout": float("nan")}, ValueError),
+        ({"program": "pass", "timeout": "1"}, TypeError),
+        ({"program": "pass", "memory_mb": 15}, ValueError),
+        ({"program": "pass", "memory_mb": 64.0}, TypeError),
+    ],
+)
+def test_bad_arguments_raise_before_anything_runs(kwargs: dict[str, object], error: type) -> None:
+    program = kwargs.pop("program")
+    with pytest.raises(error):
+        run_python(program, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(error):
+        asyncio.run(run_python_async(program, **kwargs))  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_async_wrapper_runs_programs_concurrently() -> None:
+    results = await asyncio.gather(
+        *(run_python_async(f"import time\ntime.sleep(0.3)\nprint({i})") for i in range(4))
+    )
+    assert [r.stdout_tail for r in results] == ["0\n", "1\n", "2\n", "3\n"]
+    assert all(r.status == "passed" for r in results)
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_async_wrapper_kills_the_program() -> None:
+    await run_python_async("pass")  # make sure the fork server runs
+    task = asyncio.ensure_future(run_python_async("import time\ntime.sleep(60)", timeout=60))
+    await async_wait_for(_program_processes, 5)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await async_wait_for(lambda: not _program_processes(), 2)
+    assert time.monotonic() - start < 2
