@@ -35,7 +35,7 @@ forks one child, which, before running the program:
 * starts its own session and process group (``setsid``); stdin is ``/dev/null``; stdout and
   stderr go to a pipe the *calling thread* reads (keeping only the tail);
 * closes every other inherited file descriptor;
-* ``chdir``s to a fresh scratch directory (``HOME`` and ``TMPDIR`` point there too), removed
+* ``chdir``s to a fresh scratch directory (where :mod:`tempfile` puts its files too), removed
   before ``run_python`` returns;
 * sets ``RLIMIT_CPU`` (``ceil(timeout) + 1`` s soft, one more hard), ``RLIMIT_AS``
   (``memory_mb``, which includes the interpreter's own ~25 MiB), ``RLIMIT_FSIZE``
@@ -53,8 +53,8 @@ forks one child, which, before running the program:
 * sets ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing) and ``PR_SET_PDEATHSIG`` (it
   dies with the server);
 * gets an environment built from scratch (``PATH``, ``LANG``/``LC_ALL=C.UTF-8``,
-  ``PYTHONHASHSEED=0``, ``HOME``, ``TMPDIR``): nothing of the caller's environment, so no
-  secret in it, reaches the program.
+  ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE=1``; no ``HOME``): nothing of the caller's
+  environment, so no secret in it, reaches the program.
 
 When the program exits or its wall-clock ``timeout`` passes, its whole process group gets
 ``SIGKILL``; the server is a child subreaper and reaps every descendant: no zombie is left. As
