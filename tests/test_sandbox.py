@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import textwrap
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -323,6 +326,27 @@ def test_process_escaping_its_group_is_killed_after_the_run() -> None:
     wait_for(lambda: not _processes_of_uid(uid), 3)
 
 
+@root_only
+def test_escaped_process_writing_forever_does_not_hold_the_caller() -> None:
+    program = """
+        import os, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    sys.stdout.write("y" * 4096)
+            os._exit(0)
+        time.sleep(0.2)
+    """
+    result, elapsed = _run_timed(program, timeout=5)
+    assert result.status == "passed"
+    assert elapsed <= 6
+    # The writer was re-parented to the fork server (a subreaper); it is killed and reaped.
+    wait_for(lambda: not _program_processes(), 3)
+    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+
+
 def test_gigabyte_of_output_is_read_and_discarded() -> None:
     program = "import sys\nfor _ in range(1000):\n    sys.stdout.write('x' * 10**6)\nprint('end')"
     result, elapsed = _run_timed(program, timeout=20)
@@ -419,6 +443,33 @@ def test_fork_server_is_restarted_after_being_killed() -> None:
     new = sandbox._zygote_pid()
     assert new is not None
     assert new != old
+
+
+def test_fork_server_exits_when_its_caller_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from asyncpool import sandbox\n"
+        "sandbox.run_python('pass')\n"
+        "print(sandbox._zygote_pid(), flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    command = [sys.executable, str(script)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as caller:
+        try:
+            assert caller.stdout is not None
+            server = int(caller.stdout.readline())
+            assert _proc_status(str(server))
+        finally:
+            caller.kill()
+    gone = ("", "Z")
+    wait_for(lambda: _proc_status(str(server)).get("State", "")[:1] in gone, 10)
+
+
+def test_count_of_user_tasks_for_the_unprivileged_fallback() -> None:
+    assert _zygote._count_user_tasks(os.getuid()) >= threading.active_count()
+    assert _zygote._count_user_tasks(_zygote.UID_BASE + _zygote.UID_COUNT) == 0
 
 
 def test_bare_run_forks_without_limits() -> None:
