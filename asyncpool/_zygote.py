@@ -283,6 +283,8 @@ def _child(
         sys.argv[:] = ["<program>"]
         atexit._clear()
         os.close(reply_fd)  # the program must not be able to talk to the caller
+    except MemoryError:
+        os._exit(MEMORY_EXIT)  # memory_mb below what the interpreter itself needs: "memory"
     except BaseException as exc:
         try:
             os.write(reply_fd, b"E" + f"sandbox setup failed: {exc!r}".encode()[:4000])
