@@ -94,7 +94,10 @@ UID_COUNT = 4096
 #: gives up on the server.
 GRACE = 30.0
 
-_LOCK_DIRS = ("/run/asyncpool-sandbox", os.path.join(tempfile.gettempdir(), "asyncpool-sandbox-0"))
+_LOCK_DIRS = (
+    "/run/asyncpool-sandbox",
+    os.path.join(tempfile.gettempdir(), "asyncpool-sandbox-locks"),
+)
 _PR_SET_PDEATHSIG = 1
 _ANCHOR_FDS: list[int] = []  # O_PATH fds of import directories (see _anchor_import_path)
 _PR_SET_NO_NEW_PRIVS = 38
@@ -335,6 +338,22 @@ def _spawn_reaper(work: _Work) -> int:
     return pid
 
 
+def _remove_stale_scratch_bases() -> None:
+    """Remove the scratch directories of servers that died without cleaning up (SIGKILL)."""
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        parts = name.split("-")
+        if len(parts) != 4 or parts[:2] != ["asyncpool", "sandbox"] or not parts[2].isdigit():
+            continue
+        if os.path.exists(f"/proc/{parts[2]}"):
+            continue  # its server (or at least a process with that pid) is alive
+        path = os.path.join(tmp, name)
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
+                shutil.rmtree(path, ignore_errors=True)
+
+
 def _reaper_ok(status: int) -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
@@ -457,7 +476,8 @@ class _Server:
         self.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         # Scratch directories are made in one directory of this server's (searchable, not
         # listable, by the sandbox uids): a mkdir per run, no random names.
-        self.scratch_base = tempfile.mkdtemp(prefix="asyncpool-sandbox-")
+        _remove_stale_scratch_bases()
+        self.scratch_base = tempfile.mkdtemp(prefix=f"asyncpool-sandbox-{self.pid}-")
         os.chmod(self.scratch_base, 0o711)
         self.scratch_seq = 0
         self.poller = select.poll()
