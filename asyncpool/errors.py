@@ -2,11 +2,11 @@
 
 ::
 
-    AsyncPoolError                      base of everything asyncpool raises on purpose
-    ├── ResourceInsufficientError       no layout of the cluster could ever hold the request
-    ├── PlacementTimeoutError           (also TimeoutError) a feasible request stayed busy past its timeout
-    ├── TaskTimeoutError                (also TimeoutError) a Ray task ran past its timeout; it was cancelled
-    └── WorkerFailedError               an actor/worker died; the Ray error is ``__cause__``
+    AsyncPoolError                 base of everything asyncpool raises on purpose
+    ├── ResourceInsufficientError  no layout of the cluster could ever hold the request
+    ├── PlacementTimeoutError      (also TimeoutError) a feasible request stayed busy too long
+    ├── TaskTimeoutError           (also TimeoutError) a Ray task ran too long; it was cancelled
+    └── WorkerFailedError          an actor/worker died; the Ray error is ``__cause__``
 
 Bad arguments are plain ``TypeError`` / ``ValueError``, raised before anything is submitted.
 A user function's own exception is re-raised as its own type (Ray's ``as_instanceof_cause``),

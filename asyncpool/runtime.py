@@ -2,7 +2,8 @@
 
 Resolution order of :func:`init` (first that applies wins):
 
-1. the explicit ``address`` argument (``"host:port"``, ``"ray://host:port"``, ``"auto"``, ``"local"``);
+1. the explicit ``address`` argument (``"host:port"``, ``"ray://host:port"``, ``"auto"``,
+   or ``"local"`` to force a new embedded cluster);
 2. the ``ASYNCPOOL_ADDRESS`` environment variable;
 3. the ``RAY_ADDRESS`` environment variable;
 4. a cluster already running on this machine whose resources carry this runtime's tag
@@ -25,6 +26,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -118,15 +120,44 @@ def _validate(
         raise ValueError("tag must be a non-empty str or None")
 
 
-def _local_cluster_addresses() -> list[str]:
-    try:
-        from ray._private import services
+def _raylet_command_lines() -> Iterator[list[str]]:
+    """Command lines of the raylets running on this machine (Linux ``/proc``; else psutil)."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                args = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if args and args[0].endswith(b"/raylet"):
+                yield [a.decode(errors="replace") for a in args if a]
+        return
+    try:  # pragma: no cover - non-Linux
+        import psutil  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover
+        return
+    for p in psutil.process_iter(["cmdline"]):  # pragma: no cover
+        cmd = p.info.get("cmdline") or []
+        if cmd and cmd[0].endswith("raylet"):
+            yield list(cmd)
 
-        services.find_gcs_addresses.cache_clear()
-        return sorted(services.find_gcs_addresses())
-    except Exception:  # pragma: no cover - internal API moved; fall back to starting our own
-        log.debug("cannot list local Ray clusters", exc_info=True)
-        return []
+
+def _local_clusters_with(wanted: set[str]) -> list[str]:
+    """GCS addresses of local clusters one of whose raylets carries a ``wanted`` resource.
+
+    Read from the raylets' own command lines, so no connection is made to a cluster that is
+    not ours (joining a foreign cluster just to look at it can hang on its authentication).
+    """
+    found: list[str] = []
+    for args in _raylet_command_lines():
+        opts = dict(a[2:].split("=", 1) for a in args[1:] if a.startswith("--") and "=" in a)
+        address = opts.get("gcs-address") or opts.get("gcs_address")
+        names = set((opts.get("static_resource_list") or "").split(",")[::2])
+        if address and names & wanted and address not in found:
+            found.append(address)
+    return sorted(found)
 
 
 @contextmanager
@@ -140,8 +171,24 @@ def _without_ray_address() -> Iterator[None]:
             os.environ["RAY_ADDRESS"] = saved
 
 
+def _local_auth() -> None:
+    """Use the local auth token, as Ray does for a local cluster it finds by itself.
+
+    ``ray.init(address=...)`` only enables token authentication for ``"auto"``; a local
+    cluster we found by its tag is the same case.
+    """
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # pragma: no cover - Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
 def _try_join_tagged(addresses: list[str], wanted: set[str], init_kwargs: dict[str, Any]) -> str:
     """Connect to the first local cluster carrying one of ``wanted``; '' when none does."""
+    _local_auth()
     for address in addresses:
         try:
             with _without_ray_address():
@@ -214,7 +261,7 @@ def init(
 
         if chosen is None:
             wanted = {tag_resource(the_tag), tag_resource(SLURM_TAG)}
-            joined = _try_join_tagged(_local_cluster_addresses(), wanted, kwargs)
+            joined = _try_join_tagged(_local_clusters_with(wanted), wanted, kwargs)
             if joined:
                 _runtime = Runtime(joined, False, the_tag, namespace, "tagged local cluster")
                 return _runtime
@@ -288,9 +335,7 @@ async def connect(
             await anyio.to_thread.run_sync(rt.shutdown)
 
 
-def run(
-    main: Callable[..., Coroutine[Any, Any, T]], *args: Any, uvloop: bool = True
-) -> T:
+def run(main: Callable[..., Coroutine[Any, Any, T]], *args: Any, uvloop: bool = True) -> T:
     """Run ``main(*args)`` to completion on a new event loop, on uvloop when installed.
 
     ``uvloop=False`` (or uvloop missing) uses the standard asyncio loop.
@@ -300,5 +345,5 @@ def run(
     if uvloop and importlib.util.find_spec("uvloop") is not None:
         import uvloop as _uvloop
 
-        return _uvloop.run(main(*args))  # type: ignore[no-any-return]
+        return _uvloop.run(main(*args))
     return asyncio.run(main(*args))

@@ -1,0 +1,234 @@
+"""The async ObjectRef layer against the real session cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import anyio
+import pytest
+import ray
+
+from asyncpool import TaskTimeoutError, as_completed, cancel, gather, resolve
+from tests.conftest import SessionCluster, async_wait_for
+
+
+@ray.remote(num_cpus=0)
+def sleepy(value: object, seconds: float = 0.0) -> object:
+    time.sleep(seconds)
+    return value
+
+
+@ray.remote(num_cpus=0)
+def raise_key_error(key: str) -> None:
+    raise KeyError(key)
+
+
+@ray.remote(num_cpus=0)
+def count_up(n: int):  # type: ignore[no-untyped-def]
+    yield from range(n)
+
+
+def _cancelled(ref: ray.ObjectRef) -> bool:
+    try:
+        ray.get(ref, timeout=0)
+    except ray.exceptions.TaskCancelledError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+@pytest.mark.asyncio
+async def test_resolve_returns_the_value(ray_cluster: SessionCluster) -> None:
+    assert await resolve(sleepy.remote({"a": 1})) == {"a": 1}
+
+
+@pytest.mark.asyncio
+async def test_user_key_error_arrives_as_key_error(ray_cluster: SessionCluster) -> None:
+    with pytest.raises(KeyError, match="missing"):
+        await resolve(raise_key_error.remote("missing"))
+    with pytest.raises(KeyError):
+        await gather([sleepy.remote(1), raise_key_error.remote("x")])
+
+
+@pytest.mark.asyncio
+async def test_gather_keeps_input_order_and_mapping_keys(ray_cluster: SessionCluster) -> None:
+    refs = [sleepy.remote(i, 0.3 - 0.1 * i) for i in range(3)]
+    assert await gather(refs) == [0, 1, 2]
+    assert await gather({"b": sleepy.remote("B"), "a": sleepy.remote("A")}) == {
+        "b": "B",
+        "a": "A",
+    }
+    assert await gather([]) == []
+
+
+@pytest.mark.asyncio
+async def test_gather_same_ref_twice_gives_the_value_twice(ray_cluster: SessionCluster) -> None:
+    ref = sleepy.remote(7)
+    assert await gather([ref, sleepy.remote(8), ref]) == [7, 8, 7]
+
+
+@pytest.mark.asyncio
+async def test_as_completed_yields_in_completion_order(ray_cluster: SessionCluster) -> None:
+    # num_cpus=0 tasks all start at once, so completion order is the order of their sleeps.
+    refs = [sleepy.remote(i, s) for i, s in enumerate([1.2, 0.1, 0.6])]
+    async with as_completed(refs) as stream:
+        keys = [key async for key, _ in stream]
+    assert keys == [1, 2, 0]
+
+
+@pytest.mark.asyncio
+async def test_as_completed_over_a_mapping_yields_its_keys(ray_cluster: SessionCluster) -> None:
+    got = {k: v async for k, v in as_completed({"x": sleepy.remote(1), "y": sleepy.remote(2)})}
+    assert got == {"x": 1, "y": 2}
+
+
+@pytest.mark.asyncio
+async def test_return_exceptions_puts_the_error_in_its_place(ray_cluster: SessionCluster) -> None:
+    values = await gather([sleepy.remote(1), raise_key_error.remote("k")], return_exceptions=True)
+    assert values[0] == 1
+    assert isinstance(values[1], KeyError)
+
+
+@pytest.mark.asyncio
+async def test_resolve_timeout_raises_and_cancels_the_task(ray_cluster: SessionCluster) -> None:
+    ref = sleepy.remote(None, 30)
+    started = time.monotonic()
+    with pytest.raises(TaskTimeoutError):
+        await resolve(ref, timeout=0.5)
+    assert time.monotonic() - started < 3
+    with pytest.raises(ray.exceptions.TaskCancelledError):
+        await asyncio.to_thread(ray.get, ref, timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_gather_timeout_cancels_every_pending_task(ray_cluster: SessionCluster) -> None:
+    done = sleepy.remote("fast")
+    assert await resolve(done) == "fast"
+    slow = [sleepy.remote(None, 30) for _ in range(3)]
+    started = time.monotonic()
+    with pytest.raises(TaskTimeoutError, match="3 of 4"):
+        await gather([done, *slow], timeout=0.5)
+    assert time.monotonic() - started < 3
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=10)
+    assert ray.get(done) == "fast"
+
+
+@pytest.mark.asyncio
+async def test_timeout_error_is_also_a_builtin_timeout_error(ray_cluster: SessionCluster) -> None:
+    with pytest.raises(TimeoutError):
+        await resolve(sleepy.remote(None, 30), timeout=0.2)
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_awaiting_task_cancels_the_ray_task(
+    ray_cluster: SessionCluster,
+) -> None:
+    ref = sleepy.remote(None, 30)
+    waiter = asyncio.create_task(resolve(ref))
+    await asyncio.sleep(0.3)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    await async_wait_for(lambda: _cancelled(ref), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_fail_after_around_gather_behaves_like_its_timeout(
+    ray_cluster: SessionCluster,
+) -> None:
+    refs = [sleepy.remote(None, 30) for _ in range(2)]
+    with pytest.raises(TimeoutError):
+        with anyio.fail_after(0.3):
+            await gather(refs)
+    await async_wait_for(lambda: all(_cancelled(r) for r in refs), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_leaving_as_completed_early_cancels_what_is_pending(
+    ray_cluster: SessionCluster,
+) -> None:
+    fast = sleepy.remote("first")
+    slow = [sleepy.remote(None, 30) for _ in range(3)]
+    async with as_completed([fast, *slow]) as stream:
+        async for key, value in stream:
+            assert (key, value) == (0, "first")
+            break
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_an_error_in_as_completed_cancels_the_rest(ray_cluster: SessionCluster) -> None:
+    slow = [sleepy.remote(None, 30) for _ in range(2)]
+    with pytest.raises(KeyError):
+        async for _ in as_completed([raise_key_error.remote("k"), *slow]):
+            pass
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_object_ref_generator_streams_through_as_completed_and_gather(
+    ray_cluster: SessionCluster,
+) -> None:
+    assert [v async for _, v in as_completed(count_up.remote(4))] == [0, 1, 2, 3]
+    assert await gather(count_up.remote(3)) == [0, 1, 2]
+
+
+@pytest.mark.asyncio
+async def test_cancel_stops_a_sleeping_task_with_force(ray_cluster: SessionCluster) -> None:
+    ref = sleepy.remote(None, 30)
+    await cancel(ref, force=True)
+    await async_wait_for(lambda: _cancelled(ref), timeout=10)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: resolve("not a ref"), TypeError),  # type: ignore[arg-type]
+        (lambda: resolve(ray.put(1), timeout=-1), ValueError),
+        (lambda: resolve(ray.put(1), timeout="1"), TypeError),  # type: ignore[arg-type]
+        (lambda: gather([ray.put(1), 2]), TypeError),
+        (lambda: gather(ray.put(1)), TypeError),  # type: ignore[call-overload]
+        (lambda: gather([ray.put(1)], timeout=float("nan")), ValueError),
+        (lambda: gather(42), TypeError),  # type: ignore[call-overload]
+        (lambda: cancel([ray.put(1)], force="yes"), TypeError),  # type: ignore[arg-type]
+    ],
+)
+@pytest.mark.asyncio
+async def test_bad_arguments_raise_before_anything_is_awaited(
+    ray_cluster: SessionCluster, call: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        await call()  # type: ignore[operator]
+
+
+def test_as_completed_checks_its_arguments_when_called(ray_cluster: SessionCluster) -> None:
+    with pytest.raises(TypeError):
+        as_completed([1, 2])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="timeout"):
+        as_completed([ray.put(1)], timeout=-0.1)
+
+
+@pytest.mark.asyncio
+async def test_gather_of_1000_refs_does_not_stall_the_event_loop(
+    ray_cluster: SessionCluster,
+) -> None:
+    lags: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - t0 - 0.01)
+
+    tick = asyncio.create_task(ticker())
+    values = await gather([sleepy.remote(i, 0.002) for i in range(1000)])
+    stop.set()
+    await tick
+    assert values == list(range(1000))
+    assert len(lags) > 5
+    # Submitting 1,000 tasks is itself synchronous work; what we check is that waiting on
+    # them never holds the loop: no tick is delayed by more than a fraction of a second.
+    assert max(lags) < 0.5, max(lags)

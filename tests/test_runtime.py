@@ -1,0 +1,167 @@
+"""Runtime resolution: explicit address, env vars, tagged reuse, refusal of untagged clusters.
+
+Resolution happens once per process, so every case that needs a fresh process runs its
+driver in a subprocess; those subprocesses are ended by their own pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+import asyncpool
+from asyncpool import runtime
+from tests.conftest import SessionCluster
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys
+    import asyncpool
+    rt = asyncpool.init(tag=sys.argv[1] if len(sys.argv) > 1 else None, num_cpus=1,
+                        log_to_driver=False)
+    print(json.dumps({"address": rt.address, "started": rt.started, "source": rt.source}))
+    rt.shutdown()
+    """
+)
+
+HOLDER = textwrap.dedent(
+    """
+    import json, sys, ray
+    import asyncpool
+    if sys.argv[1] == "untagged":
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+        address = ray.get_runtime_context().gcs_address
+    else:
+        address = asyncpool.init(tag=sys.argv[1], num_cpus=1, log_to_driver=False).address
+    print(json.dumps({"address": address}), flush=True)
+    sys.stdin.read()  # hold the cluster until the test closes our stdin
+    ray.shutdown()
+    """
+)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def _probe(*args: str, **env: str) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def holder(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A separate driver process holding a local cluster; yields that cluster's address."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, request.param],
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        yield json.loads(line)["address"]
+    finally:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("holder", ["asyncpool-test-tag"], indirect=True)
+def test_init_reuses_a_local_cluster_carrying_its_tag(
+    ray_cluster: SessionCluster, holder: str
+) -> None:
+    got = _probe("asyncpool-test-tag")
+    assert got == {"address": holder, "started": False, "source": "tagged local cluster"}
+
+
+@pytest.mark.parametrize("holder", ["untagged"], indirect=True)
+def test_init_refuses_an_untagged_cluster_and_starts_its_own(
+    ray_cluster: SessionCluster, holder: str
+) -> None:
+    got = _probe("another-tag")
+    assert got["started"] is True
+    assert got["source"] == "new local cluster"
+    assert got["address"] not in (holder, ray_cluster.address)
+
+
+def test_asyncpool_address_wins_over_ray_address(ray_cluster: SessionCluster) -> None:
+    got = _probe(ASYNCPOOL_ADDRESS=ray_cluster.address, RAY_ADDRESS="127.0.0.1:1")
+    assert got == {
+        "address": ray_cluster.address,
+        "started": False,
+        "source": "ASYNCPOOL_ADDRESS",
+    }
+
+
+def test_init_is_idempotent_in_one_process(ray_cluster: SessionCluster) -> None:
+    first = asyncpool.init()
+    assert asyncpool.init(address="127.0.0.1:1") is first
+    assert runtime.current() is first
+    assert first.started is False
+
+
+def test_default_tag_follows_sorted_cuda_visible_devices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    one = runtime.default_tag()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    assert runtime.default_tag() == one == "cvd_1_3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert runtime.default_tag() != one
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"address": 123}, TypeError),
+        ({"address": "  "}, ValueError),
+        ({"num_cpus": -1}, ValueError),
+        ({"num_gpus": "2"}, TypeError),
+        ({"tag": ""}, ValueError),
+    ],
+)
+def test_init_rejects_bad_arguments(kwargs: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        asyncpool.init(**kwargs)  # type: ignore[arg-type]
+
+
+def test_run_uses_uvloop_when_installed_and_asyncio_when_asked() -> None:
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    assert asyncpool.run(loop_module).startswith("uvloop")
+    assert asyncpool.run(loop_module, uvloop=False).startswith("asyncio")
+
+
+def test_run_rejects_a_non_callable() -> None:
+    with pytest.raises(TypeError):
+        asyncpool.run(42)  # type: ignore[arg-type]
