@@ -17,10 +17,13 @@ Protocol (all Unix sockets, all local):
   the program's UTF-8 source. End of file on ``CTL_FD`` (the caller exited) makes the server
   kill every running program and exit.
 * On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
-  ``b"R" + RESULT`` when the program is over *and* cleaned up (process group and, when running as
-  root, every process of its uid killed; scratch directory removed), or ``b"E" + message`` on an
-  internal error. The caller closing the reply socket early means "abandon": the program's
-  process group is killed at once.
+  ``b"R" + RESULT`` when the program is over and cleaned up: its process group killed and its
+  scratch directory removed (when the program left files there and runs as root: only after a
+  helper under its uid killed every process of that uid, then removed them), or
+  ``b"E" + message`` on an internal error. Otherwise the uid is swept (the same helper, for a
+  batch of uids) within ``SWEEP_AFTER`` seconds, and before it is used again in any case.
+  The caller closing the reply socket early means "abandon": the program's process group is
+  killed at once.
 
 The per-run isolation (what the child does before running the program) is described in the
 docstring of :mod:`asyncpool.sandbox`.

@@ -459,7 +459,7 @@ def run_python(program: str, *, timeout: float = 10.0, memory_mb: int = 512) -> 
 async def run_python_async(
     program: str,
     *,
-    timeout: float = 10.0,  # noqa: ASYNC109 - the program's limit, as in run_python
+    timeout: float = 10.0,
     memory_mb: int = 512,
 ) -> SandboxResult:
     """``run_python`` in a worker thread (``anyio.to_thread.run_sync``), for event loops.
