@@ -116,10 +116,9 @@ import anyio.to_thread
 
 from asyncpool import _zygote
 
+# The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES) are public but reached through
+# the module, so that a re-export of __all__ by the package stays small.
 __all__ = [
-    "FILE_SIZE_LIMIT",
-    "MAX_PROCESSES",
-    "OUTPUT_TAIL_BYTES",
     "SandboxResult",
     "SandboxStatus",
     "run_python",
