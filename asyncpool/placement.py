@@ -68,7 +68,6 @@ __all__ = [
     "Backoff",
     "NodeInfo",
     "ReplicaSpec",
-    "STRATEGIES",
     "WORKER_LABEL",
     "allocate",
     "bundle_node_ip",
@@ -845,7 +844,7 @@ async def allocate(
     strategy: str = "PACK",
     name: str = "",
     lifetime: Literal["detached"] | None = None,
-    timeout: float = 180.0,  # noqa: ASYNC109 - the contract's deadline; fail_after works too
+    timeout: float = 180.0,
     backoff: Backoff = Backoff(),
     label_selector: Mapping[str, str] | Sequence[Mapping[str, str]] | None = None,
     precheck: bool = True,
