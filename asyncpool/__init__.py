@@ -1,10 +1,24 @@
 """asyncpool: async-first actor pools, verification pools and worker groups on Ray."""
 
+from .cluster import ClusterStateError as ClusterStateError
+from .cluster import LayoutGroup as LayoutGroup
+from .cluster import LayoutWorker as LayoutWorker
+from .cluster import VirtualCluster as VirtualCluster
 from .errors import AsyncPoolError as AsyncPoolError
 from .errors import PlacementTimeoutError as PlacementTimeoutError
 from .errors import ResourceInsufficientError as ResourceInsufficientError
 from .errors import TaskTimeoutError as TaskTimeoutError
 from .errors import WorkerFailedError as WorkerFailedError
+from .placement import WORKER_LABEL as WORKER_LABEL
+from .placement import Backoff as Backoff
+from .placement import NodeInfo as NodeInfo
+from .placement import ReplicaSpec as ReplicaSpec
+from .placement import allocate as allocate
+from .placement import bundle_node_ip as bundle_node_ip
+from .placement import free_port as free_port
+from .placement import plan_replica as plan_replica
+from .placement import reap as reap
+from .placement import topology as topology
 from .refs import AsCompleted as AsCompleted
 from .refs import as_completed as as_completed
 from .refs import cancel as cancel
@@ -18,16 +32,30 @@ from .runtime import run as run
 __all__ = [
     "AsCompleted",
     "AsyncPoolError",
+    "Backoff",
+    "ClusterStateError",
+    "LayoutGroup",
+    "LayoutWorker",
+    "NodeInfo",
     "PlacementTimeoutError",
+    "ReplicaSpec",
     "ResourceInsufficientError",
     "Runtime",
     "TaskTimeoutError",
+    "VirtualCluster",
+    "WORKER_LABEL",
     "WorkerFailedError",
+    "allocate",
     "as_completed",
+    "bundle_node_ip",
     "cancel",
     "connect",
+    "free_port",
     "gather",
     "init",
+    "plan_replica",
+    "reap",
     "resolve",
     "run",
+    "topology",
 ]
