@@ -1,11 +1,13 @@
 """asyncpool: async-first actor pools, verification pools and worker groups on Ray."""
 
-from .cluster import ClusterStateError as ClusterStateError
+from .actors import ActorPool as ActorPool
 from .cluster import LayoutGroup as LayoutGroup
 from .cluster import LayoutWorker as LayoutWorker
 from .cluster import VirtualCluster as VirtualCluster
 from .errors import AsyncPoolError as AsyncPoolError
+from .errors import ClusterStateError as ClusterStateError
 from .errors import PlacementTimeoutError as PlacementTimeoutError
+from .errors import PoolClosedError as PoolClosedError
 from .errors import ResourceInsufficientError as ResourceInsufficientError
 from .errors import TaskTimeoutError as TaskTimeoutError
 from .errors import WorkerFailedError as WorkerFailedError
@@ -28,8 +30,16 @@ from .runtime import Runtime as Runtime
 from .runtime import connect as connect
 from .runtime import init as init
 from .runtime import run as run
+from .sandbox import SandboxResult as SandboxResult
+from .sandbox import SandboxStatus as SandboxStatus
+from .sandbox import run_python as run_python
+from .sandbox import run_python_async as run_python_async
+from .sandbox import run_python_bare as run_python_bare
+from .stats import PoolStats as PoolStats
+from .tasks import TaskPool as TaskPool
 
 __all__ = [
+    "ActorPool",
     "AsCompleted",
     "AsyncPoolError",
     "Backoff",
@@ -38,9 +48,14 @@ __all__ = [
     "LayoutWorker",
     "NodeInfo",
     "PlacementTimeoutError",
+    "PoolClosedError",
+    "PoolStats",
     "ReplicaSpec",
     "ResourceInsufficientError",
     "Runtime",
+    "SandboxResult",
+    "SandboxStatus",
+    "TaskPool",
     "TaskTimeoutError",
     "VirtualCluster",
     "WORKER_LABEL",
@@ -57,5 +72,8 @@ __all__ = [
     "reap",
     "resolve",
     "run",
+    "run_python",
+    "run_python_async",
+    "run_python_bare",
     "topology",
 ]

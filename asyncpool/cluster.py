@@ -36,7 +36,7 @@ import anyio.abc
 import anyio.to_thread
 from ray.util.placement_group import PlacementGroup, placement_group_table
 
-from asyncpool.errors import AsyncPoolError
+from asyncpool.errors import ClusterStateError
 from asyncpool.placement import (
     STRATEGIES,
     Backoff,
@@ -53,7 +53,7 @@ from asyncpool.placement import (
     free_port,
 )
 
-__all__ = ["ClusterStateError", "LayoutGroup", "LayoutWorker", "VirtualCluster"]
+__all__ = ["LayoutGroup", "LayoutWorker", "VirtualCluster"]
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +61,6 @@ State = Literal["unopened", "opening", "open", "closed"]
 
 _DEFAULT_BACKOFF = Backoff()  # frozen: safe to share as a default
 
-
-class ClusterStateError(AsyncPoolError, RuntimeError):
-    """A :class:`VirtualCluster` was used in a state that does not allow it.
-
-    For example opened twice, reopened after it was closed, or asked for its placement groups
-    before it was opened.
-    """
 
 
 @runtime_checkable

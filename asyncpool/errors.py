@@ -3,6 +3,8 @@
 ::
 
     AsyncPoolError                 base of everything asyncpool raises on purpose
+    ├── ClusterStateError          (also RuntimeError) a VirtualCluster used in the wrong state
+    ├── PoolClosedError            (also RuntimeError) a pool used while not open
     ├── ResourceInsufficientError  no layout of the cluster could ever hold the request
     ├── PlacementTimeoutError      (also TimeoutError) a feasible request stayed busy too long
     ├── TaskTimeoutError           (also TimeoutError) a Ray task ran too long; it was cancelled
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 __all__ = [
     "AsyncPoolError",
+    "ClusterStateError",
+    "PoolClosedError",
     "PlacementTimeoutError",
     "ResourceInsufficientError",
     "TaskTimeoutError",
@@ -26,6 +30,21 @@ __all__ = [
 
 class AsyncPoolError(Exception):
     """Base class of every error asyncpool raises on purpose."""
+
+
+class ClusterStateError(AsyncPoolError, RuntimeError):
+    """A :class:`VirtualCluster` was used in a state that does not allow it.
+
+    For example opened twice, reopened after it was closed, or asked for its placement groups
+    before it was opened.
+    """
+
+
+class PoolClosedError(AsyncPoolError, RuntimeError):
+    """A pool (TaskPool, ActorPool) used while it is not open: not entered yet, or closed.
+
+    A pool opens once; make a new one instead of reopening a closed one.
+    """
 
 
 class ResourceInsufficientError(AsyncPoolError):

@@ -22,8 +22,13 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
-from asyncpool.cluster import ClusterStateError, LayoutGroup, VirtualCluster
-from asyncpool.errors import AsyncPoolError, PlacementTimeoutError, ResourceInsufficientError
+from asyncpool.cluster import LayoutGroup, VirtualCluster
+from asyncpool.errors import (
+    AsyncPoolError,
+    ClusterStateError,
+    PlacementTimeoutError,
+    ResourceInsufficientError,
+)
 from asyncpool.placement import Backoff, allocate
 from tests.conftest import WORKER_GPUS, SessionCluster, async_wait_for
 

@@ -7,7 +7,17 @@ import importlib.resources
 
 import asyncpool
 
-CONTRACT_MODULES = ["errors", "refs", "runtime"]
+CONTRACT_MODULES = [
+    "actors",
+    "cluster",
+    "errors",
+    "placement",
+    "refs",
+    "runtime",
+    "sandbox",
+    "stats",
+    "tasks",
+]
 
 
 def test_all_is_sorted_and_unique() -> None:

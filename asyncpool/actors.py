@@ -1,0 +1,469 @@
+"""ActorPool: an async pool of stateful Ray actors (judges, rollout workers, reward models).
+
+Calls go to the least-loaded live actor; at most ``size x max_concurrency`` calls run at
+once (the pool's slots, shared by every caller); a dead actor is replaced and its calls fail
+with :class:`WorkerFailedError`, or are re-sent to another actor when ``retries > 0``.
+``size=(min, max)`` makes the pool elastic: it grows while calls queue for a slot and shrinks
+back to ``min`` when actors have been idle for ``idle_timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import AsyncIterable, Iterable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import anyio.to_thread
+import ray
+from ray.actor import ActorClass, ActorHandle
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+from . import runtime
+from ._dispatch import (
+    Engine,
+    MapStream,
+    State,
+    _Call,
+    check_items,
+    check_positive_int,
+    check_timeout,
+)
+from .errors import PoolClosedError, WorkerFailedError
+from .refs import gather
+from .stats import PoolStats
+
+__all__ = ["ActorPool"]
+
+log = logging.getLogger(__name__)
+
+A = TypeVar("A")
+
+_ACTOR_DEATH = (ActorDiedError, ActorUnavailableError, RayActorError)
+
+
+@dataclass(eq=False)
+class _Member:
+    handle: ActorHandle[Any]
+    index: int
+    load: int = 0
+    alive: bool = True
+    ready: bool = False
+    idle_since: float = field(default_factory=time.monotonic)
+
+
+class ActorPool(Generic[A]):
+    """A pool of ``size`` actors of ``actor_cls`` (a class or a Ray actor class).
+
+    ``size`` is an int, or ``(min, max)`` for an elastic pool. ``max_concurrency`` calls run
+    on each actor at once (give an ``async def`` method and a larger value for I/O-bound
+    work such as a remote judge). ``strategy`` places the actors (``"SPREAD"`` by default);
+    ``retries`` re-sends a call whose actor died to another actor (default 0: the call fails
+    with :class:`WorkerFailedError`); ``timeout`` is per call (the actor task is cancelled and
+    the call fails with :class:`TaskTimeoutError`; Ray cannot interrupt a running *sync*
+    method, so it then finishes in the background while its slot stays taken).
+    ``actor_options`` go to Ray's ``.options`` (``num_cpus``, ``num_gpus``, ``runtime_env``...).
+
+    States: unopened → open → closed (``async with`` opens and closes); a closed pool cannot
+    be reopened.
+    """
+
+    def __init__(
+        self,
+        actor_cls: type[A] | ActorClass[A],
+        *init_args: Any,
+        size: int | tuple[int, int],
+        max_concurrency: int = 1,
+        strategy: Any = "SPREAD",
+        retries: int = 0,
+        timeout: float | None = None,
+        idle_timeout: float = 30.0,
+        init_kwargs: dict[str, Any] | None = None,
+        **actor_options: Any,
+    ) -> None:
+        if isinstance(size, tuple):
+            if len(size) != 2:
+                raise ValueError(f"size as a tuple must be (min, max), got {size!r}")
+            low, high = size
+            check_positive_int("size min", low)
+            check_positive_int("size max", high)
+            if low > high:
+                raise ValueError(f"size min {low} is larger than max {high}")
+        else:
+            check_positive_int("size", size)
+            low = high = size
+        check_positive_int("max_concurrency", max_concurrency)
+        check_timeout(timeout)
+        check_timeout(idle_timeout)
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValueError(f"retries must be an int >= 0, got {retries!r}")
+        if isinstance(actor_cls, ActorClass):
+            self._cls: type[Any] | None = _python_class(actor_cls)
+            remote_cls: Any = actor_cls
+        elif isinstance(actor_cls, type):
+            self._cls = actor_cls
+            remote_cls = ray.remote(actor_cls)
+        else:
+            raise TypeError(f"actor_cls must be a class, not {type(actor_cls).__name__}")
+        try:
+            self._remote = remote_cls.options(
+                max_concurrency=max_concurrency,
+                scheduling_strategy=strategy,
+                max_restarts=0,
+                **actor_options,
+            )
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"invalid Ray options for ActorPool: {exc}") from exc
+        self.min_size, self.max_size = low, high
+        self.max_concurrency = max_concurrency
+        self.retries = retries
+        self.timeout = timeout
+        self.idle_timeout = idle_timeout
+        self._init_args = init_args
+        self._init_kwargs = dict(init_kwargs or {})
+        self._members: list[_Member] = []
+        self._starting = 0
+        self._counter = itertools.count()
+        self._rr = itertools.count()
+        self._state: State = "unopened"
+        self._engine: Engine | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self.replaced = 0
+
+    # -- lifecycle
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def size(self) -> int:
+        """Live (ready) actors."""
+        return sum(1 for m in self._members if m.alive and m.ready)
+
+    @property
+    def actors(self) -> list[ActorHandle[Any]]:
+        return [m.handle for m in self._members if m.alive and m.ready]
+
+    @property
+    def stats(self) -> PoolStats:
+        return self._engine.stats.snapshot() if self._engine is not None else PoolStats()
+
+    async def open(self) -> None:
+        """Start ``min`` actors (concurrently) and wait until each answers.
+
+        Cancellation: actors already started are killed.
+        """
+        if self._state != "unopened":
+            raise PoolClosedError(f"ActorPool is {self._state}; a pool opens only once")
+        if not ray.is_initialized():
+            await anyio.to_thread.run_sync(runtime.init)
+        self._engine = Engine(0, name=f"ActorPool({self._cls_name})")
+        self._engine.slots.on_wait = self._maybe_grow
+        self._state = "open"
+        try:
+            await asyncio.gather(*(self._start_member() for _ in range(self.min_size)))
+        except BaseException:
+            await self.aclose()
+            raise
+        if self.max_size > self.min_size:
+            self._spawn(self._shrink_loop())
+
+    async def aclose(self, *, timeout: float = 10.0) -> None:
+        """Cancel running calls, kill every actor. Idempotent."""
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        for task in list(self._background):
+            task.cancel()
+        if self._engine is not None:
+            self._engine.closing = True
+            self._engine.cancel_all()
+            await self._engine.wait_settled(timeout)
+        for member in self._members:
+            member.alive = False
+            _kill(member.handle)
+
+    async def __aenter__(self) -> ActorPool[A]:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    @property
+    def _cls_name(self) -> str:
+        return self._cls.__name__ if self._cls is not None else "actor"
+
+    def _require_open(self) -> Engine:
+        if self._state != "open" or self._engine is None:
+            raise PoolClosedError(
+                f"ActorPool is {self._state}; use it inside `async with ActorPool(...) as pool`"
+            )
+        return self._engine
+
+    def _check_open(self) -> None:
+        self._require_open()
+
+    def _check_method(self, method: object) -> str:
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a method name (str), not {type(method).__name__}")
+        if method.startswith("_") or (
+            self._cls is not None and not callable(getattr(self._cls, method, None))
+        ):
+            raise AttributeError(f"{self._cls_name} has no public method {method!r}")
+        return method
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- membership
+
+    async def _start_member(self) -> None:
+        engine = self._require_open()
+        self._starting += 1
+        try:
+            handle = self._remote.remote(*self._init_args, **self._init_kwargs)
+            member = _Member(handle, next(self._counter))
+            self._members.append(member)
+            try:
+                await handle.__ray_ready__.remote()
+            except BaseException:
+                member.alive = False
+                _kill(handle)
+                raise
+            member.ready = True
+            member.idle_since = time.monotonic()
+            if self._state == "open":
+                engine.slots.set_capacity(self.size * self.max_concurrency)
+            else:
+                member.alive = False
+                _kill(handle)
+        finally:
+            self._starting -= 1
+
+    def _maybe_grow(self) -> None:
+        if self._state != "open" or self._starting:
+            return
+        if self.size + self._starting < self.max_size:
+            self._spawn(self._start_member())
+
+    def _on_member_death(self, member: _Member, cause: BaseException) -> None:
+        if not member.alive:
+            return
+        member.alive = False
+        log.warning("actor %d of %s died (%s); replacing it", member.index, self._cls_name, cause)
+        engine = self._engine
+        if engine is not None:
+            engine.slots.set_capacity(self.size * self.max_concurrency)
+        if self._state == "open" and self.size + self._starting < self.min_size:
+            self.replaced += 1
+            self._spawn(self._start_member())
+
+    async def _shrink_loop(self) -> None:
+        while self._state == "open":
+            await asyncio.sleep(max(0.05, self.idle_timeout / 4))
+            now = time.monotonic()
+            for member in list(self._members):
+                if self.size <= self.min_size:
+                    break
+                idle = member.alive and member.ready and member.load == 0
+                if idle and now - member.idle_since >= self.idle_timeout:
+                        member.alive = False
+                        assert self._engine is not None
+                        self._engine.slots.set_capacity(self.size * self.max_concurrency)
+                        _kill(member.handle)
+            self._members = [m for m in self._members if m.alive or m.load]
+
+    def _pick(self) -> _Member:
+        live = [m for m in self._members if m.alive and m.ready]
+        if not live:
+            raise WorkerFailedError(f"no live actor in the {self._cls_name} pool")
+        start = next(self._rr) % len(live)
+        best = live[start]
+        for member in live[start:] + live[:start]:
+            if member.load < best.load:
+                best = member
+        return best
+
+    # -- calls
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``method`` on the least-loaded live actor and return its result.
+
+        Cancellation: the actor task is cancelled (an ``async`` method is interrupted; a sync
+        one finishes in the background, holding its slot until it does).
+        """
+        engine = self._require_open()
+        method = self._check_method(method)
+        return await self._call(engine, method, args, kwargs)
+
+    async def _call(
+        self, engine: Engine, method: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+        *, have_slot: bool = False,
+    ) -> Any:
+        attempts = self.retries + 1
+        for attempt in range(attempts):
+            if not have_slot:
+                await engine.slots.acquire()
+            have_slot = False
+            try:
+                member = self._pick()
+                ref = getattr(member.handle, method).remote(*args, **kwargs)
+            except BaseException:
+                engine.slots.release()
+                raise
+            if attempt == 0:
+                engine.stats.on_submit()
+            else:
+                engine.stats.on_retry()
+            member.load += 1
+            fut: asyncio.Future[tuple[bool, Any]] = engine.loop.create_future()
+
+            def done(
+                call: _Call, value: Any, error: BaseException | None,
+                member: _Member = member, fut: asyncio.Future[tuple[bool, Any]] = fut,
+            ) -> None:
+                member.load -= 1
+                if member.load == 0:
+                    member.idle_since = time.monotonic()
+                if not fut.done():
+                    fut.set_result((error is None, value if error is None else error))
+
+            call = engine.launch(ref, done, timeout=self.timeout)
+            try:
+                ok, result = await fut
+            except asyncio.CancelledError:
+                engine.abandon(call)
+                engine.stats.on_finish(ok=False, latency=time.monotonic() - call.started)
+                raise
+            latency = time.monotonic() - call.started
+            if ok:
+                engine.stats.on_finish(ok=True, latency=latency)
+                return result
+            if isinstance(result, _ACTOR_DEATH):
+                self._on_member_death(member, result)
+                if attempt + 1 < attempts and self._state == "open":
+                    continue
+                engine.stats.on_finish(ok=False, latency=latency)
+                raise WorkerFailedError(
+                    f"{self._cls_name} actor {member.index} died during {method!r}",
+                    rank=member.index,
+                    name=self._cls_name,
+                    node_id=_node_of(result),
+                ) from result
+            engine.stats.on_finish(ok=False, latency=latency, timed_out=call.timed_out)
+            raise result
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def map(
+        self,
+        method: str,
+        items: Iterable[Any] | AsyncIterable[Any],
+        *,
+        ordered: bool = False,
+        return_exceptions: bool = False,
+    ) -> MapStream[Any]:
+        """Stream ``(index, actor.method(item))`` for every item; see ``TaskPool.map``.
+
+        Cancellation: leaving early stops taking items and cancels this map's calls.
+        """
+        engine = self._require_open()
+        method = self._check_method(method)
+        check_items(items)
+        stream: MapStream[Any]
+
+        def submit_chunk(chunk: list[tuple[int, Any]]) -> None:
+            ((index, item),) = chunk
+
+            async def one() -> None:
+                try:
+                    value = await self._call(engine, method, (item,), {}, have_slot=True)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    stream.deliver(index, exc, True)
+                else:
+                    stream.deliver(index, value, False)
+
+            task = engine.loop.create_task(one())
+            stream.tasks.add(task)
+            task.add_done_callback(stream.tasks.discard)
+
+        stream = MapStream(
+            items,
+            submit_chunk=submit_chunk,
+            chunk_size=lambda: 1,
+            # Up to the largest the pool may grow to: items then queue for slots, which is
+            # what makes an elastic pool grow.
+            window=lambda: max(1, engine.slots.capacity, self.max_size * self.max_concurrency),
+            ordered=ordered,
+            return_exceptions=return_exceptions,
+            engine=engine,
+            check_open=self._check_open,
+        )
+        return stream
+
+    async def broadcast(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call ``method`` on every live actor (outside the slots: a control call, such as
+        loading new weights) and return the results in actor order.
+
+        Cancellation: the calls still running are cancelled.
+        """
+        self._require_open()
+        method = self._check_method(method)
+        members = [m for m in self._members if m.alive and m.ready]
+        refs = [getattr(m.handle, method).remote(*args, **kwargs) for m in members]
+        try:
+            return await gather(refs, timeout=self.timeout)
+        except _ACTOR_DEATH as exc:
+            failed = next((m for m, r in zip(members, refs, strict=True) if _died(r)), None)
+            raise WorkerFailedError(
+                f"an actor of {self._cls_name} died during broadcast of {method!r}",
+                rank=failed.index if failed else None,
+                name=self._cls_name,
+                node_id=_node_of(exc),
+            ) from exc
+
+
+def _python_class(actor_cls: Any) -> type[Any] | None:
+    meta = getattr(actor_cls, "__ray_metadata__", None)
+    cls = getattr(meta, "modified_class", None) or getattr(meta, "actor_class", None)
+    return cls if isinstance(cls, type) else None
+
+
+def _kill(handle: ActorHandle[Any]) -> None:
+    with contextlib.suppress(Exception):  # already dead or never created
+        ray.kill(handle, no_restart=True)
+
+
+def _died(ref: Any) -> bool:
+    try:
+        ray.get(ref, timeout=0)
+    except _ACTOR_DEATH:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def _node_of(error: BaseException) -> str | None:
+    """The node the dead actor ran on, when Ray's error says."""
+    for attr in ("node_id", "_node_id", "node_ip_address", "_node_ip_address"):
+        value = getattr(error, attr, None)
+        if value:
+            return str(value)
+    return None
+
