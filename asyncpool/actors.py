@@ -167,6 +167,7 @@ class ActorPool(Generic[A]):
         self._engine.slots.on_wait = self._maybe_grow
         self._state = "open"
         try:
+            self._starting += self.min_size
             await asyncio.gather(*(self._start_member() for _ in range(self.min_size)))
         except BaseException:
             await self.aclose()
@@ -231,10 +232,15 @@ class ActorPool(Generic[A]):
 
     # -- membership
 
-    async def _start_member(self) -> None:
-        engine = self._require_open()
+    def _grow_by_one(self) -> None:
+        # Counted as starting before the task runs, so two triggers cannot both grow.
         self._starting += 1
+        self._spawn(self._start_member())
+
+    async def _start_member(self) -> None:
+        """Start one actor (already counted in ``_starting``) and add it once it answers."""
         try:
+            engine = self._require_open()
             handle = self._remote.remote(*self._init_args, **self._init_kwargs)
             member = _Member(handle, next(self._counter))
             self._members.append(member)
@@ -255,10 +261,10 @@ class ActorPool(Generic[A]):
             self._starting -= 1
 
     def _maybe_grow(self) -> None:
-        if self._state != "open" or self._starting:
+        if self._state != "open":
             return
         if self.size + self._starting < self.max_size:
-            self._spawn(self._start_member())
+            self._grow_by_one()
 
     def _on_member_death(self, member: _Member, cause: BaseException) -> None:
         if not member.alive:
@@ -270,7 +276,7 @@ class ActorPool(Generic[A]):
             engine.slots.set_capacity(self.size * self.max_concurrency)
         if self._state == "open" and self.size + self._starting < self.min_size:
             self.replaced += 1
-            self._spawn(self._start_member())
+            self._grow_by_one()
 
     async def _shrink_loop(self) -> None:
         while self._state == "open":
