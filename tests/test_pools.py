@@ -162,13 +162,12 @@ async def test_a_lazy_async_input_never_runs_ahead_of_the_bound(
             yield 0.01
 
     consumed = 0
-    async with TaskPool(sleep_for, max_in_flight=bound) as pool:
-        async with pool.map(source()) as stream:
-            async for _ in stream:
-                # Everything pulled is either yielded already or among `bound` in flight.
-                assert pulled <= consumed + bound + 1, (pulled, consumed)
-                consumed += 1
-                await asyncio.sleep(0.01)  # a slow consumer
+    async with TaskPool(sleep_for, max_in_flight=bound) as pool, pool.map(source()) as stream:
+        async for _ in stream:
+            # Everything pulled is either yielded already or among `bound` in flight.
+            assert pulled <= consumed + bound + 1, (pulled, consumed)
+            consumed += 1
+            await asyncio.sleep(0.01)  # a slow consumer
     assert consumed == pulled == 30
 
 
@@ -178,9 +177,9 @@ async def test_a_timed_out_item_fails_fast_while_the_others_complete(
 ) -> None:
     async with TaskPool(sleep_for, timeout=0.5, max_in_flight=4) as pool:
         started = time.monotonic()
-        results = dict(
-            [(i, v) async for i, v in pool.map([30.0, 0.05, 0.1, 0.05], return_exceptions=True)]
-        )
+        results = {
+            i: v async for i, v in pool.map([30.0, 0.05, 0.1, 0.05], return_exceptions=True)
+        }
         elapsed = time.monotonic() - started
         stats = pool.stats
     assert isinstance(results[0], TaskTimeoutError)
@@ -268,7 +267,7 @@ async def test_an_unserialisable_item_fails_alone(ray_cluster: SessionCluster) -
         with pytest.raises(TypeError):
             await pool.submit(threading.Lock())
         items: list[object] = [1, threading.Lock(), 3]
-        results = dict([(i, v) async for i, v in pool.map(items, return_exceptions=True)])
+        results = {i: v async for i, v in pool.map(items, return_exceptions=True)}
     assert results[0] == 1
     assert results[2] == 3
     assert isinstance(results[1], TypeError)
