@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -270,6 +270,7 @@ class ActorPool(Generic[A]):
         if not member.alive:
             return
         member.alive = False
+        self._members = [m for m in self._members if m.alive or m.load]
         log.warning("actor %d of %s died (%s); replacing it", member.index, self._cls_name, cause)
         engine = self._engine
         if engine is not None:
@@ -294,14 +295,17 @@ class ActorPool(Generic[A]):
             self._members = [m for m in self._members if m.alive or m.load]
 
     def _pick(self) -> _Member:
-        live = [m for m in self._members if m.alive and m.ready]
-        if not live:
-            raise WorkerFailedError(f"no live actor in the {self._cls_name} pool")
-        start = next(self._rr) % len(live)
-        best = live[start]
-        for member in live[start:] + live[:start]:
-            if member.load < best.load:
+        """The live actor with the least calls running; ties rotate."""
+        members = self._members
+        n = len(members)
+        offset = next(self._rr)
+        best: _Member | None = None
+        for k in range(n):
+            member = members[(offset + k) % n]
+            if member.alive and member.ready and (best is None or member.load < best.load):
                 best = member
+        if best is None:
+            raise WorkerFailedError(f"no live actor in the {self._cls_name} pool")
         return best
 
     # -- calls
@@ -316,62 +320,87 @@ class ActorPool(Generic[A]):
         method = self._check_method(method)
         return await self._call(engine, method, args, kwargs)
 
+    def _send(
+        self,
+        engine: Engine,
+        method: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        finish: Callable[[Any, BaseException | None, _Member, _Call], None],
+    ) -> _Call:
+        """Send one call (its slot already taken) to the least-loaded live actor."""
+        member = self._pick()
+        ref = getattr(member.handle, method).remote(*args, **kwargs)
+        member.load += 1
+
+        def done(call: _Call, value: Any, error: BaseException | None) -> None:
+            member.load -= 1
+            if member.load == 0:
+                member.idle_since = time.monotonic()
+            finish(value, error, member, call)
+
+        return engine.launch(ref, done, timeout=self.timeout)
+
+    def _failure(
+        self, engine: Engine, method: str, error: BaseException, member: _Member, call: _Call,
+        *, retry: bool,
+    ) -> BaseException | None:
+        """Book a failed call; the error to report, or None when it will be retried."""
+        latency = time.monotonic() - call.started
+        if isinstance(error, _ACTOR_DEATH):
+            self._on_member_death(member, error)
+            if retry and self._state == "open" and not call.abandoned:
+                engine.stats.on_retry()
+                return None
+            engine.stats.on_finish(ok=False, latency=latency)
+            failed = WorkerFailedError(
+                f"{self._cls_name} actor {member.index} died during {method!r}",
+                rank=member.index,
+                name=self._cls_name,
+                node_id=_node_of(error),
+            )
+            failed.__cause__ = error
+            return failed
+        engine.stats.on_finish(ok=False, latency=latency, timed_out=call.timed_out)
+        return error
+
     async def _call(
-        self, engine: Engine, method: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-        *, have_slot: bool = False,
+        self, engine: Engine, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        attempts = self.retries + 1
-        for attempt in range(attempts):
-            if not have_slot:
-                await engine.slots.acquire()
-            have_slot = False
+        engine.stats.on_submit()
+        for attempt in range(self.retries + 1):
+            await engine.slots.acquire()
+            fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = (
+                engine.loop.create_future()
+            )
+
+            def finish(
+                value: Any, error: BaseException | None, member: _Member, call: _Call,
+                fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = fut,
+            ) -> None:
+                if not fut.done():
+                    fut.set_result((value, error, member, call))
+
             try:
-                member = self._pick()
-                ref = getattr(member.handle, method).remote(*args, **kwargs)
+                call = self._send(engine, method, args, kwargs, finish)
             except BaseException:
                 engine.slots.release()
+                engine.stats.on_finish(ok=False, latency=0.0)
                 raise
-            if attempt == 0:
-                engine.stats.on_submit()
-            else:
-                engine.stats.on_retry()
-            member.load += 1
-            fut: asyncio.Future[tuple[bool, Any]] = engine.loop.create_future()
-
-            def done(
-                call: _Call, value: Any, error: BaseException | None,
-                member: _Member = member, fut: asyncio.Future[tuple[bool, Any]] = fut,
-            ) -> None:
-                member.load -= 1
-                if member.load == 0:
-                    member.idle_since = time.monotonic()
-                if not fut.done():
-                    fut.set_result((error is None, value if error is None else error))
-
-            call = engine.launch(ref, done, timeout=self.timeout)
             try:
-                ok, result = await fut
+                value, error, member, call = await fut
             except asyncio.CancelledError:
                 engine.abandon(call)
                 engine.stats.on_finish(ok=False, latency=time.monotonic() - call.started)
                 raise
-            latency = time.monotonic() - call.started
-            if ok:
-                engine.stats.on_finish(ok=True, latency=latency)
-                return result
-            if isinstance(result, _ACTOR_DEATH):
-                self._on_member_death(member, result)
-                if attempt + 1 < attempts and self._state == "open":
-                    continue
-                engine.stats.on_finish(ok=False, latency=latency)
-                raise WorkerFailedError(
-                    f"{self._cls_name} actor {member.index} died during {method!r}",
-                    rank=member.index,
-                    name=self._cls_name,
-                    node_id=_node_of(result),
-                ) from result
-            engine.stats.on_finish(ok=False, latency=latency, timed_out=call.timed_out)
-            raise result
+            if error is None:
+                engine.stats.on_finish(ok=True, latency=time.monotonic() - call.started)
+                return value
+            report = self._failure(
+                engine, method, error, member, call, retry=attempt < self.retries
+            )
+            if report is not None:
+                raise report
         raise AssertionError("unreachable")  # pragma: no cover
 
     def map(
@@ -384,6 +413,10 @@ class ActorPool(Generic[A]):
     ) -> MapStream[Any]:
         """Stream ``(index, actor.method(item))`` for every item; see ``TaskPool.map``.
 
+        Items wait for a free slot of the pool (``size x max_concurrency``, shared with
+        every other caller). A call whose actor died is re-sent to another actor while it
+        has ``retries`` left; otherwise it fails with :class:`WorkerFailedError`.
+
         Cancellation: leaving early stops taking items and cancels this map's calls.
         """
         engine = self._require_open()
@@ -391,22 +424,40 @@ class ActorPool(Generic[A]):
         check_items(items)
         stream: MapStream[Any]
 
+        def start(index: int, item: Any, attempt: int) -> None:
+            def finish(value: Any, error: BaseException | None, member: _Member, call: _Call
+                       ) -> None:
+                stream.calls.discard(call)
+                if error is None:
+                    engine.stats.on_finish(ok=True, latency=time.monotonic() - call.started)
+                    stream.deliver(index, value, False)
+                    return
+                report = self._failure(
+                    engine, method, error, member, call, retry=attempt < self.retries
+                )
+                if report is not None:
+                    stream.deliver(index, report, True)
+                    return
+
+                async def again() -> None:
+                    await engine.slots.acquire()
+                    start(index, item, attempt + 1)
+
+                task = engine.loop.create_task(again())
+                stream.tasks.add(task)
+                task.add_done_callback(stream.tasks.discard)
+
+            try:
+                stream.calls.add(self._send(engine, method, (item,), {}, finish))
+            except Exception as exc:
+                engine.slots.release()
+                engine.stats.on_finish(ok=False, latency=0.0)
+                stream.deliver(index, exc, True)
+
         def submit_chunk(chunk: list[tuple[int, Any]]) -> None:
             ((index, item),) = chunk
-
-            async def one() -> None:
-                try:
-                    value = await self._call(engine, method, (item,), {}, have_slot=True)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    stream.deliver(index, exc, True)
-                else:
-                    stream.deliver(index, value, False)
-
-            task = engine.loop.create_task(one())
-            stream.tasks.add(task)
-            task.add_done_callback(stream.tasks.discard)
+            engine.stats.on_submit()
+            start(index, item, 0)
 
         stream = MapStream(
             items,
