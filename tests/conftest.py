@@ -58,7 +58,8 @@ def ray_cluster() -> Iterator[SessionCluster]:
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": HEAD_CPUS, "num_gpus": 0, "include_dashboard": False},
+        # The dashboard serves ray.util.state, which tests use to check nothing of ours is left.
+        head_node_args={"num_cpus": HEAD_CPUS, "num_gpus": 0, "include_dashboard": True},
     )
     workers = [
         cluster.add_node(num_cpus=WORKER_CPUS, num_gpus=WORKER_GPUS, labels=dict(WORKER_LABEL))
