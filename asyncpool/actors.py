@@ -168,7 +168,9 @@ class ActorPool(Generic[A]):
         self._state = "open"
         try:
             self._starting += self.min_size
-            await asyncio.gather(*(self._start_member() for _ in range(self.min_size)))
+            await asyncio.gather(
+                *(self._start_member(keep_trying=False) for _ in range(self.min_size))
+            )
         except BaseException:
             await self.aclose()
             raise
@@ -237,26 +239,45 @@ class ActorPool(Generic[A]):
         self._starting += 1
         self._spawn(self._start_member())
 
-    async def _start_member(self) -> None:
-        """Start one actor (already counted in ``_starting``) and add it once it answers."""
+    async def _start_member(self, *, keep_trying: bool = True) -> None:
+        """Start one actor (already counted in ``_starting``) and add it once it answers.
+
+        A replacement that fails to start (its node died under it, say) is tried again
+        with a capped backoff for as long as the pool is open; the pool's first actors
+        (``keep_trying=False``) fail ``open`` instead.
+        """
+        delay = 0.2
         try:
-            engine = self._require_open()
-            handle = self._remote.remote(*self._init_args, **self._init_kwargs)
-            member = _Member(handle, next(self._counter))
-            self._members.append(member)
-            try:
-                await handle.__ray_ready__.remote()
-            except BaseException:
-                member.alive = False
-                _kill(handle)
-                raise
-            member.ready = True
-            member.idle_since = time.monotonic()
-            if self._state == "open":
-                engine.slots.set_capacity(self.size * self.max_concurrency)
-            else:
-                member.alive = False
-                _kill(handle)
+            while True:
+                engine = self._require_open()
+                handle = self._remote.remote(*self._init_args, **self._init_kwargs)
+                member = _Member(handle, next(self._counter))
+                self._members.append(member)
+                try:
+                    await handle.__ray_ready__.remote()
+                except Exception as exc:
+                    member.alive = False
+                    _kill(handle)
+                    self._members.remove(member)
+                    if not keep_trying or self._state != "open":
+                        raise
+                    log.warning("starting a %s actor failed (%s); retrying in %.1fs",
+                                self._cls_name, exc, delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+                    continue
+                except BaseException:
+                    member.alive = False
+                    _kill(handle)
+                    raise
+                member.ready = True
+                member.idle_since = time.monotonic()
+                if self._state == "open":
+                    engine.slots.set_capacity(self.size * self.max_concurrency)
+                else:
+                    member.alive = False
+                    _kill(handle)
+                return
         finally:
             self._starting -= 1
 

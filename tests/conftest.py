@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,12 @@ class SessionCluster:
         return HEAD_CPUS + WORKER_CPUS * len(self.worker_node_ids)
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[SessionCluster]:
     """The session's multi-node cluster, connected through ``asyncpool.init``."""
@@ -59,7 +66,12 @@ def ray_cluster() -> Iterator[SessionCluster]:
     cluster = Cluster(
         initialize_head=True,
         # The dashboard serves ray.util.state, which tests use to check nothing of ours is left.
-        head_node_args={"num_cpus": HEAD_CPUS, "num_gpus": 0, "include_dashboard": True},
+        head_node_args={
+            "num_cpus": HEAD_CPUS,
+            "num_gpus": 0,
+            "include_dashboard": True,
+            "dashboard_port": _free_port(),  # 8265 may belong to another cluster here
+        },
     )
     workers = [
         cluster.add_node(num_cpus=WORKER_CPUS, num_gpus=WORKER_GPUS, labels=dict(WORKER_LABEL))
