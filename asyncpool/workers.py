@@ -109,15 +109,7 @@ from .refs import AsCompleted, as_completed
 if TYPE_CHECKING:
     from .cluster import VirtualCluster
 
-__all__ = [
-    "RAY_INTERNAL_ENV_VARS",
-    "RESERVED_ENV_VARS",
-    "Dispatch",
-    "OnlyOn",
-    "WorkerGroup",
-    "WorkerGroupStateError",
-    "WorkerMetadata",
-]
+__all__ = ["Dispatch", "WorkerGroup", "WorkerGroupStateError", "WorkerMetadata"]
 
 log = logging.getLogger(__name__)
 
@@ -713,6 +705,10 @@ class WorkerGroup:
     ``@ray.remote``) or a ``"module.Class"`` string; ``init_args``/``init_kwargs`` go to its
     constructor on every worker. Every argument is checked here, before anything is created
     (``TypeError``/``ValueError``). The cluster must be open when the group opens.
+
+    Other actor options (``max_concurrency``, ``max_restarts``, ...) come from an
+    ``@ray.remote(...)`` class: the group only sets the name, CPU/GPU amounts, scheduling
+    strategy and ``runtime_env`` of each worker on top of them.
     """
 
     def __init__(
@@ -915,7 +911,7 @@ class WorkerGroup:
         share = 1.0 / cluster.max_colocated if cluster.use_gpus else 0.0
 
         calls = [
-            (share, (s.node_idx, [self._slot_of(r).bundle_index for r in self._tied[s.tied_group]]))
+            (share, (s.node_idx, [self._slots[r].bundle_index for r in self._tied[s.tied_group]]))
             if s.tied_rank == 0
             else (share, None)
             for s in self._slots
@@ -1010,9 +1006,6 @@ class WorkerGroup:
                         name=meta.name,
                         node_id=meta.node_id,
                     ) from value
-
-    def _slot_of(self, rank: int) -> _Slot:
-        return self._slots[rank]
 
     def _base_runtime_env(self) -> dict[str, Any]:
         env = dict(self._runtime_env)

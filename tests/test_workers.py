@@ -658,6 +658,7 @@ def test_the_default_layout_and_workers_per_node_give_ranks_in_node_order() -> N
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(300)  # starts a Ray cluster of its own: slow on a loaded machine
 def test_the_worker_group_example_runs_as_is() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
     env["ASYNCPOOL_ADDRESS"] = "local"  # its own embedded cluster, never another one's
