@@ -35,8 +35,14 @@ from .sandbox import SandboxStatus as SandboxStatus
 from .sandbox import run_python as run_python
 from .sandbox import run_python_async as run_python_async
 from .sandbox import run_python_bare as run_python_bare
+from .sharding import shard as shard
+from .sharding import unshard as unshard
 from .stats import PoolStats as PoolStats
 from .tasks import TaskPool as TaskPool
+from .workers import Dispatch as Dispatch
+from .workers import WorkerGroup as WorkerGroup
+from .workers import WorkerGroupStateError as WorkerGroupStateError
+from .workers import WorkerMetadata as WorkerMetadata
 
 __all__ = [
     "ActorPool",
@@ -44,6 +50,7 @@ __all__ = [
     "AsyncPoolError",
     "Backoff",
     "ClusterStateError",
+    "Dispatch",
     "LayoutGroup",
     "LayoutWorker",
     "NodeInfo",
@@ -60,6 +67,9 @@ __all__ = [
     "VirtualCluster",
     "WORKER_LABEL",
     "WorkerFailedError",
+    "WorkerGroup",
+    "WorkerGroupStateError",
+    "WorkerMetadata",
     "allocate",
     "as_completed",
     "bundle_node_ip",
@@ -75,5 +85,7 @@ __all__ = [
     "run_python",
     "run_python_async",
     "run_python_bare",
+    "shard",
     "topology",
+    "unshard",
 ]

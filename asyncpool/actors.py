@@ -388,9 +388,13 @@ class ActorPool(Generic[A]):
     async def _call(
         self, engine: Engine, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        engine.stats.on_submit()
         for attempt in range(self.retries + 1):
-            await engine.slots.acquire()
+            try:
+                await engine.slots.acquire()
+            except asyncio.CancelledError:
+                if attempt:  # submitted before, cancelled while waiting to be re-sent
+                    engine.stats.on_finish(ok=False, latency=0.0)
+                raise
             fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = (
                 engine.loop.create_future()
             )
@@ -406,8 +410,11 @@ class ActorPool(Generic[A]):
                 call = self._send(engine, method, args, kwargs, finish)
             except BaseException:
                 engine.slots.release()
-                engine.stats.on_finish(ok=False, latency=0.0)
+                if attempt:
+                    engine.stats.on_finish(ok=False, latency=0.0)
                 raise
+            if not attempt:
+                engine.stats.on_submit()
             try:
                 value, error, member, call = await fut
             except asyncio.CancelledError:

@@ -15,8 +15,10 @@ CONTRACT_MODULES = [
     "refs",
     "runtime",
     "sandbox",
+    "sharding",
     "stats",
     "tasks",
+    "workers",
 ]
 
 

@@ -1,0 +1,128 @@
+"""1,000 consumers cancelled at random moments leave nothing running and a working pool."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import anyio
+import pytest
+
+from asyncpool import ActorPool, TaskPool
+from tests.chaos._util import live_actors, live_tasks, report, settle
+from tests.conftest import SessionCluster, async_wait_for
+
+pytestmark = [pytest.mark.chaos, pytest.mark.timeout(300)]
+
+CONSUMERS = 1000
+
+
+def nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+class Napper:
+    async def nap(self, seconds: float) -> float:
+        await asyncio.sleep(seconds)
+        return seconds
+
+
+async def _storm(call: object, rng: random.Random) -> dict[str, int]:
+    """Half the consumers run under anyio scopes that expire, half are task.cancel()ed."""
+    outcome = {"done": 0, "cancelled": 0, "scope_expired": 0}
+
+    async def under_scope(seconds: float, deadline: float) -> None:
+        with anyio.move_on_after(deadline) as scope:
+            await call(seconds)  # type: ignore[operator]
+            outcome["done"] += 1
+        if scope.cancelled_caught:
+            outcome["scope_expired"] += 1
+
+    async def plain(seconds: float) -> None:
+        await call(seconds)  # type: ignore[operator]
+        outcome["done"] += 1
+
+    tasks = []
+    for i in range(CONSUMERS):
+        seconds = rng.choice([0.0, 0.0, 0.0, 0.05, 0.2, 1.0, 30.0])
+        if i % 2:
+            tasks.append(asyncio.create_task(under_scope(seconds, rng.uniform(0.0, 3.0))))
+        else:
+            task = asyncio.create_task(plain(seconds))
+            asyncio.get_running_loop().call_later(rng.uniform(0.0, 3.0), task.cancel)
+            tasks.append(task)
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    outcome["cancelled"] = sum(isinstance(r, asyncio.CancelledError) for r in results)
+    unexpected = [r for r in results if isinstance(r, BaseException)
+                  and not isinstance(r, asyncio.CancelledError)]
+    assert not unexpected, unexpected[:3]
+    return outcome
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_a_cancellation_storm_on_a_task_pool_leaves_nothing_running(
+    ray_cluster: SessionCluster,
+) -> None:
+    rng = random.Random(7)
+    async with TaskPool(nap, max_in_flight=24, num_cpus=0) as pool:
+        await asyncio.gather(*(pool.submit(0.0) for _ in range(24)))  # workers up
+        started = time.monotonic()
+        outcome = await _storm(pool.submit, rng)
+        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        recovery = time.monotonic() - started
+        stats = pool.stats
+        assert stats.submitted == stats.completed + stats.failed
+        assert stats.completed >= outcome["done"] > 0
+        assert outcome["cancelled"] + outcome["scope_expired"] > 0
+        assert await pool.submit(0.0) == 0.0  # still serving
+        leaked = await settle(lambda: live_tasks("asyncpool_nap"), timeout=60)
+    report("cancellation storm / TaskPool", items_in=CONSUMERS, items_out=outcome["done"],
+           cancelled=outcome["cancelled"] + outcome["scope_expired"], duplicates=0,
+           leaked_tasks=0, settle_s=round(leaked, 2), recovery_s=round(recovery, 2))
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_a_cancellation_storm_on_an_actor_pool_leaves_the_pool_serving(
+    ray_cluster: SessionCluster,
+) -> None:
+    rng = random.Random(11)
+    async with ActorPool(Napper, size=2, max_concurrency=32, num_cpus=0) as pool:
+
+        async def call(seconds: float) -> float:
+            return await pool.call("nap", seconds)  # type: ignore[no-any-return]
+
+        outcome = await _storm(call, rng)
+        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        stats = pool.stats
+        assert stats.submitted == stats.completed + stats.failed
+        assert await pool.call("nap", 0.0) == 0.0
+        assert pool.size == 2
+    await settle(lambda: live_actors("Napper"), timeout=60)
+    report("cancellation storm / ActorPool", items_in=CONSUMERS, items_out=outcome["done"],
+           cancelled=outcome["cancelled"] + outcome["scope_expired"], duplicates=0,
+           leaked_actors=0)
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_maps_abandoned_at_random_points_cancel_their_tasks(
+    ray_cluster: SessionCluster,
+) -> None:
+    rng = random.Random(3)
+    async with TaskPool(nap, max_in_flight=16, num_cpus=0) as pool:
+
+        async def consume(stop_after: int) -> int:
+            got = 0
+            async with pool.map([rng.choice([0.0, 0.1, 30.0]) for _ in range(40)]) as stream:
+                async for _ in stream:
+                    got += 1
+                    if got >= stop_after:
+                        break
+            return got
+
+        counts = await asyncio.gather(*(consume(rng.randint(1, 5)) for _ in range(50)))
+        assert all(c >= 1 for c in counts)
+        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        await settle(lambda: live_tasks("asyncpool_nap"), timeout=60)
+        assert await pool.submit(0.0) == 0.0
