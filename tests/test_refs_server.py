@@ -1,0 +1,72 @@
+"""A real FastAPI handler awaiting ``gather`` of 1,000 refs keeps the server answering."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import httpx
+import pytest
+import ray
+import uvicorn
+from fastapi import FastAPI
+
+from asyncpool import gather
+from tests.conftest import SessionCluster
+
+
+@ray.remote(num_cpus=0)
+def work(i: int) -> int:
+    time.sleep(0.005)
+    return i
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.asyncio
+async def test_a_handler_awaiting_gather_of_1000_refs_leaves_the_server_responsive(
+    ray_cluster: SessionCluster,
+) -> None:
+    app = FastAPI()
+
+    @app.get("/ping")
+    async def ping() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.get("/gather")
+    async def gather_1000() -> dict[str, int]:
+        values = await gather([work.remote(i) for i in range(1000)])
+        return {"sum": sum(values)}
+
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    serving = asyncio.create_task(server.serve())
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            deadline = time.monotonic() + 30
+            while not server.started:
+                assert time.monotonic() < deadline, "server did not start"
+                await asyncio.sleep(0.05)
+            slow = asyncio.create_task(client.get("/gather"))
+            latencies = []
+            while not slow.done():
+                t0 = time.perf_counter()
+                reply = await client.get("/ping")
+                latencies.append(time.perf_counter() - t0)
+                assert reply.json() == {"ok": True}
+                await asyncio.sleep(0.02)
+            assert (await slow).json() == {"sum": sum(range(1000))}
+    finally:
+        server.should_exit = True
+        await serving
+    assert len(latencies) >= 5, "the gather finished before the server could be probed"
+    # Submitting 1,000 tasks inside the handler is synchronous work of its own; what matters
+    # is that waiting on them never holds the loop: every ping is answered promptly.
+    assert max(latencies) < 0.5, max(latencies)
