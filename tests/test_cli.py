@@ -35,7 +35,8 @@ def test_bench_noop_writes_json_rows_and_a_plot(
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(out.read_text())
-    assert set(doc) == {"ray_version", "cpus", "rows"}
+    # The contract's keys, plus the harness's own additions (limit_cores, ratios, methods).
+    assert {"ray_version", "cpus", "rows"} <= set(doc)
     methods = {row["method"] for row in doc["rows"]}
     assert methods == {"ray_get", "asyncpool_gather", "asyncpool_as_completed"}
     for row in doc["rows"]:
