@@ -360,7 +360,7 @@ JUDGE_LATENCY_S = 0.05
 JUDGE_IN_FLIGHT = 512
 JUDGE_ACTORS = 4
 #: The ``executor`` method's items per round: it runs a few calls at a time by design.
-JUDGE_EXECUTOR_ITEMS = 128
+JUDGE_EXECUTOR_ITEMS = 96
 
 
 def judge_score(item: int) -> int:
