@@ -232,7 +232,8 @@ class TaskPool(Generic[P, R]):
 
         Cancellation: cancelling the caller cancels the Ray task (forced, so it stops even
         in C code); the slot is given back once Ray confirms it stopped. The item counts as
-        failed in the statistics.
+        failed in the statistics, unless the task had already finished when the cancel
+        reached it (then it counts as completed, its result unused).
         """
         engine = self._require_open()
         await engine.slots.acquire()
