@@ -29,12 +29,12 @@ import weakref
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Generic, Literal, TypeVar
 
 import ray
 from ray.exceptions import RayError, RayTaskError
 
+from ._resource import AsyncResource
 from .errors import TaskTimeoutError
 from .refs import _cancel_now
 from .stats import _Recorder
@@ -269,7 +269,7 @@ async def _anext_or_end(iterator: AsyncIterator[Any]) -> Any:
         return _END
 
 
-class MapStream(Generic[T]):
+class MapStream(AsyncResource, Generic[T]):
     """``(index, result)`` pairs of a ``pool.map``; an async iterator and context manager.
 
     The input is consumed lazily by a background feeder task: it takes an item only when
@@ -415,17 +415,9 @@ class MapStream(Generic[T]):
             self, _close_stream_state, self._feeder, self.calls, self.tasks, self._engine
         )
 
-    async def __aenter__(self) -> MapStream[T]:
+    async def open(self) -> None:
+        """Start consuming the input (``async with`` calls this; so does the first item)."""
         self._start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop consuming the input and cancel this stream's running Ray tasks. Idempotent."""

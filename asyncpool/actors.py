@@ -16,7 +16,6 @@ import logging
 import time
 from collections.abc import AsyncIterable, Callable, Iterable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -34,6 +33,7 @@ from ._dispatch import (
     check_positive_int,
     check_timeout,
 )
+from ._resource import AsyncResource
 from .errors import PoolClosedError, WorkerFailedError
 from .refs import gather
 from .stats import PoolStats
@@ -57,7 +57,7 @@ class _Member:
     idle_since: float = field(default_factory=time.monotonic)
 
 
-class ActorPool(Generic[A]):
+class ActorPool(AsyncResource, Generic[A]):
     """A pool of ``size`` actors of ``actor_cls`` (a class or a Ray actor class).
 
     ``size`` is an int, or ``(min, max)`` for an elastic pool. ``max_concurrency`` calls run
@@ -191,18 +191,6 @@ class ActorPool(Generic[A]):
         for member in self._members:
             member.alive = False
             _kill(member.handle)
-
-    async def __aenter__(self) -> ActorPool[A]:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     @property
     def _cls_name(self) -> str:

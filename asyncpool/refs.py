@@ -33,7 +33,6 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from types import TracebackType
 from typing import Any, Generic, TypeAlias, TypeVar, overload
 
 import anyio
@@ -42,6 +41,7 @@ import ray
 from ray import ObjectRef, ObjectRefGenerator
 from ray.exceptions import RayError
 
+from ._resource import AsyncResource
 from .errors import TaskTimeoutError
 
 Ref: TypeAlias = "ObjectRef[Any]"
@@ -55,6 +55,8 @@ T = TypeVar("T")
 _SLICE_S = 0.1
 #: Once something finished, how long to keep collecting before handing the batch over.
 _WINDOW_S = 0.005
+_WINDOW_PER_REF_S = 1e-5
+_MAX_WINDOW_S = 0.1
 #: How many refs to cancel between two yields to the event loop.
 _CANCEL_CHUNK = 256
 
@@ -254,8 +256,11 @@ class _Waiter:
     un-exhausted stream lets the finaliser stop the thread and cancel what is pending.
     """
 
-    def __init__(self, keyed: dict[Ref, Any], loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, keyed: dict[Ref, Any], loop: asyncio.AbstractEventLoop, *, streaming: bool = True
+    ) -> None:
         self.pending = keyed
+        self.streaming = streaming
         self.loop = loop
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -267,19 +272,36 @@ class _Waiter:
         self.thread.start()
 
     def _run(self) -> None:
+        flowing = False
         try:
             while not self.stop.is_set():
                 with self.lock:
                     refs = list(self.pending)
                 if not refs:
                     return
-                ready, _ = ray.wait(refs, num_returns=1, timeout=_SLICE_S, fetch_local=True)
+                if self.streaming:
+                    # Block until one is ready (unless results are flowing already), then
+                    # gather what finishes within a short window: prompt results, in batches.
+                    # Each ray.wait scans every pending ref, so a long list waits a little
+                    # longer per batch: the scans then cost a bounded share of CPU.
+                    window = min(_MAX_WINDOW_S, max(_WINDOW_S, len(refs) * _WINDOW_PER_REF_S))
+                    if not (flowing and len(refs) > 1):
+                        ready, _ = ray.wait(
+                            refs, num_returns=1, timeout=_SLICE_S, fetch_local=True
+                        )
+                    if (flowing or ready) and len(refs) > 1:
+                        ready, _ = ray.wait(
+                            refs, num_returns=len(refs), timeout=window, fetch_local=True
+                        )
+                else:
+                    # gather wants everything: one wait for all per slice, as cheap as a plain
+                    # ray.get(list), while still noticing failures and stops slice by slice.
+                    ready, _ = ray.wait(
+                        refs, num_returns=len(refs), timeout=_SLICE_S, fetch_local=True
+                    )
+                flowing = bool(ready)
                 if not ready:
                     continue
-                if len(refs) > 1:
-                    ready, _ = ray.wait(
-                        refs, num_returns=len(refs), timeout=_WINDOW_S, fetch_local=True
-                    )
                 batch = self._fetch(ready)
                 with self.lock:
                     if self.stop.is_set():
@@ -322,7 +344,7 @@ class _Waiter:
             _cancel_now(leftover, force=True)
 
 
-class AsCompleted(Generic[K, T]):
+class AsCompleted(AsyncResource, Generic[K, T]):
     """An async iterator of ``(key, value)`` in completion order; also an async context manager.
 
     Leaving early — ``break`` inside ``async with``, an exception, cancellation, or the
@@ -356,20 +378,14 @@ class AsCompleted(Generic[K, T]):
         self._closed = False
         self._gen_index = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        #: False for gather, which wants everything and no early batches.
+        self._streaming = True
 
     # -- lifecycle
 
-    async def __aenter__(self) -> AsCompleted[K, T]:
+    async def open(self) -> None:
+        """Start waiting (``async with`` calls this; the first ``__anext__`` would too)."""
         self._start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop waiting and cancel whatever is still pending. Idempotent."""
@@ -395,7 +411,9 @@ class AsCompleted(Generic[K, T]):
         self._deadline = loop.time() + (math.inf if self._timeout is None else self._timeout)
         if self._refs is None or not self._refs:
             return
-        waiter = _Waiter(dict(zip(self._refs, self._keys, strict=True)), loop)
+        waiter = _Waiter(
+            dict(zip(self._refs, self._keys, strict=True)), loop, streaming=self._streaming
+        )
         if len(waiter.pending) != len(self._refs):
             # The same ref twice: wait once, hand the value to every key.
             waiter.pending = {}
@@ -623,6 +641,7 @@ async def gather(
         return [v for _, v in await stream._collect()]
     keys, values, is_mapping = _split(refs)
     stream = AsCompleted(keys, values, None, timeout=timeout, return_exceptions=return_exceptions)
+    stream._streaming = False
     pairs = await stream._collect()
     if is_mapping:
         got = dict(pairs)

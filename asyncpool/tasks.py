@@ -12,7 +12,6 @@ import pickle
 import time
 import traceback
 from collections.abc import AsyncIterable, Callable, Iterable
-from types import TracebackType
 from typing import Any, Generic, Literal, ParamSpec, TypeVar
 
 import anyio.to_thread
@@ -30,6 +29,7 @@ from ._dispatch import (
     check_timeout,
     default_capacity,
 )
+from ._resource import AsyncResource
 from .errors import PoolClosedError
 from .stats import PoolStats
 
@@ -95,7 +95,7 @@ def _make_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
 # --------------------------------------------------------------------------- the pool
 
 
-class TaskPool(Generic[P, R]):
+class TaskPool(AsyncResource, Generic[P, R]):
     """A bounded pool of Ray tasks running ``fn``.
 
     ``fn`` is a plain function (or ``async def``: each batch runs it on a fresh loop in the
@@ -194,18 +194,6 @@ class TaskPool(Generic[P, R]):
             self._engine.closing = True
             self._engine.cancel_all()
             await self._engine.wait_settled(timeout)
-
-    async def __aenter__(self) -> TaskPool[P, R]:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def _require_open(self) -> Engine:
         if self._state != "open" or self._engine is None:
