@@ -55,7 +55,7 @@ T = TypeVar("T")
 _SLICE_S = 0.1
 #: Once something finished, how long to keep collecting before handing the batch over.
 _WINDOW_S = 0.005
-_WINDOW_PER_REF_S = 1e-5
+_WINDOW_PER_REF_S = 2e-5
 _MAX_WINDOW_S = 0.1
 #: How many refs to cancel between two yields to the event loop.
 _CANCEL_CHUNK = 256
