@@ -35,9 +35,9 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from ._resource import AsyncResource
-from .errors import TaskTimeoutError
+from .errors import PoolClosedError, TaskTimeoutError
 from .refs import _cancel_now
-from .stats import _Recorder
+from .stats import PoolStats, _Recorder
 
 T = TypeVar("T")
 
@@ -252,6 +252,37 @@ class Engine:
                 return False
             await asyncio.sleep(0.02)
         return True
+
+
+# --------------------------------------------------------------------------- pools
+
+
+class PoolBase(AsyncResource):
+    """State, statistics and the open check that TaskPool and ActorPool share."""
+
+    _state: State
+    _engine: Engine | None
+
+    @property
+    def state(self) -> State:
+        """``"unopened"``, ``"open"`` or ``"closed"``."""
+        return self._state
+
+    @property
+    def stats(self) -> PoolStats:
+        """A snapshot of the pool's statistics."""
+        return self._engine.stats.snapshot() if self._engine is not None else PoolStats()
+
+    def _require_open(self) -> Engine:
+        if self._state != "open" or self._engine is None:
+            kind = type(self).__name__
+            raise PoolClosedError(
+                f"{kind} is {self._state}; use it inside `async with {kind}(...) as pool`"
+            )
+        return self._engine
+
+    def _check_open(self) -> None:
+        self._require_open()
 
 
 # --------------------------------------------------------------------------- streaming

@@ -27,16 +27,15 @@ from . import runtime
 from ._dispatch import (
     Engine,
     MapStream,
+    PoolBase,
     State,
     _Call,
     check_items,
     check_positive_int,
     check_timeout,
 )
-from ._resource import AsyncResource
 from .errors import PoolClosedError, WorkerFailedError
 from .refs import gather
-from .stats import PoolStats
 
 __all__ = ["ActorPool"]
 
@@ -57,7 +56,7 @@ class _Member:
     idle_since: float = field(default_factory=time.monotonic)
 
 
-class ActorPool(AsyncResource, Generic[A]):
+class ActorPool(PoolBase, Generic[A]):
     """A pool of ``size`` actors of ``actor_cls`` (a class or a Ray actor class).
 
     ``size`` is an int, or ``(min, max)`` for an elastic pool. ``max_concurrency`` calls run
@@ -138,10 +137,6 @@ class ActorPool(AsyncResource, Generic[A]):
     # -- lifecycle
 
     @property
-    def state(self) -> State:
-        return self._state
-
-    @property
     def size(self) -> int:
         """Live (ready) actors."""
         return sum(1 for m in self._members if m.alive and m.ready)
@@ -149,10 +144,6 @@ class ActorPool(AsyncResource, Generic[A]):
     @property
     def actors(self) -> list[ActorHandle[Any]]:
         return [m.handle for m in self._members if m.alive and m.ready]
-
-    @property
-    def stats(self) -> PoolStats:
-        return self._engine.stats.snapshot() if self._engine is not None else PoolStats()
 
     async def open(self) -> None:
         """Start ``min`` actors (concurrently) and wait until each answers.
@@ -195,16 +186,6 @@ class ActorPool(AsyncResource, Generic[A]):
     @property
     def _cls_name(self) -> str:
         return self._cls.__name__ if self._cls is not None else "actor"
-
-    def _require_open(self) -> Engine:
-        if self._state != "open" or self._engine is None:
-            raise PoolClosedError(
-                f"ActorPool is {self._state}; use it inside `async with ActorPool(...) as pool`"
-            )
-        return self._engine
-
-    def _check_open(self) -> None:
-        self._require_open()
 
     def _check_method(self, method: object) -> str:
         if not isinstance(method, str):

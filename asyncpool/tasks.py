@@ -22,6 +22,7 @@ from . import runtime
 from ._dispatch import (
     Engine,
     MapStream,
+    PoolBase,
     State,
     _Call,
     check_items,
@@ -29,9 +30,7 @@ from ._dispatch import (
     check_timeout,
     default_capacity,
 )
-from ._resource import AsyncResource
 from .errors import PoolClosedError
-from .stats import PoolStats
 
 __all__ = ["TaskPool"]
 
@@ -95,7 +94,7 @@ def _make_runner(fn: Callable[..., Any]) -> Callable[..., Any]:
 # --------------------------------------------------------------------------- the pool
 
 
-class TaskPool(AsyncResource, Generic[P, R]):
+class TaskPool(PoolBase, Generic[P, R]):
     """A bounded pool of Ray tasks running ``fn``.
 
     ``fn`` is a plain function (or ``async def``: each batch runs it on a fresh loop in the
@@ -163,10 +162,6 @@ class TaskPool(AsyncResource, Generic[P, R]):
     # -- lifecycle
 
     @property
-    def state(self) -> State:
-        return self._state
-
-    @property
     def max_in_flight(self) -> int:
         """The bound in force (resolved from the cluster when the pool opened)."""
         if self._engine is not None:
@@ -194,21 +189,6 @@ class TaskPool(AsyncResource, Generic[P, R]):
             self._engine.closing = True
             self._engine.cancel_all()
             await self._engine.wait_settled(timeout)
-
-    def _require_open(self) -> Engine:
-        if self._state != "open" or self._engine is None:
-            raise PoolClosedError(
-                f"TaskPool is {self._state}; use it inside `async with TaskPool(...) as pool`"
-            )
-        return self._engine
-
-    def _check_open(self) -> None:
-        self._require_open()
-
-    @property
-    def stats(self) -> PoolStats:
-        """A snapshot of the pool's statistics."""
-        return self._engine.stats.snapshot() if self._engine is not None else PoolStats()
 
     # -- one item
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchmarks import harness
 from tests.conftest import SessionCluster
+from tests.test_cli import _run as _run_cli
 
 # --------------------------------------------------------------------------- no Ray needed
 
@@ -132,18 +131,6 @@ async def test_judge_every_method_returns_the_expected_scores(
     ratios = {(x["workload"], x["method"]): x for x in doc["ratios"]}
     assert ratios[("judge", "ray_actors")]["vs_ceiling"] == 1.0
     assert ratios[("judge", "executor")]["vs_baseline"] == 1.0
-
-
-def _run_cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
-    return subprocess.run(
-        [sys.executable, "-m", "asyncpool", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
 
 
 def test_cli_humaneval_json(ray_cluster: SessionCluster, tmp_path: Path) -> None:
