@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import itertools
 import threading
 import time
 import weakref
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 import ray
-from ray.exceptions import RayError, RayTaskError
+from ray.exceptions import RayTaskError
 
 from ._resource import AsyncResource
 from .errors import PoolClosedError, TaskTimeoutError
@@ -157,13 +156,10 @@ class _Call:
     ref: ray.ObjectRef[Any]
     started: float
     on_result: Callable[[_Call, Any, BaseException | None], None]
-    items: int = 1
     timer: asyncio.TimerHandle | None = None
     timed_out: bool = False
     abandoned: bool = False
     settled: bool = False
-    context: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Engine:
@@ -179,15 +175,10 @@ class Engine:
         self._loop = asyncio.get_running_loop()
         self._completions = _Completions(self._loop)
         self._calls: set[_Call] = set()
-        self.closing = False
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         return self._loop
-
-    @property
-    def live_calls(self) -> int:
-        return len(self._calls)
 
     def launch(
         self,
@@ -195,8 +186,6 @@ class Engine:
         on_result: Callable[[_Call, Any, BaseException | None], None],
         *,
         timeout: float | None,
-        items: int = 1,
-        context: Any = None,
     ) -> _Call:
         """Track a just-submitted ref that holds one slot; ``on_result`` runs once it settles.
 
@@ -204,7 +193,7 @@ class Engine:
         caller. ``on_result(call, value, error)`` runs for every call, abandoned ones too
         (``call.abandoned`` tells), so that statistics always add up.
         """
-        call = _Call(ref, time.monotonic(), on_result, items=items, context=context)
+        call = _Call(ref, time.monotonic(), on_result)
         self._calls.add(call)
         if timeout is not None:
             call.timer = self._loop.call_later(timeout, self._expire, call)
@@ -553,11 +542,3 @@ def default_capacity() -> int:
     cpus = ray.cluster_resources().get("CPU", 1)
     return max(2, int(2 * cpus))
 
-
-def is_system_error(error: BaseException) -> bool:
-    """A Ray system failure (worker/node death, lost object), not a user exception."""
-    return isinstance(error, RayError) and not isinstance(error, RayTaskError)
-
-
-def is_coroutine_callable(fn: object) -> bool:
-    return inspect.iscoroutinefunction(fn)

@@ -563,6 +563,13 @@ class _Server:
                 os.close(fds[1])
                 os.close(fds[2])
 
+    def _give_back(self, uid: int | None, scratch: str | None) -> None:
+        """Undo a start that failed before the child existed: free the uid, drop the dir."""
+        if uid is not None and self.uids is not None:
+            self.uids.free.appendleft(uid)
+        if scratch is not None:
+            os.rmdir(scratch)
+
     def _start(self, req: _Request, reply_fd: int, out_fd: int, prog_fd: int) -> None:
         uid: int | None = None
         scratch: str | None = None
@@ -578,19 +585,13 @@ class _Server:
                 if uid is not None:
                     os.chown(scratch, uid, uid)
             except BaseException:
-                if uid is not None and self.uids is not None:
-                    self.uids.free.appendleft(uid)
-                if scratch is not None:
-                    os.rmdir(scratch)
+                self._give_back(uid, scratch)
                 raise
         started = time.monotonic()
         try:
             pid = os.fork()
         except BaseException:
-            if uid is not None and self.uids is not None:
-                self.uids.free.appendleft(uid)
-            if scratch is not None:
-                os.rmdir(scratch)
+            self._give_back(uid, scratch)
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             _child(self, req, reply_fd, out_fd, prog_fd, uid, scratch)

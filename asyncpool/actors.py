@@ -176,7 +176,6 @@ class ActorPool(PoolBase, Generic[A]):
         for task in list(self._background):
             task.cancel()
         if self._engine is not None:
-            self._engine.closing = True
             self._engine.cancel_all()
             await self._engine.wait_settled(timeout)
         for member in self._members:

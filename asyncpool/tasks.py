@@ -186,7 +186,6 @@ class TaskPool(PoolBase, Generic[P, R]):
             return
         self._state = "closed"
         if self._engine is not None:
-            self._engine.closing = True
             self._engine.cancel_all()
             await self._engine.wait_settled(timeout)
 
@@ -314,7 +313,7 @@ class TaskPool(PoolBase, Generic[P, R]):
                     stream.deliver(i, result, not ok)
 
             timeout = None if self.timeout is None else self.timeout * len(chunk)
-            stream.calls.add(engine.launch(ref, done, timeout=timeout, items=len(chunk)))
+            stream.calls.add(engine.launch(ref, done, timeout=timeout))
 
         stream = MapStream(
             items,

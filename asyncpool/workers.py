@@ -91,7 +91,6 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import anyio
@@ -102,6 +101,7 @@ from ray.exceptions import RayActorError, RayError
 from ray.util.placement_group import PlacementGroup, placement_group_table
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+from ._resource import AsyncResource
 from .errors import AsyncPoolError, TaskTimeoutError, WorkerFailedError
 from .placement import bundle_node_ip, free_port
 from .refs import AsCompleted, as_completed
@@ -466,7 +466,7 @@ def _helpers() -> tuple[Any, Any, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-class Dispatch:
+class Dispatch(AsyncResource):
     """The results of one :meth:`WorkerGroup.dispatch` / :meth:`WorkerGroup.broadcast` call.
 
     The calls were sent when the Dispatch was made; this object only collects them. Use it
@@ -665,21 +665,6 @@ class Dispatch:
         self._failure = None
         await self._stream.aclose()
 
-    async def __aenter__(self) -> Dispatch:
-        """The Dispatch itself (the calls were already sent)."""
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """:meth:`aclose`: what was not collected is cancelled, whatever ended the block.
-
-        Cancellation: as :meth:`aclose` (nothing waits).
-        """
-        await self.aclose()
 
 
 # --------------------------------------------------------------------------------------------
@@ -697,7 +682,7 @@ class _Spec:
     init_kwargs: dict[str, Any]
 
 
-class WorkerGroup:
+class WorkerGroup(AsyncResource):
     """A group of Ray actors pinned to the bundles of a VirtualCluster; see the module docstring.
 
     ``WorkerGroup(cluster, worker_cls, *init_args, name="", workers_per_node=None, tied=None,
@@ -846,18 +831,9 @@ class WorkerGroup:
 
     # ---------------------------------------------------------------- opening
 
-    async def __aenter__(self) -> WorkerGroup:
-        """:meth:`open`, then the group. Cancellation: as :meth:`open`."""
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """:meth:`shutdown` with its defaults: every actor is killed, whatever ended the block.
+    async def aclose(self) -> None:
+        """:meth:`shutdown` with its defaults (what ``async with`` does on exit): every actor
+        is killed, whatever ended the block.
 
         Cancellation: the kill still happens (it is shielded); only the wait for the actors'
         deaths is cut short.
