@@ -9,8 +9,11 @@ from .errors import ClusterStateError as ClusterStateError
 from .errors import PlacementTimeoutError as PlacementTimeoutError
 from .errors import PoolClosedError as PoolClosedError
 from .errors import ResourceInsufficientError as ResourceInsufficientError
+from .errors import ResourceStateError as ResourceStateError
+from .errors import SandboxError as SandboxError
 from .errors import TaskTimeoutError as TaskTimeoutError
 from .errors import WorkerFailedError as WorkerFailedError
+from .errors import WorkerGroupStateError as WorkerGroupStateError
 from .placement import WORKER_LABEL as WORKER_LABEL
 from .placement import Backoff as Backoff
 from .placement import NodeInfo as NodeInfo
@@ -41,7 +44,6 @@ from .stats import PoolStats as PoolStats
 from .tasks import TaskPool as TaskPool
 from .workers import Dispatch as Dispatch
 from .workers import WorkerGroup as WorkerGroup
-from .workers import WorkerGroupStateError as WorkerGroupStateError
 from .workers import WorkerMetadata as WorkerMetadata
 
 __all__ = [
@@ -59,7 +61,9 @@ __all__ = [
     "PoolStats",
     "ReplicaSpec",
     "ResourceInsufficientError",
+    "ResourceStateError",
     "Runtime",
+    "SandboxError",
     "SandboxResult",
     "SandboxStatus",
     "TaskPool",

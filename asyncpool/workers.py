@@ -102,7 +102,7 @@ from ray.util.placement_group import PlacementGroup, placement_group_table
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from ._resource import AsyncResource
-from .errors import AsyncPoolError, TaskTimeoutError, WorkerFailedError
+from .errors import TaskTimeoutError, WorkerFailedError, WorkerGroupStateError
 from .placement import bundle_node_ip, free_port
 from .refs import AsCompleted, as_completed
 
@@ -146,11 +146,6 @@ _HOOK_RESOURCES = ("num_gpus", "num_cpus")
 #: How long shutdown (and a failed opening) waits for Ray to report killed actors dead.
 _DEATH_WAIT_S = 10.0
 _STRING_WORKER = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*[.:][A-Za-z_]\w*$")
-
-
-class WorkerGroupStateError(AsyncPoolError, RuntimeError):
-    """A :class:`WorkerGroup` was used in a state that does not allow it (opened twice,
-    reopened after it was closed, used before it was opened or after it was shut down)."""
 
 
 @dataclass(frozen=True)
