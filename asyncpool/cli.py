@@ -2,7 +2,7 @@
 
 ``bench`` is the project's main job: it measures verifications per minute, side by side in
 one run, on an embedded local Ray cluster (or ``--address``). Its harness lives in
-``benchmarks/``; this module only parses arguments and hands over.
+``asyncpool._bench``; this module only parses arguments and hands over.
 """
 
 from __future__ import annotations
@@ -95,9 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bench":
         try:
-            from benchmarks.harness import main as bench_main
-        except ImportError as exc:  # pragma: no cover - installed without the repo
-            print(f"asyncpool bench needs the repository's benchmarks/ ({exc})", file=sys.stderr)
+            from ._bench.harness import main as bench_main
+        except ImportError as exc:  # pragma: no cover - installed without the [bench] extra
+            print(f"asyncpool bench needs the [bench] extra: pip install 'asyncpool[bench]' "
+                  f"({exc})", file=sys.stderr)
             return 2
         return bench_main(args)
     if args.command == "status":

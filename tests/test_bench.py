@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from benchmarks import harness
+from asyncpool._bench import harness
 from tests.conftest import SessionCluster
 from tests.test_cli import _run as _run_cli
 
@@ -155,3 +158,47 @@ def test_cli_humaneval_json(ray_cluster: SessionCluster, tmp_path: Path) -> None
             "humaneval", 20, 20, 0)
     assert "limit" in doc["methods"]["humaneval"]
     assert "verifications per minute" in proc.stdout
+
+
+def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_from_it(
+    ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    """A regular (non-editable) wheel, installed into a fresh venv, runs ``asyncpool bench``
+    from its own copy of the package; its only top-level package is ``asyncpool``."""
+    repo = Path(__file__).resolve().parents[1]
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "-q", "-w",
+         str(tmp_path / "dist")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("asyncpool-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"asyncpool", wheel.name.split("-py")[0] +
+                                                ".dist-info"}
+    assert "asyncpool/_bench/harness.py" in names
+    assert "asyncpool/_bench/humaneval.py" in names
+    # A fresh venv that sees the dependencies (ray, rich...) but gets asyncpool from the wheel.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, timeout=120)
+    py, exe = venv / "bin" / "python", venv / "bin" / "asyncpool"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, timeout=300, capture_output=True)
+    where = subprocess.run(
+        [str(py), "-c", "import asyncpool._bench.harness as h; print(h.__file__)"],
+        capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
+    ).stdout.strip()
+    assert Path(where).is_relative_to(venv), where
+    assert not list((venv / "lib").glob("python*/site-packages/benchmarks"))
+    out = tmp_path / "noop.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    proc = subprocess.run(
+        [str(exe), "bench", "--address", ray_cluster.address, "--workload", "noop", "--items",
+         "50", "--rounds", "1", "--no-progress", "--json", str(out)],
+        capture_output=True, text=True, timeout=240, check=False, cwd=tmp_path, env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert {r["method"] for r in doc["rows"]} >= {"ray_get", "asyncpool_gather"}
+    assert all(r["correct"] == r["items"] == 50 for r in doc["rows"])

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from asyncpool._bench import humaneval
 from asyncpool.sandbox import SandboxResult, run_python
-from benchmarks import humaneval
 
 
 def test_problems_are_read_from_the_installed_package() -> None:

@@ -9,7 +9,7 @@ Workloads and methods
 ---------------------
 ``humaneval`` (baseline ``sequential``, ceiling ``limit``): HumanEval programs (each problem's
 canonical solution, expected to pass, and a broken variant, expected to fail; see
-:mod:`benchmarks.humaneval`) run through :func:`asyncpool.sandbox.run_python`. A verification
+:mod:`asyncpool._bench.humaneval`) run through :func:`asyncpool.sandbox.run_python`. A verification
 is correct when its verdict matches the label.
 
 * ``sequential`` - ``run_python`` in a loop in the driver (in one worker thread, so the event
@@ -76,10 +76,10 @@ import ray
 
 import asyncpool
 from asyncpool import refs
+from asyncpool._bench import humaneval
 from asyncpool.actors import ActorPool
 from asyncpool.sandbox import run_python, run_python_bare
 from asyncpool.tasks import TaskPool
-from benchmarks import humaneval
 
 Progress = Callable[[int], None]
 
