@@ -22,6 +22,7 @@ import importlib.util
 import logging
 import os
 import re
+import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -78,6 +79,9 @@ class Runtime:
     namespace: str | None
     source: str
     _closed: bool = field(default=False, repr=False)
+    #: How many ``connect`` blocks are inside this runtime now, and whether one of them made it.
+    _connect_blocks: int = field(default=0, repr=False)
+    _owned_by_connect: bool = field(default=False, repr=False)
 
     @property
     def connected(self) -> bool:
@@ -217,74 +221,100 @@ def init(
     (its arguments are then ignored, with a debug log). When Ray was already initialised by
     the caller, that connection is adopted (``started=False``).
 
+    A new local cluster starts with Ray's dashboard when Ray's dashboard packages are
+    installed (``ray[default]``), on a free port, so that ``ray list tasks --address ...`` and
+    ``ray.util.state`` work on it; pass ``include_dashboard=False`` to save its start-up.
+
     Blocks for the few seconds a cluster start takes; from async code use :func:`connect`.
     """
-    global _runtime
     _validate(address, num_cpus, num_gpus, tag)
     with _lock:
-        if _runtime is not None and not _runtime._closed and ray.is_initialized():
-            log.debug("asyncpool.init: already connected to %s", _runtime.address)
-            return _runtime
-        the_tag = tag or default_tag()
-        kwargs: dict[str, Any] = {"namespace": namespace, **ray_init_kwargs}
-        kwargs.setdefault("log_to_driver", True)
-        if ray.is_initialized():
-            ctx = ray.get_runtime_context()
-            _runtime = Runtime(
-                address=ray.get_runtime_context().gcs_address,
-                started=False,
-                tag=the_tag,
-                namespace=ctx.namespace,
-                source="adopted",
-            )
-            return _runtime
+        return _init_locked(address, num_cpus, num_gpus, namespace, tag, ray_init_kwargs)[0]
 
-        chosen, source = address, "argument"
-        if chosen is None and os.environ.get("ASYNCPOOL_ADDRESS"):
-            chosen, source = os.environ["ASYNCPOOL_ADDRESS"], "ASYNCPOOL_ADDRESS"
-        if chosen is None and os.environ.get("RAY_ADDRESS"):
-            chosen, source = os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
 
-        if chosen is not None and chosen != "local":
-            if num_cpus is not None or num_gpus is not None:
-                log.warning("num_cpus/num_gpus are ignored when joining an existing cluster")
-            with _without_ray_address():
-                ctx_info = ray.init(address=chosen, **kwargs)
-            _runtime = Runtime(
-                address=_address_of(ctx_info, chosen),
-                started=False,
-                tag=the_tag,
-                namespace=namespace,
-                source=source,
-            )
-            return _runtime
-
-        if chosen is None:
-            wanted = {tag_resource(the_tag), tag_resource(SLURM_TAG)}
-            joined = _try_join_tagged(_local_clusters_with(wanted), wanted, kwargs)
-            if joined:
-                _runtime = Runtime(joined, False, the_tag, namespace, "tagged local cluster")
-                return _runtime
-
-        resources = dict(kwargs.pop("resources", None) or {})
-        resources[tag_resource(the_tag)] = 1.0
-        kwargs.setdefault("include_dashboard", False)
-        with _without_ray_address():
-            ctx_info = ray.init(
-                address="local",
-                num_cpus=num_cpus,
-                num_gpus=num_gpus,
-                resources=resources,
-                **kwargs,
-            )
+def _init_locked(
+    address: str | None,
+    num_cpus: int | None,
+    num_gpus: int | None,
+    namespace: str | None,
+    tag: str | None,
+    ray_init_kwargs: dict[str, Any],
+) -> tuple[Runtime, bool]:
+    """:func:`init` under ``_lock``; also says whether this call made the runtime."""
+    global _runtime
+    if _runtime is not None and not _runtime._closed and ray.is_initialized():
+        log.debug("asyncpool.init: already connected to %s", _runtime.address)
+        return _runtime, False
+    the_tag = tag or default_tag()
+    kwargs: dict[str, Any] = {"namespace": namespace, **ray_init_kwargs}
+    kwargs.setdefault("log_to_driver", True)
+    if ray.is_initialized():
+        ctx = ray.get_runtime_context()
         _runtime = Runtime(
-            address=_address_of(ctx_info, "local"),
-            started=True,
+            address=ray.get_runtime_context().gcs_address,
+            started=False,
+            tag=the_tag,
+            namespace=ctx.namespace,
+            source="adopted",
+        )
+        return _runtime, False  # the caller's own connection: never ours to close
+
+    chosen, source = address, "argument"
+    if chosen is None and os.environ.get("ASYNCPOOL_ADDRESS"):
+        chosen, source = os.environ["ASYNCPOOL_ADDRESS"], "ASYNCPOOL_ADDRESS"
+    if chosen is None and os.environ.get("RAY_ADDRESS"):
+        chosen, source = os.environ["RAY_ADDRESS"], "RAY_ADDRESS"
+
+    if chosen is not None and chosen != "local":
+        if num_cpus is not None or num_gpus is not None:
+            log.warning("num_cpus/num_gpus are ignored when joining an existing cluster")
+        with _without_ray_address():
+            ctx_info = ray.init(address=chosen, **kwargs)
+        _runtime = Runtime(
+            address=_address_of(ctx_info, chosen),
+            started=False,
             tag=the_tag,
             namespace=namespace,
-            source="new local cluster",
+            source=source,
         )
-        return _runtime
+        return _runtime, True
+
+    if chosen is None:
+        wanted = {tag_resource(the_tag), tag_resource(SLURM_TAG)}
+        joined = _try_join_tagged(_local_clusters_with(wanted), wanted, kwargs)
+        if joined:
+            _runtime = Runtime(joined, False, the_tag, namespace, "tagged local cluster")
+            return _runtime, True
+
+    resources = dict(kwargs.pop("resources", None) or {})
+    resources[tag_resource(the_tag)] = 1.0
+    # None: Ray starts its dashboard when its packages are installed (ray[default]); it
+    # serves the state API (`ray list tasks`, ray.util.state) that users check leaks with.
+    kwargs.setdefault("include_dashboard", None)
+    if kwargs["include_dashboard"] is not False:
+        kwargs.setdefault("dashboard_port", _free_local_port())  # 8265 may be taken
+    with _without_ray_address():
+        ctx_info = ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            resources=resources,
+            **kwargs,
+        )
+    _runtime = Runtime(
+        address=_address_of(ctx_info, "local"),
+        started=True,
+        tag=the_tag,
+        namespace=namespace,
+        source="new local cluster",
+    )
+    return _runtime, True
+
+
+def _free_local_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _address_of(ctx_info: Any, fallback: str) -> str:
@@ -309,29 +339,35 @@ async def connect(
 ) -> AsyncIterator[Runtime]:
     """``async with connect(...) as rt``: :func:`init` run off the event loop.
 
-    On exit the runtime is shut down only if this block created it; a runtime that already
-    existed (a nested ``connect``, an earlier ``init``) is left connected.
+    The runtime is shut down when the last ``connect`` block that shares it exits, and only
+    when a ``connect`` block created it: blocks entered concurrently (several tasks, or
+    nested) share one runtime, and the first to leave never disconnects the others. A runtime
+    made by :func:`init` (or a ``ray.init`` of the caller's) is left connected.
 
     Cancellation: a cancelled ``connect`` leaves the worker thread to finish connecting (a Ray
     start cannot be interrupted halfway) and the connection stays usable by a later ``init``.
     """
-    existed = _runtime is not None and not _runtime._closed
+    _validate(address, num_cpus, num_gpus, tag)
+    kwargs = dict(ray_init_kwargs)
 
-    def _init() -> Runtime:
-        return init(
-            address,
-            num_cpus=num_cpus,
-            num_gpus=num_gpus,
-            namespace=namespace,
-            tag=tag,
-            **ray_init_kwargs,
-        )
+    def _enter() -> Runtime:
+        # Made and counted under one lock hold: whether this block owns the runtime is decided
+        # with the runtime itself, never from a look taken before another block's init.
+        with _lock:
+            rt, made = _init_locked(address, num_cpus, num_gpus, namespace, tag, kwargs)
+            if made:
+                rt._owned_by_connect = True
+            rt._connect_blocks += 1
+            return rt
 
-    rt = await anyio.to_thread.run_sync(_init)
+    rt = await anyio.to_thread.run_sync(_enter)
     try:
         yield rt
     finally:
-        if not existed:
+        with _lock:
+            rt._connect_blocks -= 1
+            last = rt._connect_blocks == 0 and rt._owned_by_connect
+        if last:
             await anyio.to_thread.run_sync(rt.shutdown)
 
 

@@ -165,3 +165,54 @@ def test_run_uses_uvloop_when_installed_and_asyncio_when_asked() -> None:
 def test_run_rejects_a_non_callable() -> None:
     with pytest.raises(TypeError):
         asyncpool.run(42)  # type: ignore[arg-type]
+
+
+CONCURRENT_CONNECTS = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    import ray
+    import asyncpool
+    from asyncpool import runtime
+
+    async def main(address):
+        entered, both, first_left = [], asyncio.Event(), asyncio.Event()
+        seen = {}
+
+        async def block(name):
+            async with asyncpool.connect(address, log_to_driver=False) as rt:
+                entered.append(name)
+                if len(entered) == 2:
+                    both.set()
+                await both.wait()
+                if name == "second":
+                    await first_left.wait()
+                    seen["second_connected"] = rt.connected and ray.is_initialized()
+                    if seen["second_connected"]:
+                        seen["second_put_get"] = await ray.put(7) == 7
+            if name == "first":
+                first_left.set()
+
+        # Both enter at once: neither block exists yet when the other decides.
+        await asyncio.gather(block("first"), block("second"))
+        seen["after_all"] = ray.is_initialized() or runtime.current() is not None
+        print(json.dumps(seen))
+
+    asyncpool.run(main, sys.argv[1])
+    """
+)
+
+
+def test_concurrent_connect_blocks_first_to_exit_does_not_disconnect_the_other(
+    ray_cluster: SessionCluster,
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", CONCURRENT_CONNECTS, ray_cluster.address],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"second_connected": True, "second_put_get": True, "after_all": False}
