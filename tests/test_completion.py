@@ -1,0 +1,253 @@
+"""The completion core against the real session cluster: one thread, batched hand-over."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any
+
+import pytest
+import ray
+
+from asyncpool import _completion
+from asyncpool._completion import Item, subscribe
+from tests.conftest import SessionCluster, async_wait_for
+
+
+@ray.remote(num_cpus=0)
+def sleepy(value: object, seconds: float = 0.0) -> object:
+    time.sleep(seconds)
+    return value
+
+
+@ray.remote(num_cpus=0)
+def raise_key_error(key: str) -> None:
+    raise KeyError(key)
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.items: dict[int, tuple[Any, bool]] = {}
+        self.calls = 0
+        self.threads: set[int] = set()
+        self.done = asyncio.Event()
+        self.expect = 0
+
+    def __call__(self, batch: list[Item]) -> None:
+        self.calls += 1
+        self.threads.add(threading.get_ident())
+        for position, value, is_error in batch:
+            assert position not in self.items, f"position {position} delivered twice"
+            self.items[position] = (value, is_error)
+        if len(self.items) >= self.expect:
+            self.done.set()
+
+
+@pytest.mark.asyncio
+async def test_every_position_is_delivered_once_on_the_loop_with_user_error_types(
+    ray_cluster: SessionCluster,
+) -> None:
+    shared = sleepy.remote("shared", 0.2)
+    refs = [sleepy.remote(0), raise_key_error.remote("k"), shared, sleepy.remote(3, 0.1), shared]
+    got = _Collector()
+    got.expect = len(refs)
+    sub = subscribe(refs, got)
+    await asyncio.wait_for(got.done.wait(), timeout=30)
+    assert got.items[0] == (0, False)
+    value, is_error = got.items[1]
+    assert is_error
+    assert isinstance(value, KeyError)
+    assert got.items[2] == got.items[4] == ("shared", False)
+    assert got.items[3] == (3, False)
+    assert got.threads == {threading.get_ident()}
+    assert sub.pending == 0
+    assert sub.close() == []
+
+
+@pytest.mark.asyncio
+async def test_refs_ready_together_reach_the_loop_in_one_batch(
+    ray_cluster: SessionCluster,
+) -> None:
+    refs = [ray.put(i) for i in range(2000)]
+    got = _Collector()
+    got.expect = len(refs)
+    subscribe(refs, got)
+    await asyncio.wait_for(got.done.wait(), timeout=30)
+    assert [got.items[i][0] for i in range(2000)] == list(range(2000))
+    assert got.calls == 1
+
+
+@pytest.mark.asyncio
+async def test_two_thousand_subscriptions_share_one_helper_thread(
+    ray_cluster: SessionCluster,
+) -> None:
+    before = threading.active_count()
+    refs = [sleepy.remote(i, 0.5) for i in range(50)]
+    collectors = []
+    subs = []
+    for i in range(2000):
+        got = _Collector()
+        got.expect = 1
+        collectors.append(got)
+        subs.append(subscribe([refs[i % len(refs)]], got))
+    assert threading.active_count() - before <= 1
+    assert len(_completion.helper_threads()) == 1
+    await asyncio.wait_for(asyncio.gather(*(c.done.wait() for c in collectors)), timeout=60)
+    assert all(c.items[0] == (i % 50, False) for i, c in enumerate(collectors))
+    assert threading.active_count() - before <= 1
+
+
+@pytest.mark.asyncio
+async def test_close_returns_what_was_not_delivered_and_stops_delivery(
+    ray_cluster: SessionCluster,
+) -> None:
+    fast = ray.put("fast")
+    slow = [sleepy.remote(None, 30) for _ in range(2)]
+    got = _Collector()
+    got.expect = 1
+    sub = subscribe([slow[0], fast, slow[1]], got)
+    await asyncio.wait_for(got.done.wait(), timeout=30)
+    assert sub.pending == 2
+    assert sub.close() == [0, 2]
+    assert sub.close() == []  # idempotent
+    ray.cancel(slow[0], force=True)
+    ray.cancel(slow[1], force=True)
+    await asyncio.sleep(0.3)
+    assert list(got.items) == [1]
+
+
+@pytest.mark.asyncio
+async def test_a_new_subscription_is_picked_up_while_others_wait(
+    ray_cluster: SessionCluster,
+) -> None:
+    long = [sleepy.remote(None, 30) for _ in range(3)]
+    waiting = subscribe(long, _Collector())
+    try:
+        await asyncio.sleep(0.1)  # the thread is now blocked in ray.wait on the long ones
+        got = _Collector()
+        got.expect = 1
+        started = time.monotonic()
+        subscribe([ray.put(5)], got)
+        await asyncio.wait_for(got.done.wait(), timeout=30)
+        # One slice is milliseconds here; allow for a loaded machine, not for a missed wake.
+        assert time.monotonic() - started < 1.0
+        assert got.items[0] == (5, False)
+    finally:
+        for ref in long:
+            ray.cancel(ref, force=True)
+        waiting.close()
+
+
+@pytest.mark.asyncio
+async def test_each_loop_gets_its_own_results(ray_cluster: SessionCluster) -> None:
+    """A subscriber on another thread's loop is served there, not on the caller's loop."""
+    other_results: dict[str, Any] = {}
+
+    def other_thread() -> None:
+        async def main() -> None:
+            got = _Collector()
+            got.expect = 2
+            subscribe([sleepy.remote("a", 0.1), ray.put("b")], got)
+            await asyncio.wait_for(got.done.wait(), timeout=30)
+            other_results["items"] = dict(got.items)
+            other_results["threads"] = got.threads
+
+        asyncio.run(main())
+        other_results["ident"] = threading.get_ident()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    got = _Collector()
+    got.expect = 1
+    subscribe([sleepy.remote("here", 0.1)], got)
+    await asyncio.wait_for(got.done.wait(), timeout=30)
+    await asyncio.to_thread(thread.join, 60)
+    assert got.items == {0: ("here", False)}
+    assert got.threads == {threading.get_ident()}
+    assert other_results["items"] == {0: ("a", False), 1: ("b", False)}
+    assert other_results["threads"] == {other_results["ident"]}
+
+
+def test_a_forked_child_starts_with_a_fresh_core(ray_cluster: SessionCluster) -> None:
+    _completion._core()  # the parent has one
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, b"fresh" if _completion._the_core is None else b"stale")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 16)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert answer == b"fresh"
+
+
+_SHUTDOWN_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, time, ray
+    from asyncpool._completion import subscribe
+    from asyncpool.errors import AsyncPoolError
+
+    @ray.remote(num_cpus=0)
+    def slow():
+        time.sleep(60)
+
+    async def main():
+        got = []
+        ray.init(address=ADDRESS, log_to_driver=False)
+        ref = slow.remote()
+        subscribe([ref], got.extend)
+        await asyncio.sleep(0.5)
+        ray.shutdown()
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        position, error, is_error = got[0]
+        assert is_error, got
+        assert isinstance(error, AsyncPoolError), got
+        assert "shut down" in str(error), error
+        # The core reset: a new session is served again.
+        ray.init(address=ADDRESS, log_to_driver=False)
+        again = []
+        subscribe([ray.put(7)], again.extend)
+        while not again and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert again == [(0, 7, False)], again
+        ray.shutdown()
+        print("OK")
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_ray_shut_down_under_the_core_fails_pending_subscribers_clearly(
+    ray_cluster: SessionCluster,
+) -> None:
+    script = _SHUTDOWN_SCRIPT.replace("ADDRESS", repr(ray_cluster.address))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "OK" in done.stdout
+
+
+@pytest.mark.asyncio
+async def test_the_waiter_sleeps_when_nothing_is_pending(ray_cluster: SessionCluster) -> None:
+    got = _Collector()
+    got.expect = 1
+    subscribe([ray.put(1)], got)
+    await asyncio.wait_for(got.done.wait(), timeout=30)
+    (thread,) = _completion.helper_threads()
+    await async_wait_for(lambda: not _completion._core()._watch, timeout=10)
+    # Sleeping on its condition: no CPU spent while nothing is pending.
+    ident = thread.ident
+    assert ident is not None
+    cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
+    await asyncio.sleep(0.5)
+    assert time.clock_gettime(time.pthread_getcpuclockid(ident)) - cpu < 0.01
