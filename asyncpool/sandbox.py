@@ -99,41 +99,55 @@ from __future__ import annotations
 import array
 import atexit
 import contextlib
+import fcntl
 import functools
 import math
 import os
 import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import anyio
 import anyio.to_thread
 
 from asyncpool import _zygote
+from asyncpool.errors import SandboxError
 
-# The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES) are public but reached through
-# the module, so that a re-export of __all__ by the package stays small.
+# The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES...) are public but reached
+# through the module, so that a re-export of __all__ by the package stays small.
 __all__ = [
+    "ProgramResult",
     "SandboxResult",
     "SandboxStatus",
+    "StdioCaseResult",
+    "StdioResult",
+    "run_program",
     "run_python",
     "run_python_async",
     "run_python_bare",
+    "run_stdio",
+    "run_tests",
 ]
 
 SandboxStatus = Literal["passed", "failed", "timeout", "memory", "crashed"]
 
 #: How many bytes of combined stdout/stderr ``SandboxResult.stdout_tail`` keeps.
 OUTPUT_TAIL_BYTES = 4096
+#: How many bytes of each of stdout and stderr ``run_program`` keeps (the first ones).
+OUTPUT_LIMIT_BYTES = 1024 * 1024
 #: ``RLIMIT_FSIZE``: the largest file the program may write.
 FILE_SIZE_LIMIT = 16 * 1024 * 1024
 #: ``RLIMIT_NPROC``: processes plus threads the program may have at once, itself included.
 MAX_PROCESSES = 16
+#: How many times a run the machine starved is tried before ``SandboxError``.
+STARVED_ATTEMPTS = 2
 
 _STATUSES: tuple[SandboxStatus, ...] = ("passed", "failed", "timeout", "memory", "crashed")
 _READ_CHUNK = 1 << 16
@@ -142,7 +156,7 @@ _ZYGOTE_PATH = _zygote.__file__
 
 @dataclass(frozen=True, slots=True)
 class SandboxResult:
-    """The verdict on one program."""
+    """The verdict on one program (``run_python``) or one solution (``run_tests``)."""
 
     status: SandboxStatus
     returncode: int | None
@@ -154,8 +168,56 @@ class SandboxResult:
         return self.status == "passed"
 
 
+@dataclass(frozen=True, slots=True)
+class ProgramResult:
+    """What ``run_program`` saw: ``status`` is "passed" when the program exited 0."""
+
+    status: SandboxStatus
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True, slots=True)
+class StdioCaseResult:
+    """One case of ``run_stdio``: "passed" when the program exited 0 and its output matched."""
+
+    status: SandboxStatus
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration: float
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+@dataclass(frozen=True, slots=True)
+class StdioResult:
+    """``run_stdio``'s verdict: "passed" only when every case passed."""
+
+    status: SandboxStatus
+    cases: list[StdioCaseResult]
+    duration: float
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
 class _ZygoteGone(Exception):
     """The fork server died before it started the program: safe to retry on a new one."""
+
+
+class _Starved(Exception):
+    """The machine starved the run past its wall-clock cap: no verdict, run it again."""
 
 
 class _Cancel:
@@ -207,6 +269,7 @@ class _Zygote:
         self.ctl = ours
         self.owner = os.getpid()
         self.send_lock = threading.Lock()
+        self.isolated: bool | None = None  # learnt from the first run
 
     @property
     def alive(self) -> bool:
@@ -266,6 +329,12 @@ def _zygote_pid() -> int | None:
         return z.proc.pid if z is not None and z.alive else None
 
 
+def _isolated() -> bool | None:
+    """Whether the current fork server runs in its own namespaces (``None``: not known yet)."""
+    with _lock:
+        return None if _current is None else _current.isolated
+
+
 def _after_fork_in_child() -> None:
     # A forked caller gets its own fork server; it must not share (or hold open) the parent's.
     global _lock, _current
@@ -287,9 +356,16 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 atexit.register(_at_exit)
 
 
-def _validate(program: object, timeout: object, memory_mb: object) -> None:
-    if not isinstance(program, str):
-        raise TypeError(f"program must be a str, not {type(program).__name__}")
+# -- argument checks ---------------------------------------------------------------------------
+
+
+def _check_str(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+
+
+def _validate(program: object, timeout: object, memory_mb: object, name: str = "program") -> None:
+    _check_str(name, program)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
     if not (timeout > 0 and math.isfinite(timeout)):
@@ -300,117 +376,303 @@ def _validate(program: object, timeout: object, memory_mb: object) -> None:
         raise ValueError(f"memory_mb must be >= 16, got {memory_mb!r}")
 
 
-def _append_tail(tail: bytearray, chunk: memoryview) -> None:
-    if len(chunk) >= OUTPUT_TAIL_BYTES:
-        tail[:] = chunk[-OUTPUT_TAIL_BYTES:]
-    else:
-        tail += chunk
-        if len(tail) > 4 * OUTPUT_TAIL_BYTES:
-            del tail[:-OUTPUT_TAIL_BYTES]
+def _as_bytes(name: str, value: object) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"{name} must be bytes or a str, not {type(value).__name__}")
 
 
-def _run_once(
-    program: bytes, timeout: float, memory_mb: int, limits: bool, cancel: _Cancel | None
-) -> SandboxResult:
-    z = _get_zygote()
-    header = _zygote.REQUEST.pack(
-        timeout,
-        memory_mb * 1024 * 1024,
-        FILE_SIZE_LIMIT,
-        MAX_PROCESSES,
-        _zygote.FLAG_LIMITS if limits else 0,
-    )
-    memfd = os.memfd_create("asyncpool-program", os.MFD_CLOEXEC)
-    out_r = out_w = -1
-    ours = theirs = None
+def _check_relative_path(name: str, path: object) -> str:
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a str path, not {type(path).__name__}")
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or "\0" in path
+        or any(p in ("", ".", "..") for p in parts)
+        or len(path.encode("utf-8", "surrogateescape")) > 4000
+    ):
+        raise ValueError(f"{name} must be a relative path without '.', '..' or '//', got {path!r}")
+    return path
+
+
+# -- one run -------------------------------------------------------------------------------------
+
+
+class _Sink:
+    """Keeps the first ``head`` bytes, or the last ``tail`` bytes, of what a pipe carries;
+    reads and discards the rest, never buffering more than four times its limit."""
+
+    def __init__(self, *, head: int = 0, tail: int = 0) -> None:
+        self.head = head
+        self.tail = tail
+        self.data = bytearray()
+        self.truncated = False
+
+    def add(self, chunk: memoryview) -> None:
+        if self.head:
+            room = self.head - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > max(room, 0):
+                self.truncated = True
+            return
+        if len(chunk) >= self.tail:
+            self.data[:] = chunk[-self.tail :]
+            self.truncated = True
+        else:
+            self.data += chunk
+            if len(self.data) > 4 * self.tail:
+                del self.data[: -self.tail]
+                self.truncated = True
+
+    def value(self) -> bytes:
+        return bytes(self.data if self.head else self.data[-self.tail :])
+
+
+@dataclass
+class _Spec:
+    """Everything one run sends to the fork server."""
+
+    program: bytes
+    timeout: float
+    memory_mb: int
+    limits: bool = True
+    merged_output: bool = True  # stdout and stderr into one pipe (run_python)
+    stdout_head: int = 0  # keep the first bytes of stdout (0: keep the tail)
+    stdin: bytes | None = None
+    files: Mapping[str, bytes] | None = None
+    fetch: Sequence[str] = ()
+    tests: bytes | None = None  # entry point, NUL, tests source (a judged run)
+
+
+@dataclass
+class _Raw:
+    """What one run produced, before a public result is made of it."""
+
+    status: SandboxStatus
+    returncode: int | None
+    duration: float
+    wall: float
+    judge: int
+    flags: int
+    stdout: bytes
+    stderr: bytes
+    verdict: bytes = b""
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def _memfd(name: str, data: bytes, seal: bool = False) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
-        view = memoryview(program)
+        view = memoryview(data)
         while view:
-            view = view[os.write(memfd, view) :]
-        out_r, out_w = os.pipe()
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        if seal:  # the program cannot write into it (nothing it writes reaches anyone)
+            fcntl.fcntl(
+                fd,
+                fcntl.F_ADD_SEALS,
+                fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL,
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _pack_files(files: Mapping[str, bytes]) -> bytes:
+    out = []
+    for name, data in files.items():
+        encoded = name.encode("utf-8", "surrogateescape")
+        out += [struct.pack("=I", len(encoded)), encoded, struct.pack("=Q", len(data)), data]
+    return b"".join(out)
+
+
+def _unpack_files(data: bytes) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    pos = 0
+    while pos + 4 <= len(data):
+        (n,) = struct.unpack_from("=I", data, pos)
+        name = data[pos + 4 : pos + 4 + n].decode("utf-8", "surrogateescape")
+        pos += 4 + n
+        (size,) = struct.unpack_from("=Q", data, pos)
+        pos += 8
+        files[name] = data[pos : pos + size]
+        pos += size
+    return files
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
+    z = _get_zygote()
+    flags = _zygote.FLAG_LIMITS if spec.limits else 0
+    owned: list[int] = []  # every fd this call opened, closed at the end
+    ours = theirs = None
+
+    def new_fd(fd: int) -> int:
+        owned.append(fd)
+        return fd
+
+    try:
+        out_r, out_w = (new_fd(fd) for fd in os.pipe())
+        if spec.merged_output:
+            err_r, err_w = -1, out_w
+        else:
+            err_r, err_w = (new_fd(fd) for fd in os.pipe())
+        fds = [out_w, err_w, new_fd(_memfd("asyncpool-program", spec.program))]
+        if spec.stdin is not None:
+            flags |= _zygote.FLAG_STDIN
+            fds.append(new_fd(_memfd("asyncpool-stdin", spec.stdin, seal=True)))
+        if spec.files:
+            flags |= _zygote.FLAG_FILES_IN
+            fds.append(new_fd(_memfd("asyncpool-files", _pack_files(spec.files))))
+        files_out = -1
+        if spec.fetch:
+            flags |= _zygote.FLAG_FILES_OUT
+            listing = "\0".join(spec.fetch).encode("utf-8", "surrogateescape")
+            files_out = new_fd(_memfd("asyncpool-fetch", listing))
+            fds.append(files_out)
+        verdict_r = -1
+        if spec.tests is not None:
+            flags |= _zygote.FLAG_JUDGE
+            verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
+            fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
+        header = _zygote.REQUEST.pack(
+            spec.timeout,
+            spec.memory_mb * 1024 * 1024,
+            FILE_SIZE_LIMIT,
+            MAX_PROCESSES,
+            flags,
+        )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         if cancel is not None:
             cancel.attach(ours)
         try:
-            z.send(header, [theirs.fileno(), out_w, memfd])
+            z.send(header, [theirs.fileno(), *fds])
         except OSError as exc:
             _discard_zygote(z)
             raise _ZygoteGone from exc
-        os.close(memfd)
-        memfd = -1
-        os.close(out_w)
-        out_w = -1
+        # Only the server (and its children) may hold the write ends now.
+        for fd in set(fds) - {files_out}:
+            os.close(fd)
+            owned.remove(fd)
         theirs.close()
         theirs = None
-        return _collect(z, ours, out_r, timeout + _zygote.GRACE if limits else None, cancel)
+        out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
+        err = _Sink(tail=OUTPUT_TAIL_BYTES)
+        patience = _zygote.hard_wall_cap(spec.timeout) + _zygote.GRACE if spec.limits else None
+        raw = _collect(z, ours, {out_r: out, err_r: err}, patience, cancel)
+        if verdict_r >= 0:
+            raw.verdict = _read_pipe(verdict_r)
+        if files_out >= 0:
+            raw.files = _unpack_files(_read_all(files_out))
+        return raw
     finally:
         if cancel is not None:
             cancel.attach(None)
-        for fd in (memfd, out_r, out_w):
-            if fd >= 0:
+        for fd in owned:
+            with contextlib.suppress(OSError):
                 os.close(fd)
         for sock in (ours, theirs):
             if sock is not None:
                 sock.close()
 
 
+def _read_pipe(fd: int) -> bytes:
+    """What is in a pipe whose writers are all gone (or the first 64 KiB of it)."""
+    os.set_blocking(fd, False)
+    data = b""
+    with contextlib.suppress(BlockingIOError):
+        while len(data) < 1 << 16:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def _collect(
-    z: _Zygote, sock: socket.socket, out_r: int, patience: float | None, cancel: _Cancel | None
-) -> SandboxResult:
-    """Read the output (keeping its tail) until the server's verdict arrives."""
-    os.set_blocking(out_r, False)
+    z: _Zygote,
+    sock: socket.socket,
+    sinks: dict[int, _Sink],
+    patience: float | None,
+    cancel: _Cancel | None,
+) -> _Raw:
+    """Read the outputs (into their sinks) until the server's verdict arrives."""
+    sinks = {fd: sink for fd, sink in sinks.items() if fd >= 0}
     poller = select.poll()
-    poller.register(out_r, select.POLLIN)
+    for fd in sinks:
+        os.set_blocking(fd, False)
+        poller.register(fd, select.POLLIN)
     poller.register(sock.fileno(), select.POLLIN)
     buf = bytearray(_READ_CHUNK)
     mv = memoryview(buf)
-    tail = bytearray()
+    open_fds = set(sinks)
     started = False
     give_up = None if patience is None else time.monotonic() + patience
-    out_open = True
+    out, err = [*sinks.values(), _Sink(tail=1)][:2]
+
+    def raw(status: SandboxStatus, rc: int | None = None, duration: float = 0.0) -> _Raw:
+        return _Raw(status, rc, duration, duration, _zygote.RESULT_JUDGE_NONE, 0,
+                    out.value(), err.value())  # fmt: skip
+
     while True:
         wait_ms = -1 if give_up is None else max(0, math.ceil((give_up - time.monotonic()) * 1e3))
         events = poller.poll(wait_ms)
         if not events:
             # The server stopped answering: abandon the run (closing our socket kills it) and
-            # replace the server.
+            # replace the server. Not a verdict on the program.
             _discard_zygote(z)
-            return SandboxResult("timeout", None, _decode(tail), patience or 0.0)
+            raise SandboxError(f"the sandbox fork server did not answer within {patience} s")
         for fd, _ in events:
-            if fd == out_r and out_open:
-                out_open = _read_some(out_r, mv, tail)
-                if not out_open:
-                    poller.unregister(out_r)
-        if any(fd == sock.fileno() for fd, _ in events):
-            try:
-                msg = sock.recv(8192)
-            except OSError:
-                msg = b""
-            if msg[:1] == b"S":
-                started = True
-                continue
-            if msg[:1] == b"E":
-                raise RuntimeError(msg[1:].decode("utf-8", "replace"))
-            if msg[:1] == b"R":
-                code, returncode, rc_none, duration = _zygote.RESULT.unpack(msg[1:])
-                if out_open:  # what is still in the pipe; bounded: every writer is dead
-                    for _ in range(64):
-                        if not _read_some(out_r, mv, tail):
-                            break
-                return SandboxResult(
-                    _STATUSES[code], None if rc_none else returncode, _decode(tail), duration
-                )
-            # End of file: the server died (or the run was cancelled).
-            if cancel is not None and cancel.cancelled:
-                return SandboxResult("crashed", None, _decode(tail), 0.0)
-            _discard_zygote(z)
-            if not started:
-                raise _ZygoteGone
-            return SandboxResult("crashed", None, _decode(tail), 0.0)
+            if fd in open_fds and not _read_some(fd, mv, sinks[fd]):
+                open_fds.discard(fd)
+                poller.unregister(fd)
+        if not any(fd == sock.fileno() for fd, _ in events):
+            continue
+        try:
+            msg = sock.recv(8192)
+        except OSError:
+            msg = b""
+        if msg[:1] == b"S":
+            started = True
+            _, isolated = _zygote.STARTED.unpack(msg[1:])
+            z.isolated = bool(isolated)
+            continue
+        if msg[:1] == b"E":
+            raise SandboxError(msg[1:].decode("utf-8", "replace"))
+        if msg[:1] == b"R":
+            code, returncode, rc_none, own, wall, judge, flags = _zygote.RESULT.unpack(msg[1:])
+            for fd in list(open_fds):  # what is still in the pipes; bounded: writers are dead
+                for _ in range(64):
+                    if not _read_some(fd, mv, sinks[fd]):
+                        break
+            return _Raw(
+                _STATUSES[code], None if rc_none else returncode, own, wall, judge, flags,
+                out.value(), err.value(),
+            )  # fmt: skip
+        # End of file: the server died (or the run was cancelled).
+        if cancel is not None and cancel.cancelled:
+            return raw("crashed")
+        _discard_zygote(z)
+        if not started:
+            raise _ZygoteGone
+        return raw("crashed")
 
 
-def _read_some(fd: int, mv: memoryview, tail: bytearray) -> bool:
-    """Read what is available into ``tail``; ``False`` at end of file."""
+def _read_some(fd: int, mv: memoryview, sink: _Sink) -> bool:
+    """Read what is available into ``sink``; ``False`` at end of file."""
     try:
         n = os.readv(fd, [mv])
     except BlockingIOError:
@@ -421,38 +683,54 @@ def _read_some(fd: int, mv: memoryview, tail: bytearray) -> bool:
         return False
     if n == 0:
         return False
-    _append_tail(tail, mv[:n])
+    sink.add(mv[:n])
     return True
 
 
-def _decode(tail: bytearray) -> str:
-    return bytes(tail[-OUTPUT_TAIL_BYTES:]).decode("utf-8", "replace")
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
-def _run(
-    program: str, timeout: float, memory_mb: int, limits: bool, cancel: _Cancel | None = None
-) -> SandboxResult:
-    data = program.encode("utf-8", "surrogatepass")
-    attempts = 3
+def _run(spec: _Spec, cancel: _Cancel | None = None) -> _Raw:
+    """One run, retried on a fresh fork server when the server died before starting it, and
+    run again when the machine starved it (:data:`STARVED_ATTEMPTS` in all)."""
+    starved = 0
+    crashed_servers = 0
     while True:
-        attempts -= 1
         try:
-            return _run_once(data, float(timeout), memory_mb, limits, cancel)
+            raw = _run_once(spec, cancel)
         except _ZygoteGone as exc:
-            if attempts == 0 or (cancel is not None and cancel.cancelled):
+            crashed_servers += 1
+            if crashed_servers == 3 or (cancel is not None and cancel.cancelled):
                 msg = "the sandbox fork server died before it ran the program"
-                raise RuntimeError(msg) from exc
+                raise SandboxError(msg) from exc
+            continue
+        if not raw.flags & _zygote.RESULT_STARVED:
+            return raw
+        starved += 1
+        if starved >= STARVED_ATTEMPTS:
+            raise SandboxError(
+                f"the machine starved the run: {raw.duration:.2f} s of its own time in "
+                f"{raw.wall:.2f} s of wall-clock time, {starved} times; no verdict"
+            )
+
+
+# -- the public entry points -------------------------------------------------------------------
 
 
 def run_python(program: str, *, timeout: float = 10.0, memory_mb: int = 512) -> SandboxResult:
     """Run ``program`` in the sandbox (see the module docstring) and return its verdict.
 
-    Blocks the calling thread (only) for at most about ``timeout`` seconds plus the cleanup.
-    Thread-safe. Raises ``TypeError``/``ValueError`` on bad arguments before anything runs, and
-    ``RuntimeError`` only when the sandbox itself cannot work (e.g. cannot start its server).
+    The verdict is the program's exit: use it only for programs you trust to report their own
+    result; to judge untrusted code against tests use :func:`run_tests` or :func:`run_stdio`.
+    Blocks the calling thread (only) for about ``timeout`` seconds of the program's own time
+    plus the cleanup. Thread-safe. Raises ``TypeError``/``ValueError`` on bad arguments before
+    anything runs, and :class:`~asyncpool.errors.SandboxError` when the sandbox itself cannot
+    work or the machine starved the run too long to judge it.
     """
     _validate(program, timeout, memory_mb)
-    return _run(program, timeout, memory_mb, limits=True)
+    raw = _run(_Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb))
+    return SandboxResult(raw.status, raw.returncode, _decode(raw.stdout), raw.duration)
 
 
 async def run_python_async(
@@ -468,12 +746,14 @@ async def run_python_async(
     """
     _validate(program, timeout, memory_mb)
     cancel = _Cancel()
-    job = functools.partial(_run, program, timeout, memory_mb, True, cancel)
+    spec = _Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb)
+    job = functools.partial(_run, spec, cancel)
     try:
-        return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+        raw = await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
     except BaseException:
         cancel.cancel()
         raise
+    return SandboxResult(raw.status, raw.returncode, _decode(raw.stdout), raw.duration)
 
 
 def run_python_bare(program: str) -> SandboxResult:
@@ -481,8 +761,174 @@ def run_python_bare(program: str) -> SandboxResult:
 
     Forks the same prepared interpreter and runs ``program`` in the child with *no* limits, no
     timeout, no uid change, no scratch directory, no new session: only the fork, the exit
-    status and the captured output. Never use it on untrusted code.
+    status and the captured output (it still runs in the server's namespaces, which cost
+    nothing per run). Never use it on untrusted code.
     """
     if not isinstance(program, str):
         raise TypeError(f"program must be a str, not {type(program).__name__}")
-    return _run(program, math.inf, 1 << 20, limits=False)
+    raw = _run(_Spec(program.encode("utf-8", "surrogatepass"), math.inf, 1 << 20, limits=False))
+    return SandboxResult(raw.status, raw.returncode, _decode(raw.stdout), raw.duration)
+
+
+def run_program(
+    code: str,
+    *,
+    stdin: bytes | str = b"",
+    files: Mapping[str, bytes] | None = None,
+    fetch_files: Sequence[str] = (),
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+) -> ProgramResult:
+    """Run ``code`` with ``stdin``, ``files`` written into its working directory (``/tmp``)
+    first, and ``fetch_files`` (paths relative to it) read back after: SandboxFusion's
+    ``/run_code``.
+
+    ``status`` is "passed" when the program exited 0 (its own word: nothing is judged here).
+    ``stdout`` and ``stderr`` are separate, each its first :data:`OUTPUT_LIMIT_BYTES` bytes
+    (UTF-8, invalid bytes replaced). ``files`` holds each fetched path that exists after the run
+    and is a regular file (read without following any symlink, at most
+    :data:`asyncpool._zygote.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files smaller
+    anyway). ``duration`` is the program's own time. Thread-safe; blocks the calling thread.
+    """
+    _validate(code, timeout, memory_mb, name="code")
+    data = _as_bytes("stdin", stdin)
+    if files is None:
+        files = {}
+    if not isinstance(files, Mapping):
+        raise TypeError(f"files must be a mapping of path to bytes, not {type(files).__name__}")
+    checked: dict[str, bytes] = {}
+    for path, content in files.items():
+        _check_relative_path("files key", path)
+        if not isinstance(content, (bytes, bytearray, memoryview)):
+            raise TypeError(f"files[{path!r}] must be bytes, not {type(content).__name__}")
+        checked[path] = bytes(content)
+    if isinstance(fetch_files, (str, bytes)) or not isinstance(fetch_files, Sequence):
+        raise TypeError("fetch_files must be a sequence of relative paths")
+    fetch = [_check_relative_path("fetch_files item", p) for p in fetch_files]
+    if len(fetch) > _zygote.MAX_FETCH:
+        raise ValueError(f"fetch_files may name at most {_zygote.MAX_FETCH} paths")
+    raw = _run(
+        _Spec(
+            code.encode("utf-8", "surrogatepass"), float(timeout), memory_mb,
+            merged_output=False, stdout_head=OUTPUT_LIMIT_BYTES, stdin=data, files=checked,
+            fetch=fetch,
+        )
+    )  # fmt: skip
+    return ProgramResult(
+        raw.status, raw.returncode, _decode(raw.stdout), _decode(raw.stderr), raw.duration,
+        {name: raw.files[name] for name in fetch if name in raw.files},
+    )  # fmt: skip
+
+
+def run_tests(
+    solution: str,
+    tests: str,
+    *,
+    entry_point: str | None = None,
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+) -> SandboxResult:
+    """Judge ``solution`` against ``tests`` (see "How ``run_tests`` judges" in the module
+    docstring); "passed" only when the trusted judge ran every test to its end.
+
+    ``tests`` either defines ``check(candidate)``, called with the solution's ``entry_point``
+    (HumanEval), or, with ``entry_point=None``, is plain code (MBPP's asserts) calling the
+    solution's top-level functions by name. Names ``tests`` defines itself take precedence
+    over the solution's: put trusted helpers there (e.g. HumanEval's prompt, whose ``poly``
+    HumanEval/32's check calls), or the solution defines them. ``timeout`` bounds the own time
+    of the whole judged run (solution and tests); ``memory_mb`` applies to each process.
+    ``stdout_tail`` is the solution's output tail, then the judge's reason when it failed.
+    Thread-safe; blocks the calling thread. Raises ``TypeError``/``ValueError`` before
+    anything runs, :class:`~asyncpool.errors.SandboxError` when no verdict can be had.
+    """
+    _validate(solution, timeout, memory_mb, name="solution")
+    _check_str("tests", tests)
+    if entry_point is not None:
+        _check_str("entry_point", entry_point)
+        if not entry_point.isidentifier():
+            raise ValueError(f"entry_point must be an identifier, got {entry_point!r}")
+    payload = (entry_point or "").encode() + b"\0" + tests.encode("utf-8", "surrogatepass")
+    raw = _run(
+        _Spec(solution.encode("utf-8", "surrogatepass"), float(timeout), memory_mb, tests=payload)
+    )
+    return _judged(raw)
+
+
+def _judged(raw: _Raw) -> SandboxResult:
+    output = _decode(raw.stdout)
+    if raw.verdict == b"P" and raw.judge == 0:
+        return SandboxResult("passed", raw.returncode, output, raw.duration)
+    killed_by_us = bool(raw.flags & _zygote.RESULT_KILLED_AFTER_JUDGE)
+    status: SandboxStatus = "failed"
+    if raw.status in ("timeout", "memory", "crashed") and not killed_by_us:
+        status = raw.status
+    reason = _decode(raw.verdict[1:]) if raw.verdict[:1] == b"F" else ""
+    if not reason:
+        reason = "the judge was killed" if status == "timeout" else "no verdict from the judge"
+    tail = (output + "\n--- judge: " + reason)[-OUTPUT_TAIL_BYTES:]
+    return SandboxResult(status, raw.returncode, tail, raw.duration)
+
+
+def normalize_output(data: bytes) -> list[bytes]:
+    """The comparison form of a program's output in :func:`run_stdio`: ``\\r\\n`` read as
+    ``\\n``, trailing whitespace (spaces, tabs, ``\\r``...) stripped from every line, and
+    trailing empty lines dropped. Leading whitespace and blank lines inside are kept."""
+    lines = [line.rstrip() for line in data.replace(b"\r\n", b"\n").split(b"\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def run_stdio(
+    solution: str,
+    cases: Sequence[tuple[bytes | str, bytes | str]],
+    *,
+    timeout: float = 10.0,
+    memory_mb: int = 512,
+    stop_on_failure: bool = True,
+) -> StdioResult:
+    """Judge a stdin/stdout ``solution`` (Codeforces, LiveCodeBench, APPS style).
+
+    Each case ``(stdin, expected_stdout)`` runs the solution once, in a fresh sandbox, with
+    that stdin; the jailed program only produces bytes and the comparison happens here, on the
+    caller's side (the expected output never enters the sandbox): a case "passed" when the
+    program exited 0 and ``normalize_output`` of its stdout equals that of the expected output.
+    Otherwise the case's status is the program's ("timeout", "memory", "crashed", "failed"),
+    or "failed" for a wrong answer or an output longer than twice the expected one plus
+    :data:`OUTPUT_LIMIT_BYTES`. ``timeout`` is per case. The verdict is "passed" only when every
+    case passed, else the status of the first case that did not; with ``stop_on_failure``
+    (the default) the cases after it are not run (``cases`` is then shorter). ``duration`` is
+    the sum of the cases' own times. Thread-safe; blocks the calling thread.
+    """
+    _validate(solution, timeout, memory_mb, name="solution")
+    if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence):
+        raise TypeError("cases must be a sequence of (stdin, expected_stdout) pairs")
+    if not cases:
+        raise ValueError("cases must not be empty: nothing would be judged")
+    pairs: list[tuple[bytes, bytes]] = []
+    for i, case in enumerate(cases):
+        if not isinstance(case, (tuple, list)) or len(case) != 2:
+            raise TypeError(f"cases[{i}] must be a (stdin, expected_stdout) pair")
+        pairs.append((_as_bytes(f"cases[{i}][0]", case[0]), _as_bytes(f"cases[{i}][1]", case[1])))
+    code = solution.encode("utf-8", "surrogatepass")
+    results: list[StdioCaseResult] = []
+    for stdin, expected in pairs:
+        limit = OUTPUT_LIMIT_BYTES + 2 * len(expected)
+        raw = _run(
+            _Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
+                  stdin=stdin)
+        )  # fmt: skip
+        status = raw.status
+        if status == "passed" and (
+            len(raw.stdout) > limit or normalize_output(raw.stdout) != normalize_output(expected)
+        ):
+            status = "failed"
+        results.append(
+            StdioCaseResult(
+                status, raw.returncode, _decode(raw.stdout), _decode(raw.stderr), raw.duration
+            )
+        )
+        if status != "passed" and stop_on_failure:
+            break
+    verdict: SandboxStatus = next((r.status for r in results if r.status != "passed"), "passed")
+    return StdioResult(verdict, results, sum(r.duration for r in results))

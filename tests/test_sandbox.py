@@ -1,7 +1,9 @@
 """The sandbox against ordinary and hostile programs (no Ray needed).
 
-Every hostile program must get its status within its timeout plus one second, and the caller
-must stay alive and able to run the next program. The fork bombs are bounded by their own
+Every hostile program must get its status within its timeout plus one second of its own time
+(wall-clock time minus the time the machine made it wait for a CPU, so these hold on a loaded
+machine too; in wall-clock time, within the sandbox's starvation cap), and the caller must stay
+alive and able to run the next program. The fork bombs are bounded by their own
 code (at most ~2000 processes even with no limit at all), so a broken limit cannot take the
 machine down.
 """
@@ -34,6 +36,11 @@ from tests.conftest import async_wait_for, wait_for
 
 ROOT = os.geteuid() == 0
 root_only = pytest.mark.skipif(not ROOT, reason="uid separation needs the caller to be root")
+
+
+def _within(timeout: float) -> float:
+    """The longest a run of ``timeout`` may take in wall-clock time on a loaded machine."""
+    return _zygote.hard_wall_cap(timeout) + 2.0
 
 
 def _run_timed(program: str, **kwargs: float) -> tuple[SandboxResult, float]:
@@ -165,27 +172,29 @@ def test_stderr_and_stdout_share_the_tail() -> None:
     assert result.stdout_tail == "out\nerr\n"
 
 
-def test_scratch_directory_is_the_working_directory_and_removed_after() -> None:
+def test_private_tmp_is_the_working_directory_and_removed_after() -> None:
     program = """
         import os, tempfile
-        print(os.getcwd())
+        print(os.getcwd(), sorted(os.listdir(".")), sorted(os.listdir("/dev/shm")))
         with open("data.txt", "w") as fh:
             fh.write("x" * 1000)
         os.mkdir("sub")
         open("sub/more", "w").close()
+        open("/dev/shm/left", "w").close()
         assert tempfile.gettempdir() == os.getcwd()
         assert "HOME" not in os.environ
     """
-    result, _ = _run_timed(program)
-    assert result.status == "passed", result
-    scratch = result.stdout_tail.split()[0]
-    assert "asyncpool-sandbox-" in scratch
-    assert not os.path.exists(scratch)
-
-
-def test_empty_scratch_directory_is_removed_too() -> None:
-    result = run_python("import os\nprint(os.getcwd())")
-    assert not os.path.exists(result.stdout_tail.strip())
+    for _ in range(2):  # the second run sees nothing of the first
+        result, _ = _run_timed(program)
+        assert result.status == "passed", result
+        cwd, *listings = result.stdout_tail.split(maxsplit=1)
+        assert listings == ["[] []\n"]
+        if ROOT:
+            assert cwd == "/tmp"
+        assert not os.path.exists(cwd) or cwd == "/tmp"
+    if ROOT:  # nothing of the runs reached the machine's /tmp or /dev/shm
+        assert not os.path.exists("/tmp/data.txt")
+        assert not os.path.exists("/dev/shm/left")
 
 
 # -- hostile programs ----------------------------------------------------------------------
@@ -195,7 +204,8 @@ def test_infinite_loop_times_out_within_timeout_plus_one_second() -> None:
     result, elapsed = _run_timed("while True:\n    pass\n", timeout=2.0)
     assert result.status == "timeout"
     assert result.returncode == -signal.SIGKILL
-    assert 2.0 <= elapsed <= 3.0
+    assert 2.0 <= result.duration <= 3.0
+    assert 2.0 <= elapsed <= _within(2.0)
 
 
 def test_sleeping_program_times_out_on_wall_clock() -> None:
@@ -204,7 +214,8 @@ def test_sleeping_program_times_out_on_wall_clock() -> None:
     )
     assert result.status == "timeout"
     assert result.stdout_tail == "start\n"
-    assert 1.0 <= elapsed <= 2.0
+    assert 1.0 <= result.duration <= 2.0
+    assert 1.0 <= elapsed <= _within(1.0)
 
 
 def test_cpu_limit_signal_is_reported_as_timeout() -> None:
@@ -226,7 +237,7 @@ def test_memory_bomb_is_memory(program: str) -> None:
     assert result.status == "memory", result
     assert result.returncode == 1
     assert "MemoryError" in result.stdout_tail
-    assert elapsed <= 6
+    assert elapsed <= _within(5.0)
 
 
 def test_memory_limit_leaves_room_for_ordinary_programs() -> None:
@@ -253,7 +264,7 @@ def test_flat_fork_bomb_is_stopped_at_the_process_limit() -> None:
     assert result.status == "passed", result
     forks = int(result.stdout_tail.split()[1])
     assert 1 <= forks <= MAX_PROCESSES - 1
-    assert elapsed <= 11
+    assert elapsed <= _within(10.0)
     # The sleeping children were in its process group: killed with it, and reaped.
     wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
     wait_for(lambda: not _zombie_children_of_fork_server(), 3)
@@ -273,7 +284,7 @@ def test_tree_fork_bomb_is_killed_whole_on_timeout() -> None:
     """
     result, elapsed = _run_timed(program, timeout=2)
     assert result.status == "timeout"
-    assert elapsed <= 3
+    assert elapsed <= _within(2.0)
     wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
     wait_for(lambda: not _zombie_children_of_fork_server(), 3)
 
@@ -281,7 +292,7 @@ def test_tree_fork_bomb_is_killed_whole_on_timeout() -> None:
 def test_os_exit_with_odd_code_is_failed() -> None:
     result, elapsed = _run_timed("import os\nprint('bye', flush=True)\nos._exit(3)")
     assert (result.status, result.returncode, result.stdout_tail) == ("failed", 3, "bye\n")
-    assert elapsed <= 11
+    assert elapsed <= _within(10.0)
 
 
 def test_killing_itself_by_signal_is_crashed() -> None:
@@ -292,7 +303,7 @@ def test_killing_itself_by_signal_is_crashed() -> None:
 def test_killing_the_parent_does_not_stop_the_caller() -> None:
     pid_before = sandbox._zygote_pid()
     result, elapsed = _run_timed("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
-    assert elapsed <= 11
+    assert elapsed <= _within(10.0)
     if ROOT:  # the program runs under another uid: it may not signal its parent
         assert result.status == "failed"
         assert "PermissionError" in result.stdout_tail
@@ -341,7 +352,7 @@ def test_escaped_process_writing_forever_does_not_hold_the_caller() -> None:
     """
     result, elapsed = _run_timed(program, timeout=5)
     assert result.status == "passed"
-    assert elapsed <= 6
+    assert elapsed <= _within(5.0)
     # The writer was re-parented to the fork server (a subreaper); it is killed and reaped.
     wait_for(lambda: not _program_processes(), 3)
     wait_for(lambda: not _zombie_children_of_fork_server(), 3)
@@ -352,7 +363,7 @@ def test_gigabyte_of_output_is_read_and_discarded() -> None:
     result, elapsed = _run_timed(program, timeout=20)
     assert result.status == "passed", result
     assert result.stdout_tail == "x" * (OUTPUT_TAIL_BYTES - 4) + "end\n"
-    assert elapsed <= 21
+    assert elapsed <= _within(20.0)
 
 
 def test_writing_a_huge_file_is_stopped_by_the_file_size_limit() -> None:
@@ -364,7 +375,7 @@ def test_writing_a_huge_file_is_stopped_by_the_file_size_limit() -> None:
     result, elapsed = _run_timed(program, timeout=5)
     assert result.status == "failed"
     assert "File too large" in result.stdout_tail
-    assert elapsed <= 6
+    assert elapsed <= _within(5.0)
 
 
 def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -381,8 +392,8 @@ def test_environment_secrets_are_not_visible(monkeypatch: pytest.MonkeyPatch) ->
     assert result.status == "passed"
     assert "s3cret" not in result.stdout_tail
     assert result.stdout_tail.startswith("None ")
-    if ROOT:
-        assert "PermissionError" in result.stdout_tail
+    if ROOT:  # another uid's process: invisible in the sandbox's /proc
+        assert "FileNotFoundError" in result.stdout_tail or "PermissionError" in result.stdout_tail
 
 
 @root_only
@@ -392,7 +403,7 @@ def test_program_runs_unprivileged_and_cannot_read_roots_files() -> None:
         print(os.getuid(), os.getgid(), os.getgroups())
         try:
             open("/proc/1/environ").read()
-        except PermissionError:
+        except (PermissionError, FileNotFoundError):
             print("denied")
     """
     result, _ = _run_timed(program)

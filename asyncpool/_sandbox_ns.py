@@ -1,0 +1,162 @@
+"""Kernel namespaces for the sandbox's fork server: built once per server, inherited by forks.
+
+Loaded by the fork server (:mod:`asyncpool._zygote`) by file path, standard library only,
+through ``ctypes`` (``os.unshare`` and ``os.pivot_root`` do not exist in Python 3.11). As root,
+:func:`isolate_server` moves the server into
+
+* an empty **network** namespace (only a loopback interface, down: no route anywhere, not even
+  to the Ray cluster on this machine);
+* its own **IPC** namespace where System V IPC cannot be created at all (``msgmni``,
+  ``shmmni`` and ``sem`` set to 0, ``shm_rmid_forced`` on), so nothing persists between runs;
+* its own **mount** namespace whose root is a fresh, read-only tmpfs holding read-only binds of
+  only what programs need: ``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc``, ``/sys``,
+  ``/dev`` (with its own empty ``/dev/shm``), Python's prefixes (so ``sys.executable`` and
+  site-packages work), a ``/proc`` mounted with ``hidepid=invisible`` (a program sees only the
+  processes of its own uid), and a writable ``/tmp`` tmpfs for the per-run directories. Nothing
+  else of the machine exists there: not ``/root`` (beyond the Python prefix when it lives
+  there), not ``/home``, not ``/tmp/ray`` (Ray's session directory), not the caller's checkout.
+
+Namespaces cost milliseconds to create and nothing to inherit, so the server does this once;
+each run only adds a mount namespace of its own (:func:`private_tmp`, about 0.2 ms): its
+``/tmp`` and ``/dev/shm`` are bind mounts of two directories made for that run and removed after
+it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_BIND = 4096
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
+MOUNT_ATTR_RDONLY = 1
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+_SYS_PIVOT_ROOT = 155  # x86_64
+_SYS_MOUNT_SETATTR = 442  # every architecture since Linux 5.12
+
+#: Directories of the machine visible (read-only) to programs, besides Python's prefixes.
+VISIBLE = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/sys", "/dev")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str = "") -> None:
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _set_readonly(path: str, readonly: bool, recursive: bool) -> None:
+    attr = _MountAttr(MOUNT_ATTR_RDONLY if readonly else 0, 0 if readonly else MOUNT_ATTR_RDONLY)
+    _check(
+        _libc.syscall(
+            ctypes.c_long(_SYS_MOUNT_SETATTR),
+            ctypes.c_int(AT_FDCWD),
+            path.encode(),
+            ctypes.c_uint(AT_RECURSIVE if recursive else 0),
+            ctypes.byref(attr),
+            ctypes.c_size_t(ctypes.sizeof(attr)),
+        ),
+        f"mount_setattr {path}",
+    )
+
+
+def _sysctl(name: str, value: str) -> None:
+    with open(f"/proc/sys/kernel/{name}", "w") as fh:
+        fh.write(value)
+
+
+def _python_dirs() -> list[str]:
+    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        if real and os.path.isdir(real) and not any(real.startswith(d + "/") for d in dirs):
+            dirs.add(real)
+    # Innermost last, so that a prefix inside another is bound over it, never hidden by it.
+    return sorted(dirs, key=len)
+
+
+def isolate_server(tmp_size_mb: int) -> None:
+    """Move this (root, single-threaded) process into the namespaces described above.
+
+    Raises ``OSError`` when the kernel refuses (no ``CAP_SYS_ADMIN``, e.g. a default Docker
+    container); the process is then left in whatever namespaces it got so far.
+    """
+    unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    for name, value in (
+        ("shm_rmid_forced", "1"), ("msgmni", "0"), ("shmmni", "0"), ("sem", "0 0 0 0"),
+    ):  # fmt: skip
+        _sysctl(name, value)
+    new_root = "/tmp"  # a tmpfs over /tmp, in this namespace only, becomes the new root
+    mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for path in (*VISIBLE, *_python_dirs()):
+        if os.path.islink(path) and path in VISIBLE:
+            os.symlink(os.readlink(path), new_root + path)  # e.g. /bin -> usr/bin
+        elif os.path.isdir(path) and not os.path.islink(path):
+            os.makedirs(new_root + path, 0o755, exist_ok=True)
+            mount(path, new_root + path, None, MS_BIND | MS_REC)
+    mount("tmpfs", new_root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=1m")
+    os.makedirs(new_root + "/proc", 0o755, exist_ok=True)
+    mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
+    os.makedirs(new_root + "/tmp", 0o755, exist_ok=True)
+    mount(
+        "tmpfs", new_root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0711,size={tmp_size_mb}m"
+    )
+    os.makedirs(new_root + "/.old", 0o700)
+    _check(
+        _libc.syscall(
+            ctypes.c_long(_SYS_PIVOT_ROOT), new_root.encode(), (new_root + "/.old").encode()
+        ),
+        "pivot_root",
+    )
+    os.chdir("/")
+    _check(_libc.umount2(b"/.old", ctypes.c_int(MNT_DETACH)), "umount2 /.old")
+    os.rmdir("/.old")
+    _set_readonly("/", readonly=True, recursive=True)
+    _set_readonly("/tmp", readonly=False, recursive=False)
+
+
+def private_tmp(tmp_dir: str, shm_dir: str) -> None:
+    """In a run's child (still root): a mount namespace of its own whose ``/tmp`` and
+    ``/dev/shm`` are ``tmp_dir`` and ``shm_dir``."""
+    unshare(CLONE_NEWNS)
+    mount(shm_dir, "/dev/shm", None, MS_BIND)  # first: both paths are below /tmp
+    mount(tmp_dir, "/tmp", None, MS_BIND)
