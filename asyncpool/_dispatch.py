@@ -2,19 +2,28 @@
 
 It owns:
 
-* **bounded submission** — :class:`_Slots`, a FIFO counting semaphore whose capacity can
-  change (elastic actor pools). A slot is taken before a Ray task is submitted and given
-  back only when that task has *settled* (finished, failed, or been cancelled and seen to
-  stop), so ``max_in_flight`` bounds the Ray tasks that exist, across every caller;
-* **completion** — :class:`_Completions` registers Ray's own completion callback on each
-  ref (the value is fetched and deserialised on Ray's thread, not the event loop) and hands
-  finished results to the loop in coalesced batches: one loop wake-up for many results;
-* **timeouts and cancellation** — a per-call timer force-cancels the Ray task and fails the
-  item with :class:`TaskTimeoutError`; a cancelled caller cancels its Ray task;
-* **statistics** — :class:`~asyncpool.stats._Recorder`;
-* **streaming** — :class:`MapStream`, the async iterator behind ``pool.map``: it consumes
-  its input lazily (never more than its window ahead of what was yielded), submits in
-  the background, and yields ``(index, value)`` as results arrive or in input order.
+* **bounded submission**: anyio's :class:`~anyio.CapacityLimiter` (O(1) per acquire however
+  many callers wait, a settable capacity for elastic actor pools, over-release is an error).
+  Each Ray task holds one token on behalf of its own borrower object, taken before it is
+  submitted and given back only when the task has *settled* (finished, failed, or been
+  cancelled and seen to stop), so ``max_in_flight`` bounds the Ray tasks that exist, across
+  every caller;
+* **completion**: through the process's one completion core (:mod:`asyncpool._completion`):
+  results reach the event loop in coalesced batches, fetched and deserialised off the loop;
+  cancels go through :mod:`asyncpool._cancel` (issued off the loop, lost ones followed up);
+* **timeouts**: at a call's deadline its caller fails with :class:`TaskTimeoutError` at once,
+  and the Ray work is stopped (force-cancelled, or for a pool of actors whatever the pool
+  decides); the slot comes back when the task is seen to stop;
+* **closing**: ``close`` stops submission (callers waiting for a slot fail with
+  :class:`PoolClosedError`), cancels every running call (its caller gets
+  :class:`PoolClosedError` with Ray's error as ``__cause__``), and ``wait_settled`` waits on
+  an event, not a poll;
+* **statistics and metrics**: :class:`~asyncpool.stats._Recorder`, reported through
+  ``ray.util.metrics`` in batches (:mod:`asyncpool._metrics`);
+* **streaming**: :class:`MapStream`, the async iterator behind ``pool.map``: it consumes its
+  input lazily (never more than its window ahead of what was yielded), an async input in one
+  task of its own, submits in the background, and yields ``(index, value)`` as results arrive
+  or in input order.
 """
 
 from __future__ import annotations
@@ -22,128 +31,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import threading
+import math
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+import anyio
 import ray
 from ray.exceptions import RayTaskError
 
+from . import _cancel, _completion
+from ._metrics import _Reporter
 from ._resource import AsyncResource
-from .errors import PoolClosedError, TaskTimeoutError
-from .refs import _cancel_now
+from .errors import PoolClosedError, ResourceStateError, TaskTimeoutError
 from .stats import PoolStats, _Recorder
 
 T = TypeVar("T")
 
 State = Literal["unopened", "open", "closed"]
 
-
-# --------------------------------------------------------------------------- slots
-
-
-class _Slots:
-    """A FIFO counting semaphore with a capacity that may change while it is in use."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.in_use = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
-        #: Called whenever an acquire has to wait (an elastic pool grows on it).
-        self.on_wait: Callable[[], None] | None = None
-
-    @property
-    def waiting(self) -> int:
-        return sum(1 for w in self._waiters if not w.done())
-
-    def try_acquire(self) -> bool:
-        if self.in_use < self.capacity and not self.waiting:
-            self.in_use += 1
-            return True
-        return False
-
-    async def acquire(self) -> None:
-        """Take a slot, waiting in FIFO order. Cancellation: no slot is taken."""
-        if self.try_acquire():
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(fut)
-        if self.on_wait is not None:
-            self.on_wait()
-        try:
-            await fut
-        except BaseException:
-            if fut.done() and not fut.cancelled():
-                # We were handed a slot just as we were cancelled: pass it on.
-                self.release()
-            raise
-        finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(fut)
-
-    def release(self) -> None:
-        self.in_use -= 1
-        self._wake()
-
-    def set_capacity(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiters and self.in_use < self.capacity:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                self.in_use += 1
-                fut.set_result(None)
+#: A feeder submits for at most this long before it lets the event loop run other callbacks.
+_FEED_SLICE_S = 0.0005
 
 
 # --------------------------------------------------------------------------- completions
 
 
-class _Completions:
-    """Ray completion callbacks, delivered to one event loop in coalesced batches."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._lock = threading.Lock()
-        self._buffer: list[tuple[Callable[[Any], None], Any]] = []
-        self._scheduled = False
-
-    def watch(self, ref: ray.ObjectRef[Any], handler: Callable[[Any], None]) -> None:
-        """Call ``handler(value_or_exception)`` on the loop once ``ref`` is ready."""
-
-        def on_ready(value: Any) -> None:
-            with self._lock:
-                self._buffer.append((handler, value))
-                if self._scheduled:
-                    return
-                self._scheduled = True
-            # A closed loop means nobody is waiting any more.
-            with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._drain)
-
-        ref._on_completed(on_ready)
-
-    def _drain(self) -> None:
-        with self._lock:
-            batch, self._buffer = self._buffer, []
-            self._scheduled = False
-        for handler, value in batch:
-            handler(value)
-
-
-def _as_exception(value: Any) -> BaseException | None:
-    """The exception a completion callback carries, unwrapped to the user's own type."""
+def _as_exception(value: Any, is_error: bool) -> BaseException | None:
+    """The exception a completion carries, unwrapped to the user's own type."""
+    if not is_error:
+        return None
     if isinstance(value, RayTaskError):
         cause: BaseException = value.as_instanceof_cause()
         return cause
     if isinstance(value, BaseException):
         return value
-    return None
+    return RuntimeError(f"a Ray task failed with {value!r}")
 
 
 # --------------------------------------------------------------------------- engine
@@ -151,106 +77,254 @@ def _as_exception(value: Any) -> BaseException | None:
 
 @dataclass(eq=False)
 class _Call:
-    """One Ray task launched by the engine, until it settles."""
+    """One Ray task launched by the engine, until it settles.
 
-    ref: ray.ObjectRef[Any]
+    ``delivered``: its caller has had its outcome (result, error, or the timeout at the
+    deadline). ``settled``: the Ray task is done and its slot is back. A call is delivered
+    once and settled once, in either order.
+    """
+
+    ref: Any
+    token: object
     started: float
     on_result: Callable[[_Call, Any, BaseException | None], None]
+    on_settle: Callable[[_Call], None] | None = None
+    on_expire: Callable[[_Call], None] | None = None
+    timeout: float | None = None
     timer: asyncio.TimerHandle | None = None
     timed_out: bool = False
     abandoned: bool = False
+    closing: bool = False
+    delivered: bool = False
     settled: bool = False
+    subscription: _completion.Subscription | None = None
 
 
 class Engine:
     """Bounded submission, completion, timeouts, cancellation and statistics for one pool.
 
-    Created on the event loop the pool is used from; every method must be called there.
+    Created on the event loop the pool is used from; every method must be called there
+    (:meth:`check_loop` says so clearly otherwise).
     """
 
-    def __init__(self, capacity: int, *, name: str) -> None:
+    def __init__(self, capacity: int, *, name: str, metrics: bool = False) -> None:
         self.name = name
-        self.slots = _Slots(capacity)
-        self.stats = _Recorder()
-        self._loop = asyncio.get_running_loop()
-        self._completions = _Completions(self._loop)
+        self.loop = asyncio.get_running_loop()
+        self.limiter = anyio.CapacityLimiter(capacity)
+        self.stats = _Recorder(name, keep_unreported=metrics)
+        #: Called whenever an acquire has to wait (an elastic pool grows on it).
+        self.on_wait: Callable[[], None] | None = None
+        self.closing = False
+        self._fail_generation = 0
+        self._fail: Callable[[], BaseException] = self._closed_error
         self._calls: set[_Call] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.metrics: _Reporter | None = (
+            _Reporter(self.stats, waiting=lambda: self.waiting, loop=self.loop)
+            if metrics
+            else None
+        )
+
+    # -- the loop check
+
+    def check_loop(self) -> None:
+        """Raise a clear error when called from another thread or event loop, before any
+        Ray work is sent (asyncio would only notice when the result arrives)."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is self.loop:
+            return
+        where = "a thread with no running event loop" if loop is None else "another event loop"
+        raise ResourceStateError(
+            f"{self.name} belongs to the event loop it was opened on and was used from "
+            f"{where}; run the call on the pool's loop: from another thread, "
+            "asyncio.run_coroutine_threadsafe(coro, pool_loop) or anyio.from_thread.run(...)"
+        )
+
+    # -- slots
 
     @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return self._loop
+    def capacity(self) -> int:
+        total = self.limiter.total_tokens
+        return int(total) if math.isfinite(total) else 0
+
+    def set_capacity(self, capacity: int) -> None:
+        if not self.closing:
+            self.limiter.total_tokens = capacity
+
+    @property
+    def waiting(self) -> int:
+        """Callers queued for a slot."""
+        return self.limiter.statistics().tasks_waiting
+
+    def _closed_error(self) -> BaseException:
+        return PoolClosedError(f"{self.name} is closed; nothing more is submitted")
+
+    def try_acquire(self) -> object | None:
+        """A slot's borrower token if one is free right now (no waiting, no yield), else None."""
+        token = object()
+        try:
+            self.limiter.acquire_on_behalf_of_nowait(token)
+        except anyio.WouldBlock:
+            return None
+        if self.closing:
+            self.limiter.release_on_behalf_of(token)
+            raise self._closed_error()
+        return token
+
+    async def acquire(self) -> object:
+        """Take a slot (FIFO) and return its borrower token, to hand to :meth:`launch`.
+
+        A free slot is taken without yielding. Raises :class:`PoolClosedError` when the pool
+        closes first, or the error of :meth:`fail_waiters`. Cancellation: no slot is taken.
+        """
+        token = self.try_acquire()
+        if token is not None:
+            return token
+        if self.closing:
+            raise self._closed_error()
+        if self.on_wait is not None:
+            self.on_wait()
+        token = object()
+        generation = self._fail_generation
+        await self.limiter.acquire_on_behalf_of(token)
+        if generation != self._fail_generation:
+            self.limiter.release_on_behalf_of(token)
+            raise self._fail()
+        return token
+
+    def release(self, token: object) -> None:
+        """Give back a slot that was not handed to :meth:`launch` (an error if not held)."""
+        self.limiter.release_on_behalf_of(token)
+
+    def fail_waiters(self, make_error: Callable[[], BaseException]) -> None:
+        """Every caller waiting for a slot now raises ``make_error()``; later ones wait again."""
+        self._fail_generation += 1
+        self._fail = make_error
+        total = self.limiter.total_tokens
+        # Hands every waiter a token at once (anyio wakes them in order); each gives it back.
+        self.limiter.total_tokens = math.inf
+        if not self.closing:
+            self.limiter.total_tokens = total
+
+    # -- calls
 
     def launch(
         self,
-        ref: ray.ObjectRef[Any],
+        ref: Any,
+        token: object,
         on_result: Callable[[_Call, Any, BaseException | None], None],
         *,
         timeout: float | None,
+        on_expire: Callable[[_Call], None] | None = None,
+        on_settle: Callable[[_Call], None] | None = None,
     ) -> _Call:
-        """Track a just-submitted ref that holds one slot; ``on_result`` runs once it settles.
+        """Track a just-submitted ref holding the slot ``token``.
 
-        The slot is released when the ref settles, not before, whatever happened to the
-        caller. ``on_result(call, value, error)`` runs for every call, abandoned ones too
-        (``call.abandoned`` tells), so that statistics always add up.
+        ``on_result(call, value, error)`` runs once for every call, abandoned ones too
+        (``call.abandoned`` tells), so that statistics always add up: when the ref settles,
+        or at the deadline with a :class:`TaskTimeoutError`. ``on_settle(call)`` runs when the
+        ref settles, after its slot is back. At the deadline ``on_expire(call)`` stops the
+        work (default: a forced cancel).
         """
-        call = _Call(ref, time.monotonic(), on_result)
+        call = _Call(ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout)
         self._calls.add(call)
+        self._idle.clear()
         if timeout is not None:
-            call.timer = self._loop.call_later(timeout, self._expire, call)
-        self._completions.watch(ref, lambda value: self._settle(call, value))
+            call.timer = self.loop.call_later(timeout, self._expire, call)
+        def deliver(batch: list[tuple[int, Any, bool]]) -> None:
+            _, value, is_error = batch[0]
+            self._settle(call, value, is_error)
+
+        call.subscription = _completion.subscribe([ref], deliver, loop=self.loop)
         return call
 
     def _expire(self, call: _Call) -> None:
-        if call.settled:
+        if call.settled or call.delivered:
             return
         call.timed_out = True
-        _cancel_now([call.ref], force=True)
+        if call.on_expire is not None:
+            call.on_expire(call)
+        else:
+            _cancel.request([call.ref], force=True)
+        self._deliver(
+            call,
+            None,
+            TaskTimeoutError(
+                f"{self.name}: a call ran past its timeout of {call.timeout:g}s; it was stopped"
+            ),
+        )
+
+    def _deliver(self, call: _Call, value: Any, error: BaseException | None) -> None:
+        if call.delivered:
+            return
+        call.delivered = True
+        call.on_result(call, value, error)
 
     def abandon(self, call: _Call) -> None:
         """The caller no longer wants the result: cancel the Ray task (forced when possible)."""
         if call.settled:
             return
         call.abandoned = True
-        _cancel_now([call.ref], force=True)
+        _cancel.request([call.ref], force=True)
 
-    def _settle(self, call: _Call, value: Any) -> None:
+    def _settle(self, call: _Call, value: Any, is_error: bool) -> None:
         if call.settled:
             return
         call.settled = True
         self._calls.discard(call)
         if call.timer is not None:
             call.timer.cancel()
-        self.slots.release()
-        error = _as_exception(value)
-        if call.timed_out and error is not None:
-            error = TaskTimeoutError(
-                f"task {call.ref.task_id().hex()} ran past its timeout; it was cancelled"
-            )
-        call.on_result(call, value, error)
+        self.limiter.release_on_behalf_of(call.token)
+        if not self._calls:
+            self._idle.set()
+        if call.on_settle is not None:
+            call.on_settle(call)
+        if call.delivered:
+            return
+        error = _as_exception(value, is_error)
+        if error is not None and call.closing:
+            closed = PoolClosedError(f"{self.name} closed while this call was running")
+            closed.__cause__ = error
+            error = closed
+        self._deliver(call, value, error)
 
-    def cancel_all(self) -> None:
-        """Cancel every call still running (used when the pool closes)."""
-        for call in list(self._calls):
-            self.abandon(call)
+    # -- closing
+
+    def close(self, *, cancel: bool = True) -> None:
+        """Stop submission and cancel every running call (``cancel=False``: the pool stops
+        them itself, an actor pool by killing its actors). Idempotent."""
+        if self.closing:
+            return
+        self.closing = True
+        self.fail_waiters(self._closed_error)
+        calls = list(self._calls)
+        for call in calls:
+            call.closing = True
+        if cancel:
+            _cancel.request([c.ref for c in calls if not c.settled], force=True)
 
     async def wait_settled(self, timeout: float) -> bool:
         """Wait until every launched call settled; False if ``timeout`` ran out first."""
-        deadline = self._loop.time() + timeout
-        while self._calls:
-            if self._loop.time() >= deadline:
-                return False
-            await asyncio.sleep(0.02)
-        return True
+        with anyio.move_on_after(timeout):
+            await self._idle.wait()
+        if self.metrics is not None:
+            self.metrics.close()
+        return self._idle.is_set()
 
 
 # --------------------------------------------------------------------------- pools
 
 
 class PoolBase(AsyncResource):
-    """State, statistics and the open check that TaskPool and ActorPool share."""
+    """State, statistics, the open check and the loop check that TaskPool and ActorPool share."""
 
     _state: State
     _engine: Engine | None
+    name: str
 
     @property
     def state(self) -> State:
@@ -259,19 +333,47 @@ class PoolBase(AsyncResource):
 
     @property
     def stats(self) -> PoolStats:
-        """A snapshot of the pool's statistics."""
-        return self._engine.stats.snapshot() if self._engine is not None else PoolStats()
+        """A snapshot of the pool's statistics (safe from any state)."""
+        engine = self._engine
+        if engine is None:
+            return PoolStats(name=self.name)
+        return engine.stats.snapshot(waiting=engine.waiting)
 
     def _require_open(self) -> Engine:
-        if self._state != "open" or self._engine is None:
+        engine = self._engine
+        if self._state != "open" or engine is None or engine.closing:
             kind = type(self).__name__
+            state = "closing" if self._state == "open" else self._state
             raise PoolClosedError(
-                f"{kind} is {self._state}; use it inside `async with {kind}(...) as pool`"
+                f"{kind} {self.name!r} is {state}; use it inside `async with {kind}(...) as pool`"
             )
-        return self._engine
+        engine.check_loop()
+        return engine
 
     def _check_open(self) -> None:
         self._require_open()
+
+
+def serialisation_error(what: str, exc: BaseException) -> TypeError:
+    """The error for an argument Ray could not serialise, naming the user's callable."""
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    error = TypeError(f"cannot send a call of {what} to Ray: an argument cannot be serialised "
+                      f"({detail}); nothing was submitted")
+    error.__cause__ = exc
+    return error
+
+
+def check_serialisable(obj: object, what: str) -> None:
+    """Refuse at construction a function or class Ray could not ship to its workers."""
+    from ray import cloudpickle
+
+    try:
+        cloudpickle.dumps(obj)
+    except Exception as exc:
+        raise TypeError(
+            f"{what} cannot be serialised for Ray's workers ({type(exc).__name__}: {exc}); "
+            "define it at module level or drop what it captures (locks, sockets, clients)"
+        ) from exc
 
 
 # --------------------------------------------------------------------------- streaming
@@ -281,34 +383,262 @@ _END = object()
 #: How long an async input may take to produce the next item of a chunk being filled.
 _LINGER_S = 0.002
 
-
-async def _anext_or_end(iterator: AsyncIterator[Any]) -> Any:
-    try:
-        return await iterator.__anext__()
-    except StopAsyncIteration:
-        return _END
+SubmitChunk = Callable[["_StreamCore", list[tuple[int, Any]], object], None]
 
 
-class MapStream(AsyncResource, Generic[T]):
-    """``(index, result)`` pairs of a ``pool.map``; an async iterator and context manager.
+class _StreamCore:
+    """Everything a :class:`MapStream` runs on, with no reference to the stream itself.
 
-    The input is consumed lazily by a background feeder task: it takes an item only when
-    the stream's window has room (at most ``window`` items submitted and not yet yielded)
-    and the pool has a free slot, so an endless or slow input never runs ahead.
-    ``ordered=True`` yields in input order; otherwise in completion order.
-
-    Leaving early (``break`` inside ``async with``, an exception, cancellation) stops the
-    feeder and cancels the Ray tasks of this stream still running; a stream dropped without
-    being closed is closed by the garbage collector. With ``return_exceptions=False`` the
-    first failed item raises its exception (its own type) and closes the stream; with
-    ``True`` the exception object is yielded as that item's result.
+    The feeder tasks and the pool's completion handlers hold this core, never the
+    :class:`MapStream`, so a stream dropped by its consumer can be collected, and its
+    finalizer closes the core (cancels the feeders and this stream's Ray tasks).
     """
 
     def __init__(
         self,
         items: Iterable[Any] | AsyncIterable[Any],
         *,
-        submit_chunk: Callable[[list[tuple[int, Any]]], Any],
+        submit_chunk: SubmitChunk,
+        chunk_size: Callable[[], int],
+        window: Callable[[], int],
+        ordered: bool,
+        return_exceptions: bool,
+        engine: Engine,
+    ) -> None:
+        self.items = items
+        self.submit_chunk = submit_chunk
+        self.chunk_size = chunk_size
+        self.window = window
+        self.ordered = ordered
+        self.return_exceptions = return_exceptions
+        self.engine = engine
+        self.ready: deque[tuple[int, Any, bool]] = deque()
+        self.by_index: dict[int, tuple[Any, bool]] = {}
+        self.next_index = 0
+        self.outstanding = 0  # taken from the input and not yet yielded
+        self.room = asyncio.Event()
+        self.room.set()
+        self.pulled: deque[Any] = deque()  # async input taken, not yet in a chunk
+        self.pulled_event = asyncio.Event()
+        self.pull_done = False
+        self.wakeup: asyncio.Future[None] | None = None
+        self.input_done = False
+        self.input_error: BaseException | None = None
+        self.closed = False
+        self.calls: set[_Call] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.puller: asyncio.Task[None] | None = None
+
+    # -- results (called by the pool's completion handlers)
+
+    def deliver(self, index: int, value: Any, is_error: bool) -> None:
+        if self.closed:
+            return
+        if self.ordered:
+            self.by_index[index] = (value, is_error)
+        else:
+            self.ready.append((index, value, is_error))
+        self.wake()
+
+    def wake(self) -> None:
+        if self.wakeup is not None and not self.wakeup.done():
+            self.wakeup.set_result(None)
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = self.engine.loop.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    # -- feeding
+
+    def start(self) -> None:
+        if isinstance(self.items, AsyncIterable):
+            self.puller = self.spawn(self._pull(self.items))
+        self.spawn(self._feed())
+
+    def _has_room(self, size: int) -> bool:
+        return self.outstanding < max(size, self.window())
+
+    async def _wait_room(self, size: int) -> None:
+        while not self._has_room(size):
+            self.room.clear()
+            await self.room.wait()
+
+    async def _pull(self, source: AsyncIterable[Any]) -> None:
+        """Consume an async input in this one task (its cancel scopes and contextvars hold
+        across its yields), never more than the window ahead of what was yielded."""
+        iterator = source.__aiter__()
+        exhausted = False
+        try:
+            while True:
+                await self._wait_room(self.chunk_size())
+                try:
+                    item = await iterator.__anext__()
+                except StopAsyncIteration:
+                    exhausted = True
+                    break
+                self.outstanding += 1
+                self.pulled.append(item)
+                self.pulled_event.set()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            exhausted = True
+            self.input_error = exc
+        finally:
+            self.pull_done = True
+            self.pulled_event.set()
+            aclose = getattr(iterator, "aclose", None)
+            if not exhausted and aclose is not None:
+                # Closed here, in the task that stepped it: a cancel scope it holds exits
+                # in the task that entered it.
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+    async def _next_chunk(self, sync_iter: Iterator[Any] | None, index: Iterator[int]
+                          ) -> tuple[list[tuple[int, Any]], bool]:
+        """The next chunk of ``(index, item)`` and whether the input has ended.
+
+        A partial chunk is sent rather than held back when the window is full or an async
+        input has nothing more ready within ``_LINGER_S``, so a slow producer (a rollout
+        loop) is never waited on while items it already gave sit unsubmitted.
+        """
+        size = max(1, self.chunk_size())
+        chunk: list[tuple[int, Any]] = []
+        while len(chunk) < size:
+            if sync_iter is not None:
+                if not self._has_room(size):
+                    if chunk:
+                        break
+                    await self._wait_room(size)
+                    continue
+                try:
+                    item = next(sync_iter, _END)
+                except Exception as exc:
+                    self.input_error = exc
+                    return chunk, True
+                if item is _END:
+                    return chunk, True
+                self.outstanding += 1
+                chunk.append((next(index), item))
+                continue
+            if self.pulled:
+                chunk.append((next(index), self.pulled.popleft()))
+                continue
+            if self.pull_done:
+                return chunk, True
+            self.pulled_event.clear()
+            if not chunk:
+                await self.pulled_event.wait()
+                continue
+            try:
+                async with asyncio.timeout(_LINGER_S):
+                    await self.pulled_event.wait()
+            except TimeoutError:
+                break
+        return chunk, False
+
+    async def _feed(self) -> None:
+        index = itertools.count()
+        sync_iter = None if isinstance(self.items, AsyncIterable) else iter(self.items)
+        engine = self.engine
+        chunk: list[tuple[int, Any]] = []
+        last_yield = time.perf_counter()
+        try:
+            ended = False
+            while not ended:
+                chunk, ended = await self._next_chunk(sync_iter, index)
+                if not chunk:
+                    continue
+                token = engine.try_acquire()
+                if token is None:
+                    token = await engine.acquire()
+                    last_yield = time.perf_counter()
+                # Ray serialises arguments at submission; an item that cannot be
+                # serialised fails alone, and everything before it stays in flight.
+                self.submit_chunk(self, chunk, token)
+                chunk = []
+                if time.perf_counter() - last_yield > _FEED_SLICE_S:
+                    await asyncio.sleep(0)
+                    last_yield = time.perf_counter()
+        except asyncio.CancelledError:
+            raise
+        except PoolClosedError as exc:
+            # The pool closed under this map: what was taken and not sent fails, and the
+            # stream ends with the error once everything sent has been delivered.
+            if self.puller is not None:
+                self.puller.cancel()
+            for i, _ in chunk:
+                self.deliver(i, PoolClosedError(str(exc)), True)
+            base = next(index)
+            while self.pulled:
+                self.pulled.popleft()
+                self.deliver(base, PoolClosedError(str(exc)), True)
+                base = next(index)
+            self.input_error = exc
+        except BaseException as exc:
+            self.input_error = exc
+        finally:
+            self.input_done = True
+            if self.puller is not None:
+                self.puller.cancel()
+            self.wake()
+
+    # -- closing
+
+    def close_now(self) -> None:
+        """Stop feeding and cancel this stream's running Ray tasks (sync, on the loop)."""
+        if self.closed:
+            return
+        self.closed = True
+        for task in list(self.tasks):
+            task.cancel()
+        for call in list(self.calls):
+            self.engine.abandon(call)
+        self.wake()
+
+
+def _finalize_core(core: _StreamCore) -> None:
+    """A :class:`MapStream` was collected without being closed: close its core on its loop."""
+    loop = core.engine.loop
+    if loop.is_closed():
+        return
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        core.close_now()
+    else:
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(core.close_now)
+
+
+class MapStream(AsyncResource, Generic[T]):
+    """``(index, result)`` pairs of a ``pool.map``; an async iterator and context manager.
+
+    The input is consumed lazily by a background feeder: it takes an item only when the
+    stream's window has room (at most ``window`` items submitted and not yet yielded) and
+    the pool has a free slot, so an endless or slow input never runs ahead. An async input
+    is stepped in one task of its own (its cancel scopes and contextvars hold across its
+    yields) and closed there if the stream stops before it ends. ``ordered=True`` yields in
+    input order; otherwise in completion order.
+
+    Leaving early (``break`` inside ``async with``, an exception, cancellation) stops the
+    feeder and cancels the Ray tasks of this stream still running; a stream dropped without
+    being closed is closed the same way when it is garbage-collected. With
+    ``return_exceptions=False`` the first failed item raises its exception (its own type)
+    and closes the stream; with ``True`` the exception object is yielded as that item's
+    result. When the pool closes under a stream, the items it had taken and not sent fail
+    with :class:`PoolClosedError`, and so does the stream once the rest is delivered.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[Any] | AsyncIterable[Any],
+        *,
+        submit_chunk: SubmitChunk,
         chunk_size: Callable[[], int],
         window: Callable[[], int],
         ordered: bool,
@@ -316,229 +646,94 @@ class MapStream(AsyncResource, Generic[T]):
         engine: Engine,
         check_open: Callable[[], None],
     ) -> None:
-        self._items = items
-        self._submit_chunk = submit_chunk
-        self._chunk_size = chunk_size
-        self._window = window
-        self._ordered = ordered
-        self._return_exceptions = return_exceptions
-        self._engine = engine
+        self._core = _StreamCore(
+            items,
+            submit_chunk=submit_chunk,
+            chunk_size=chunk_size,
+            window=window,
+            ordered=ordered,
+            return_exceptions=return_exceptions,
+            engine=engine,
+        )
         self._check_open = check_open
-        self._ready: deque[tuple[int, Any, bool]] = deque()
-        self._by_index: dict[int, tuple[Any, bool]] = {}
-        self._next_index = 0
-        self._outstanding = 0  # submitted (or being submitted) and not yet yielded
-        self._room = asyncio.Event()
-        self._room.set()
-        self._wakeup: asyncio.Future[None] | None = None
-        self._feeder: asyncio.Task[None] | None = None
-        self._input_done = False
-        self._input_error: BaseException | None = None
-        self._closed = False
-        self.calls: set[_Call] = set()
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self._started = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
-    # -- results (called by the pool's completion handlers)
-
-    def deliver(self, index: int, value: Any, is_error: bool) -> None:
-        if self._closed:
-            return
-        if self._ordered:
-            self._by_index[index] = (value, is_error)
-        else:
-            self._ready.append((index, value, is_error))
-        self._wake()
-
-    def _wake(self) -> None:
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
-
-    # -- the feeder
-
-    async def _feed(self) -> None:
-        index = itertools.count()
-        try:
-            async for chunk in self._chunks(index):
-                # Ray serialises arguments at submission; an item that cannot be
-                # serialised fails alone, and everything before it stays in flight.
-                self._submit_chunk(chunk)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            self._input_error = exc
-        finally:
-            self._input_done = True
-            self._wake()
-
-    async def _chunks(self, index: Iterator[int]) -> AsyncIterator[list[tuple[int, Any]]]:
-        """Chunks of ``(index, item)`` to submit, each holding one pool slot when yielded.
-
-        A partial chunk is sent rather than held back when the window is full or an async
-        input has nothing more ready within ``_LINGER_S``, so a slow producer (a rollout
-        loop) is never waited on while items it already gave sit unsubmitted.
-        """
-        source = self._items
-        sync_iter: Iterator[Any] | None = None
-        async_iter: AsyncIterator[Any] | None = None
-        if isinstance(source, AsyncIterable):
-            async_iter = source.__aiter__()
-        else:
-            sync_iter = iter(source)
-        pending: asyncio.Future[Any] | None = None
-        ended = False
-        try:
-            while not ended:
-                size = max(1, self._chunk_size())
-                chunk: list[tuple[int, Any]] = []
-                while len(chunk) < size:
-                    if self._outstanding >= max(size, self._window()):
-                        if chunk:
-                            break
-                        # Backpressure: wait until the consumer takes results.
-                        self._room.clear()
-                        await self._room.wait()
-                        continue
-                    if sync_iter is not None:
-                        item = next(sync_iter, _END)
-                    else:
-                        assert async_iter is not None
-                        if pending is None:
-                            pending = asyncio.ensure_future(_anext_or_end(async_iter))
-                        if chunk:
-                            done, _ = await asyncio.wait({pending}, timeout=_LINGER_S)
-                            if not done:
-                                break
-                        item = await pending
-                        pending = None
-                    if item is _END:
-                        ended = True
-                        break
-                    self._outstanding += 1
-                    chunk.append((next(index), item))
-                if chunk:
-                    # Then a free slot of the pool, shared with every other caller.
-                    await self._engine.slots.acquire()
-                    yield chunk
-        finally:
-            if pending is not None and not pending.done():
-                pending.cancel()
-
-    # -- lifecycle
-
     def _start(self) -> None:
-        if self._feeder is not None or self._closed:
+        if self._started or self._core.closed:
             return
         self._check_open()
-        self._feeder = asyncio.get_running_loop().create_task(self._feed())
-        self._finalizer = weakref.finalize(
-            self, _close_stream_state, self._feeder, self.calls, self.tasks, self._engine
-        )
+        self._started = True
+        self._core.start()
+        self._finalizer = weakref.finalize(self, _finalize_core, self._core)
 
     async def open(self) -> None:
         """Start consuming the input (``async with`` calls this; so does the first item)."""
         self._start()
 
     async def aclose(self) -> None:
-        """Stop consuming the input and cancel this stream's running Ray tasks. Idempotent."""
-        if self._closed:
+        """Stop consuming the input and cancel this stream's running Ray tasks. Idempotent.
+
+        Cancellation: the Ray tasks are already cancelled when this is interrupted.
+        """
+        core = self._core
+        if core.closed:
             return
-        self._closed = True
         if self._finalizer is not None:
             self._finalizer.detach()
-        if self._feeder is not None:
-            _close_stream_state(self._feeder, self.calls, self.tasks, self._engine)
+        tasks = list(core.tasks)
+        core.close_now()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._feeder
+                await task
 
     def __aiter__(self) -> MapStream[T]:
         return self
 
     async def __anext__(self) -> tuple[int, T]:
         self._start()
+        core = self._core
         while True:
             item = self._pop()
             if item is not None:
                 index, value, is_error = item
-                self._outstanding -= 1
-                self._room.set()
-                if is_error and not self._return_exceptions:
+                core.outstanding -= 1
+                core.room.set()
+                if is_error and not core.return_exceptions:
                     await self.aclose()
                     raise value
                 return index, value
-            if self._closed:
+            if core.closed:
                 raise StopAsyncIteration
-            if self._input_done and self._outstanding == 0:
+            if core.input_done and core.outstanding == 0:
                 await self.aclose()
-                if self._input_error is not None:
-                    raise self._input_error
+                if core.input_error is not None:
+                    raise core.input_error
                 raise StopAsyncIteration
-            if self._input_error is not None and self._outstanding == 0:
-                await self.aclose()
-                raise self._input_error
-            self._wakeup = asyncio.get_running_loop().create_future()
+            core.wakeup = core.engine.loop.create_future()
             try:
-                await self._wakeup
+                await core.wakeup
             except BaseException:
                 await self.aclose()
                 raise
             finally:
-                self._wakeup = None
+                core.wakeup = None
 
     def _pop(self) -> tuple[int, Any, bool] | None:
-        if self._ordered:
-            got = self._by_index.pop(self._next_index, None)
+        core = self._core
+        if core.ordered:
+            got = core.by_index.pop(core.next_index, None)
             if got is None:
                 return None
-            self._next_index += 1
-            return (self._next_index - 1, got[0], got[1])
-        return self._ready.popleft() if self._ready else None
-
-
-def _close_stream_state(
-    feeder: asyncio.Task[None],
-    calls: set[_Call],
-    tasks: set[asyncio.Task[Any]],
-    engine: Engine,
-) -> None:
-    if not feeder.done():
-        feeder.cancel()
-    for task in list(tasks):
-        task.cancel()
-    for call in list(calls):
-        engine.abandon(call)
+            core.next_index += 1
+            return (core.next_index - 1, got[0], got[1])
+        return core.ready.popleft() if core.ready else None
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def check_positive_int(name: str, value: object, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-
-
-def check_timeout(timeout: object) -> None:
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be seconds or None, not {type(timeout).__name__}")
-    if not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-
-
-def check_items(items: object) -> None:
-    if isinstance(items, str | bytes):
-        raise TypeError("items must be an iterable of items, not a str/bytes")
-    if not isinstance(items, Iterable | AsyncIterable):
-        raise TypeError(f"items must be an iterable or async iterable, not {type(items).__name__}")
-
-
 def default_capacity() -> int:
-    """Twice the cluster's CPUs (at least 2)."""
+    """Twice the cluster's CPUs (at least 2). A blocking Ray call: run it off the loop."""
     cpus = ray.cluster_resources().get("CPU", 1)
     return max(2, int(2 * cpus))
-

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import itertools
 import logging
+import math
 import time
 from collections.abc import AsyncIterable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,18 +26,18 @@ import ray
 from ray.actor import ActorClass, ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
-from . import runtime
+from . import _cancel, _validate, runtime
 from ._dispatch import (
     Engine,
     MapStream,
     PoolBase,
     State,
     _Call,
-    check_items,
-    check_positive_int,
-    check_timeout,
+    _StreamCore,
+    check_serialisable,
+    serialisation_error,
 )
-from .errors import PoolClosedError, WorkerFailedError
+from .errors import PoolClosedError, TaskTimeoutError, WorkerFailedError
 from .refs import gather
 
 __all__ = ["ActorPool"]
@@ -44,6 +47,8 @@ log = logging.getLogger(__name__)
 A = TypeVar("A")
 
 _ACTOR_DEATH = (ActorDiedError, ActorUnavailableError, RayActorError)
+#: A replacement actor that has not answered by then counts as a failed start.
+_START_TIMEOUT_S = 60.0
 
 
 @dataclass(eq=False)
@@ -63,13 +68,19 @@ class ActorPool(PoolBase, Generic[A]):
     on each actor at once (give an ``async def`` method and a larger value for I/O-bound
     work such as a remote judge). ``strategy`` places the actors (``"SPREAD"`` by default);
     ``retries`` re-sends a call whose actor died to another actor (default 0: the call fails
-    with :class:`WorkerFailedError`); ``timeout`` is per call (the actor task is cancelled and
-    the call fails with :class:`TaskTimeoutError`; Ray cannot interrupt a running *sync*
-    method, so it then finishes in the background while its slot stays taken).
+    with :class:`WorkerFailedError`). ``timeout`` is per call and fails the caller at the
+    deadline with :class:`TaskTimeoutError`: an ``async def`` method is cancelled; a sync
+    method (which Ray cannot interrupt) has its actor killed and replaced, and the other
+    calls on that actor are retried or fail with :class:`WorkerFailedError` as for any dead
+    actor. When no actor is alive and a replacement fails to start, the calls waiting for a
+    slot fail with :class:`WorkerFailedError` (a replacement is still tried, with backoff).
+    Methods returning several objects (``@ray.method(num_returns=2)``) or streaming are
+    refused with ``TypeError`` before anything is sent. ``name`` labels the pool in its
+    statistics and metrics; ``metrics=False`` keeps them out of Ray's metrics.
     ``actor_options`` go to Ray's ``.options`` (``num_cpus``, ``num_gpus``, ``runtime_env``...).
 
     States: unopened → open → closed (``async with`` opens and closes); a closed pool cannot
-    be reopened.
+    be reopened. A pool is used from the event loop it was opened on.
     """
 
     def __init__(
@@ -83,32 +94,37 @@ class ActorPool(PoolBase, Generic[A]):
         timeout: float | None = None,
         idle_timeout: float = 30.0,
         init_kwargs: dict[str, Any] | None = None,
+        name: str | None = None,
+        metrics: bool = True,
         **actor_options: Any,
     ) -> None:
         if isinstance(size, tuple):
             if len(size) != 2:
                 raise ValueError(f"size as a tuple must be (min, max), got {size!r}")
-            low, high = size
-            check_positive_int("size min", low)
-            check_positive_int("size max", high)
+            low = _validate.positive_int(size[0], "size min")
+            high = _validate.positive_int(size[1], "size max")
             if low > high:
-                raise ValueError(f"size min {low} is larger than max {high}")
+                raise ValueError(f"size must be (min, max) with min <= max, got {size!r}")
         else:
-            check_positive_int("size", size)
-            low = high = size
-        check_positive_int("max_concurrency", max_concurrency)
-        check_timeout(timeout)
-        check_timeout(idle_timeout)
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ValueError(f"retries must be an int >= 0, got {retries!r}")
+            low = high = _validate.positive_int(size, "size")
+        _validate.positive_int(max_concurrency, "max_concurrency")
+        self.timeout = _validate.timeout(timeout)
+        idle = _validate.timeout(idle_timeout, "idle_timeout")
+        _validate.non_negative_int(retries, "retries")
+        _validate.boolean(metrics, "metrics")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {name!r} ({type(name).__name__})")
         if isinstance(actor_cls, ActorClass):
             self._cls: type[Any] | None = _python_class(actor_cls)
             remote_cls: Any = actor_cls
         elif isinstance(actor_cls, type):
             self._cls = actor_cls
+            check_serialisable(actor_cls, f"ActorPool class {actor_cls.__qualname__}")
             remote_cls = ray.remote(actor_cls)
         else:
-            raise TypeError(f"actor_cls must be a class, not {type(actor_cls).__name__}")
+            raise TypeError(
+                f"actor_cls must be a class, got {actor_cls!r} ({type(actor_cls).__name__})"
+            )
         try:
             self._remote = remote_cls.options(
                 max_concurrency=max_concurrency,
@@ -121,8 +137,9 @@ class ActorPool(PoolBase, Generic[A]):
         self.min_size, self.max_size = low, high
         self.max_concurrency = max_concurrency
         self.retries = retries
-        self.timeout = timeout
-        self.idle_timeout = idle_timeout
+        self.idle_timeout = idle if idle is not None else math.inf
+        self.name = name if name is not None else f"ActorPool({self._cls_name})"
+        self._metrics = metrics
         self._init_args = init_args
         self._init_kwargs = dict(init_kwargs or {})
         self._members: list[_Member] = []
@@ -132,6 +149,7 @@ class ActorPool(PoolBase, Generic[A]):
         self._state: State = "unopened"
         self._engine: Engine | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._methods: dict[str, bool] = {}
         self.replaced = 0
 
     # -- lifecycle
@@ -154,8 +172,8 @@ class ActorPool(PoolBase, Generic[A]):
             raise PoolClosedError(f"ActorPool is {self._state}; a pool opens only once")
         if not ray.is_initialized():
             await anyio.to_thread.run_sync(runtime.init)
-        self._engine = Engine(0, name=f"ActorPool({self._cls_name})")
-        self._engine.slots.on_wait = self._maybe_grow
+        self._engine = Engine(0, name=self.name, metrics=self._metrics)
+        self._engine.on_wait = self._maybe_grow
         self._state = "open"
         try:
             self._starting += self.min_size
@@ -169,30 +187,55 @@ class ActorPool(PoolBase, Generic[A]):
             self._spawn(self._shrink_loop())
 
     async def aclose(self, *, timeout: float = 10.0) -> None:
-        """Cancel running calls, kill every actor. Idempotent."""
+        """Close: submit nothing more (callers waiting for a slot fail with
+        :class:`PoolClosedError`), cancel the running calls and kill every actor (so every
+        call ends; its caller gets :class:`PoolClosedError` with Ray's error as
+        ``__cause__``), then wait up to ``timeout`` for the calls to settle. Idempotent.
+
+        Cancellation: the actors are already killed.
+        """
         if self._state == "closed":
             return
         self._state = "closed"
         for task in list(self._background):
             task.cancel()
         if self._engine is not None:
-            self._engine.cancel_all()
-            await self._engine.wait_settled(timeout)
+            self._engine.close()
         for member in self._members:
             member.alive = False
             _kill(member.handle)
+        if self._engine is not None:
+            await self._engine.wait_settled(timeout)
 
     @property
     def _cls_name(self) -> str:
         return self._cls.__name__ if self._cls is not None else "actor"
 
     def _check_method(self, method: object) -> str:
+        """The method name, checked once per name; remembers whether it is ``async``."""
         if not isinstance(method, str):
-            raise TypeError(f"method must be a method name (str), not {type(method).__name__}")
-        if method.startswith("_") or (
-            self._cls is not None and not callable(getattr(self._cls, method, None))
-        ):
+            raise TypeError(f"method must be a method name (str), got {method!r} "
+                            f"({type(method).__name__})")
+        if method in self._methods:
+            return method
+        if method.startswith("_"):
             raise AttributeError(f"{self._cls_name} has no public method {method!r}")
+        is_async = False
+        if self._cls is not None:
+            fn = getattr(self._cls, method, None)
+            if not callable(fn):
+                raise AttributeError(f"{self._cls_name} has no public method {method!r}")
+            num_returns = getattr(fn, "__ray_num_returns__", None)
+            if num_returns not in (None, 1) or inspect.isgeneratorfunction(fn) or (
+                inspect.isasyncgenfunction(fn)
+            ):
+                raise TypeError(
+                    f"{self._cls_name}.{method} returns several objects or a stream "
+                    f"(num_returns={num_returns!r}); ActorPool calls take methods with one "
+                    "return value: return a tuple, or call it on pool.actors directly"
+                )
+            is_async = inspect.iscoroutinefunction(fn)
+        self._methods[method] = is_async
         return method
 
     def _spawn(self, coro: Any) -> None:
@@ -210,25 +253,35 @@ class ActorPool(PoolBase, Generic[A]):
     async def _start_member(self, *, keep_trying: bool = True) -> None:
         """Start one actor (already counted in ``_starting``) and add it once it answers.
 
-        A replacement that fails to start (its node died under it, say) is tried again
-        with a capped backoff for as long as the pool is open; the pool's first actors
-        (``keep_trying=False``) fail ``open`` instead.
+        A replacement that fails to start (its node died under it, its ``__init__`` raised,
+        it could not be placed within ``_START_TIMEOUT_S``) is tried again with a capped
+        backoff for as long as the pool is open; while no actor is alive, each failure also
+        fails the calls waiting for a slot. The pool's first actors (``keep_trying=False``)
+        fail ``open`` instead.
         """
         delay = 0.2
         try:
             while True:
-                engine = self._require_open()
+                engine = self._engine
+                if self._state != "open" or engine is None:
+                    return
                 handle = self._remote.remote(*self._init_args, **self._init_kwargs)
                 member = _Member(handle, next(self._counter))
                 self._members.append(member)
                 try:
-                    await handle.__ray_ready__.remote()
+                    ready = handle.__ray_ready__.remote()
+                    if keep_trying:
+                        await asyncio.wait_for(_awaited(ready), _START_TIMEOUT_S)
+                    else:
+                        await ready
                 except Exception as exc:
                     member.alive = False
                     _kill(handle)
                     self._members.remove(member)
                     if not keep_trying or self._state != "open":
                         raise
+                    if self.size == 0:
+                        engine.fail_waiters(functools.partial(self._no_actor_error, exc))
                     log.warning("starting a %s actor failed (%s); retrying in %.1fs",
                                 self._cls_name, exc, delay)
                     await asyncio.sleep(delay)
@@ -241,13 +294,22 @@ class ActorPool(PoolBase, Generic[A]):
                 member.ready = True
                 member.idle_since = time.monotonic()
                 if self._state == "open":
-                    engine.slots.set_capacity(self.size * self.max_concurrency)
+                    engine.set_capacity(self.size * self.max_concurrency)
                 else:
                     member.alive = False
                     _kill(handle)
                 return
         finally:
             self._starting -= 1
+
+    def _no_actor_error(self, cause: BaseException) -> WorkerFailedError:
+        error = WorkerFailedError(
+            f"{self.name} has no live actor and a replacement failed to start ({cause}); "
+            "the pool keeps trying to start one",
+            name=self._cls_name,
+        )
+        error.__cause__ = cause
+        return error
 
     def _maybe_grow(self) -> None:
         if self._state != "open":
@@ -256,31 +318,34 @@ class ActorPool(PoolBase, Generic[A]):
             self._grow_by_one()
 
     def _on_member_death(self, member: _Member, cause: BaseException) -> None:
+        """Declare an actor dead: kill it (so every call on it ends) and replace it."""
         if not member.alive:
             return
         member.alive = False
+        _kill(member.handle)
         self._members = [m for m in self._members if m.alive or m.load]
-        log.warning("actor %d of %s died (%s); replacing it", member.index, self._cls_name, cause)
+        log.warning("actor %d of %s declared dead (%s); replacing it",
+                    member.index, self._cls_name, cause)
         engine = self._engine
         if engine is not None:
-            engine.slots.set_capacity(self.size * self.max_concurrency)
+            engine.set_capacity(self.size * self.max_concurrency)
         if self._state == "open" and self.size + self._starting < self.min_size:
             self.replaced += 1
             self._grow_by_one()
 
     async def _shrink_loop(self) -> None:
         while self._state == "open":
-            await asyncio.sleep(max(0.05, self.idle_timeout / 4))
+            await asyncio.sleep(max(0.05, min(self.idle_timeout / 4, 60.0)))
             now = time.monotonic()
             for member in list(self._members):
                 if self.size <= self.min_size:
                     break
                 idle = member.alive and member.ready and member.load == 0
                 if idle and now - member.idle_since >= self.idle_timeout:
-                        member.alive = False
-                        assert self._engine is not None
-                        self._engine.slots.set_capacity(self.size * self.max_concurrency)
-                        _kill(member.handle)
+                    member.alive = False
+                    assert self._engine is not None
+                    self._engine.set_capacity(self.size * self.max_concurrency)
+                    _kill(member.handle)
             self._members = [m for m in self._members if m.alive or m.load]
 
     def _pick(self) -> _Member:
@@ -294,13 +359,17 @@ class ActorPool(PoolBase, Generic[A]):
             if member.alive and member.ready and (best is None or member.load < best.load):
                 best = member
         if best is None:
-            raise WorkerFailedError(f"no live actor in the {self._cls_name} pool")
+            raise WorkerFailedError(f"no live actor in {self.name}", name=self._cls_name)
         return best
 
     # -- calls
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call ``method`` on the least-loaded live actor and return its result.
+
+        Raises before anything is sent for an unknown or multi-return method, an argument
+        that cannot be serialised (``TypeError``), or a call from another thread or event
+        loop. At ``timeout``, :class:`TaskTimeoutError` at once (see the class).
 
         Cancellation: the actor task is cancelled (an ``async`` method is interrupted; a sync
         one finishes in the background, holding its slot until it does).
@@ -312,23 +381,39 @@ class ActorPool(PoolBase, Generic[A]):
     def _send(
         self,
         engine: Engine,
+        token: object,
         method: str,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         finish: Callable[[Any, BaseException | None, _Member, _Call], None],
     ) -> _Call:
-        """Send one call (its slot already taken) to the least-loaded live actor."""
+        """Send one call (its slot ``token`` already taken) to the least-loaded live actor."""
         member = self._pick()
-        ref = getattr(member.handle, method).remote(*args, **kwargs)
+        try:
+            ref = getattr(member.handle, method).remote(*args, **kwargs)
+        except Exception as exc:
+            raise serialisation_error(f"{self._cls_name}.{method}", exc) from None
         member.load += 1
 
-        def done(call: _Call, value: Any, error: BaseException | None) -> None:
+        def settled(call: _Call) -> None:
             member.load -= 1
             if member.load == 0:
                 member.idle_since = time.monotonic()
+
+        def done(call: _Call, value: Any, error: BaseException | None) -> None:
             finish(value, error, member, call)
 
-        return engine.launch(ref, done, timeout=self.timeout)
+        def expire(call: _Call) -> None:
+            if self._methods.get(method, False):
+                _cancel.request([call.ref], force=False)
+            else:
+                # Ray cannot interrupt a running sync method: the actor goes instead.
+                self._on_member_death(member, TaskTimeoutError(
+                    f"{self._cls_name}.{method} ran past its timeout of {self.timeout:g}s"))
+
+        return engine.launch(
+            ref, token, done, timeout=self.timeout, on_expire=expire, on_settle=settled
+        )
 
     def _failure(
         self, engine: Engine, method: str, error: BaseException, member: _Member, call: _Call,
@@ -338,7 +423,7 @@ class ActorPool(PoolBase, Generic[A]):
         latency = time.monotonic() - call.started
         if isinstance(error, _ACTOR_DEATH):
             self._on_member_death(member, error)
-            if retry and self._state == "open" and not call.abandoned:
+            if retry and self._state == "open" and not call.abandoned and not engine.closing:
                 engine.stats.on_retry()
                 return None
             engine.stats.on_finish(ok=False, latency=latency)
@@ -358,9 +443,9 @@ class ActorPool(PoolBase, Generic[A]):
     ) -> Any:
         for attempt in range(self.retries + 1):
             try:
-                await engine.slots.acquire()
-            except asyncio.CancelledError:
-                if attempt:  # submitted before, cancelled while waiting to be re-sent
+                token = await engine.acquire()
+            except BaseException:
+                if attempt:  # submitted before, failed while waiting to be re-sent
                     engine.stats.on_finish(ok=False, latency=0.0)
                 raise
             fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = (
@@ -375,9 +460,9 @@ class ActorPool(PoolBase, Generic[A]):
                     fut.set_result((value, error, member, call))
 
             try:
-                call = self._send(engine, method, args, kwargs, finish)
+                call = self._send(engine, token, method, args, kwargs, finish)
             except BaseException:
-                engine.slots.release()
+                engine.release(token)
                 if attempt:
                     engine.stats.on_finish(ok=False, latency=0.0)
                 raise
@@ -417,57 +502,62 @@ class ActorPool(PoolBase, Generic[A]):
         """
         engine = self._require_open()
         method = self._check_method(method)
-        check_items(items)
-        stream: MapStream[Any]
+        _validate.items(items)
+        _validate.boolean(ordered, "ordered")
+        _validate.boolean(return_exceptions, "return_exceptions")
 
-        def start(index: int, item: Any, attempt: int) -> None:
+        def start(core: _StreamCore, index: int, item: Any, attempt: int, token: object
+                  ) -> None:
             def finish(value: Any, error: BaseException | None, member: _Member, call: _Call
                        ) -> None:
-                stream.calls.discard(call)
+                core.calls.discard(call)
                 if error is None:
                     engine.stats.on_finish(ok=True, latency=time.monotonic() - call.started)
-                    stream.deliver(index, value, False)
+                    core.deliver(index, value, False)
                     return
                 report = self._failure(
                     engine, method, error, member, call, retry=attempt < self.retries
                 )
                 if report is not None:
-                    stream.deliver(index, report, True)
+                    core.deliver(index, report, True)
                     return
 
                 async def again() -> None:
-                    await engine.slots.acquire()
-                    start(index, item, attempt + 1)
+                    try:
+                        token = await engine.acquire()
+                    except (PoolClosedError, WorkerFailedError) as exc:
+                        engine.stats.on_finish(ok=False, latency=0.0)
+                        core.deliver(index, exc, True)
+                        return
+                    start(core, index, item, attempt + 1, token)
 
-                task = engine.loop.create_task(again())
-                stream.tasks.add(task)
-                task.add_done_callback(stream.tasks.discard)
+                core.spawn(again())
 
             try:
-                stream.calls.add(self._send(engine, method, (item,), {}, finish))
+                core.calls.add(self._send(engine, token, method, (item,), {}, finish))
             except Exception as exc:
-                engine.slots.release()
+                engine.release(token)
                 engine.stats.on_finish(ok=False, latency=0.0)
-                stream.deliver(index, exc, True)
+                core.deliver(index, exc, True)
 
-        def submit_chunk(chunk: list[tuple[int, Any]]) -> None:
+        def submit_chunk(core: _StreamCore, chunk: list[tuple[int, Any]], token: object
+                         ) -> None:
             ((index, item),) = chunk
             engine.stats.on_submit()
-            start(index, item, 0)
+            start(core, index, item, 0, token)
 
-        stream = MapStream(
+        return MapStream(
             items,
             submit_chunk=submit_chunk,
             chunk_size=lambda: 1,
             # Up to the largest the pool may grow to: items then queue for slots, which is
             # what makes an elastic pool grow.
-            window=lambda: max(1, engine.slots.capacity, self.max_size * self.max_concurrency),
+            window=lambda: max(1, engine.capacity, self.max_size * self.max_concurrency),
             ordered=ordered,
             return_exceptions=return_exceptions,
             engine=engine,
             check_open=self._check_open,
         )
-        return stream
 
     async def broadcast(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call ``method`` on every live actor (outside the slots: a control call, such as
@@ -478,7 +568,10 @@ class ActorPool(PoolBase, Generic[A]):
         self._require_open()
         method = self._check_method(method)
         members = [m for m in self._members if m.alive and m.ready]
-        refs = [getattr(m.handle, method).remote(*args, **kwargs) for m in members]
+        try:
+            refs = [getattr(m.handle, method).remote(*args, **kwargs) for m in members]
+        except Exception as exc:
+            raise serialisation_error(f"{self._cls_name}.{method}", exc) from None
         try:
             return await gather(refs, timeout=self.timeout)
         except _ACTOR_DEATH as exc:
@@ -489,6 +582,10 @@ class ActorPool(PoolBase, Generic[A]):
                 name=self._cls_name,
                 node_id=_node_of(exc),
             ) from exc
+
+
+async def _awaited(ref: Any) -> Any:
+    return await ref
 
 
 def _python_class(actor_cls: Any) -> type[Any] | None:

@@ -10,8 +10,13 @@ __all__ = ["PoolStats"]
 
 #: The sliding window ``per_minute`` is computed over, in seconds.
 WINDOW_S = 60.0
+#: Finished items are counted in buckets this wide: the window's memory is bounded
+#: (``WINDOW_S / BUCKET_S`` buckets) however many items finish, and its edge is exact to this.
+BUCKET_S = 0.25
 #: How many recent latencies the percentiles are computed from.
 LATENCY_SAMPLES = 4096
+#: At most this many latencies wait for the metrics reporter between two flushes.
+UNREPORTED_LATENCIES = 65536
 
 
 @dataclass(frozen=True)
@@ -21,9 +26,11 @@ class PoolStats:
     Counts are of items (one ``submit``/``call`` or one element of a ``map``):
     ``submitted = completed + failed + in_flight`` at every snapshot, where ``failed``
     includes ``timed_out``. ``retried`` counts re-executions (Ray's own task retries of
-    system failures, or an ActorPool call re-sent after its actor died). ``per_minute`` is
-    the rate of finished items (completed or failed) over the last minute (or since the
-    pool opened, if that is shorter); latencies are in seconds, over recent items.
+    system failures, or an ActorPool call re-sent after its actor died). ``waiting`` is the
+    number of callers queued for a slot (not yet submitted: what a server watches to shed
+    load). ``per_minute`` is the rate of finished items (completed or failed) over a sliding
+    window of the last minute (or since the pool opened, if that is shorter); latencies are in
+    seconds, over recent items. ``name`` is the pool's label (``name=``).
     """
 
     submitted: int = 0
@@ -32,10 +39,12 @@ class PoolStats:
     retried: int = 0
     timed_out: int = 0
     in_flight: int = 0
+    waiting: int = 0
     per_minute: float = 0.0
     latency_p50: float = 0.0
     latency_p95: float = 0.0
     latency_p99: float = 0.0
+    name: str = ""
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -46,17 +55,26 @@ def _quantile(ordered: list[float], q: float) -> float:
 
 
 class _Recorder:
-    """Mutable counters updated on the event loop thread; O(1) per event."""
+    """Mutable counters updated on the event loop thread; O(1) time and bounded memory per event.
 
-    def __init__(self) -> None:
+    Finished items go into ``BUCKET_S``-wide buckets of a deque that never holds more than
+    the window's worth of buckets. With ``keep_unreported`` the latencies are also kept (up to
+    ``UNREPORTED_LATENCIES``) for the metrics reporter to take in one batch.
+    """
+
+    def __init__(self, name: str = "", *, keep_unreported: bool = False) -> None:
+        self.name = name
         self.submitted = 0
         self.completed = 0
         self.failed = 0
         self.retried = 0
         self.timed_out = 0
         self._opened = time.monotonic()
-        self._finished_at: deque[tuple[float, int]] = deque()
+        self._buckets: deque[list[float]] = deque()  # [bucket start, items finished]
         self._latencies: deque[float] = deque(maxlen=LATENCY_SAMPLES)
+        self.unreported: deque[float] | None = (
+            deque(maxlen=UNREPORTED_LATENCIES) if keep_unreported else None
+        )
 
     def on_submit(self, n: int = 1) -> None:
         self.submitted += n
@@ -69,23 +87,30 @@ class _Recorder:
             if timed_out:
                 self.timed_out += n
         now = time.monotonic()
-        self._finished_at.append((now, n))
+        buckets = self._buckets
+        if buckets and now - buckets[-1][0] < BUCKET_S:
+            buckets[-1][1] += n
+        else:
+            buckets.append([now, n])
+            self._trim(now)
         self._latencies.append(latency)
-        self._trim(now)
+        if self.unreported is not None:
+            self.unreported.append(latency)
 
     def on_retry(self, n: int = 1) -> None:
         self.retried += n
 
     def _trim(self, now: float) -> None:
         cutoff = now - WINDOW_S
-        while self._finished_at and self._finished_at[0][0] < cutoff:
-            self._finished_at.popleft()
+        buckets = self._buckets
+        while buckets and buckets[0][0] < cutoff:
+            buckets.popleft()
 
-    def snapshot(self) -> PoolStats:
+    def snapshot(self, *, waiting: int = 0) -> PoolStats:
         now = time.monotonic()
         self._trim(now)
         span = min(WINDOW_S, max(now - self._opened, 1e-9))
-        finished = sum(n for _, n in self._finished_at)
+        finished = sum(n for _, n in self._buckets)
         ordered = sorted(self._latencies)
         return PoolStats(
             submitted=self.submitted,
@@ -94,8 +119,10 @@ class _Recorder:
             retried=self.retried,
             timed_out=self.timed_out,
             in_flight=self.submitted - self.completed - self.failed,
+            waiting=waiting,
             per_minute=finished * 60.0 / span,
             latency_p50=_quantile(ordered, 0.50),
             latency_p95=_quantile(ordered, 0.95),
             latency_p99=_quantile(ordered, 0.99),
+            name=self.name,
         )
