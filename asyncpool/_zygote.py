@@ -967,7 +967,7 @@ class _Server:
                     job.judge_status = status
                     if job.status is None and job.pid in self.jobs:
                         # The judge is done: the solution has nothing left to do.
-                        job.killed_after_judge = True
+                        job.killed_after_judge = not job.killed_at_deadline
                         self._kill_group(job.pid)
                 if job.over:
                     self._finish(job)
