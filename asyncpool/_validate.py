@@ -14,8 +14,11 @@ from typing import Any, NoReturn
 
 __all__ = [
     "boolean",
+    "instance",
     "items",
     "non_negative_int",
+    "non_negative_number",
+    "one_of",
     "positive_int",
     "positive_number",
     "str_mapping",
@@ -70,6 +73,28 @@ def positive_number(value: object, name: str) -> float:
     return float(value)
 
 
+def non_negative_number(value: object, name: str) -> float:
+    """A finite number >= 0 (resource amounts, fractions that may be zero)."""
+    what = "a finite number >= 0"
+    if not _is_number(value):
+        _type_error(name, what, value)
+    assert isinstance(value, int | float)
+    if not math.isfinite(value) or value < 0:
+        _value_error(name, what, value)
+    return float(value)
+
+
+def one_of(value: object, name: str, choices: tuple[Any, ...]) -> Any:
+    """One of a fixed set of choices (strategies, modes); a wrong type is a ``TypeError``
+    only when no choice has that type."""
+    if value in choices and type(value) in {type(c) for c in choices}:
+        return value
+    what = "one of " + ", ".join(repr(c) for c in choices)
+    if not any(isinstance(value, type(c)) for c in choices):
+        _type_error(name, what, value)
+    _value_error(name, what, value)
+
+
 def positive_int(value: object, name: str) -> int:
     """An ``int`` >= 1 (a ``bool`` is refused: ``True`` is not a count)."""
     what = "an int >= 1"
@@ -94,6 +119,13 @@ def boolean(value: object, name: str) -> bool:
     """Exactly ``True`` or ``False`` (``0``/``1``/``None`` are refused)."""
     if not isinstance(value, bool):
         _type_error(name, "a bool", value)
+    return value
+
+
+def instance(value: object, name: str, kind: type[Any], what: str = "") -> Any:
+    """An instance of ``kind`` (``what`` describes it in the message; by default ``a <kind>``)."""
+    if not isinstance(value, kind):
+        _type_error(name, what or f"a {kind.__name__}", value)
     return value
 
 

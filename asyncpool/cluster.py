@@ -1,5 +1,9 @@
 """VirtualCluster: one placement group per (virtual) node, and the layout grid of its workers.
 
+Owns :class:`VirtualCluster`: reserving, describing and releasing the placement groups a
+training job's worker groups share. Must not: create actors (``asyncpool.workers`` does), judge
+feasibility itself (``_feasibility``), or call Ray on the event loop (``_gcs``, ``placement``).
+
 A :class:`VirtualCluster` reserves the GPUs a training job's worker groups will share: one
 placement group per entry of ``bundles_per_node`` -- a *virtual node* -- each with that many
 bundles of ``{"CPU": max_colocated, "GPU": 1}``, ``STRICT_PACK`` by default (all bundles of a
@@ -17,54 +21,38 @@ Guarantees:
   opening is cancelled, the groups already made are removed before the error propagates.
   Before anything is submitted, the whole cluster is checked against the nodes' totals: a set
   of groups that could never be held together fails at once with ``ResourceInsufficientError``.
-* Leaving the block (or :meth:`VirtualCluster.close`) removes every group.
-* The life cycle is explicit: ``unopened -> open -> closed``. Opening twice, reopening a closed
-  cluster, or asking an unopened/closed cluster for its placement groups raises
-  :class:`ClusterStateError` (an ``AsyncPoolError`` and a ``RuntimeError``). A failed or
-  cancelled opening returns the cluster to ``unopened``: it may be tried again.
+* Leaving the block (or :meth:`VirtualCluster.aclose`) removes every group.
+* The life cycle is explicit (the shared ``unopened -> opening -> open -> closed``). Opening
+  twice, reopening a closed cluster, or asking an unopened/closed cluster for its placement
+  groups raises :class:`~asyncpool.errors.ClusterStateError` (a ``ResourceStateError``). A failed
+  or cancelled opening returns the cluster to ``unopened``: it may be tried again.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol
 
-import anyio
-import anyio.abc
-import anyio.to_thread
-from ray.util.placement_group import PlacementGroup, placement_group_table
+from ray.util.placement_group import PlacementGroup
 
-from asyncpool.errors import ClusterStateError
-from asyncpool.placement import (
-    STRATEGIES,
-    Backoff,
-    _alive_nodes,
-    _alive_nodes_async,
-    _check_feasible,
-    _fmt,
-    _remove_quietly,
-    _Request,
-    _require_ray,
-    _total,
-    allocate,
-    bundle_node_ip,
-    free_port,
-)
+from . import _gcs, _validate
+from ._concurrent import side_by_side
+from ._feasibility import Request, check_feasible, fmt, total
+from ._resource import Lifecycle
+from .errors import ClusterStateError
+from .placement import STRATEGIES, Backoff, allocate, bundle_node_ip, free_port
 
-__all__ = ["LayoutGroup", "LayoutWorker", "VirtualCluster"]
+__all__ = ["VirtualCluster"]
 
 log = logging.getLogger(__name__)
-
-State = Literal["unopened", "opening", "open", "closed"]
 
 _DEFAULT_BACKOFF = Backoff()  # frozen: safe to share as a default
 
 
-
-@runtime_checkable
-class LayoutWorker(Protocol):
+class _LayoutWorker(Protocol):
     """Where one worker sits: its rank, its virtual node and its bundle in that node's group."""
 
     @property
@@ -77,10 +65,10 @@ class LayoutWorker(Protocol):
     def bundle_index(self) -> int: ...
 
 
-class LayoutGroup(Protocol):
-    """What :meth:`VirtualCluster.layout` needs of a worker group.
+class _LayoutGroup(Protocol):
+    """What :meth:`VirtualCluster.layout` needs of a worker group (a WorkerGroup has it).
 
-    ``metadata`` entries are :class:`LayoutWorker`-like objects, or mappings with the keys
+    ``metadata`` entries are :class:`_LayoutWorker`-like objects, or mappings with the keys
     ``rank``, ``node_idx`` and ``bundle_index``.
     """
 
@@ -88,7 +76,12 @@ class LayoutGroup(Protocol):
     def name(self) -> str: ...
 
     @property
-    def metadata(self) -> Sequence[LayoutWorker | Mapping[str, Any]]: ...
+    def metadata(self) -> Sequence[_LayoutWorker | Mapping[str, Any]]: ...
+
+
+# Kept importable until the package stops re-exporting them; not part of the contract.
+LayoutGroup = _LayoutGroup
+LayoutWorker = _LayoutWorker
 
 
 @dataclass(frozen=True)
@@ -99,22 +92,17 @@ class _Placement:
     ips: tuple[str, ...]
 
 
-def _positive_int(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{what} must be >= 1, got {value}")
-    return value
-
-
-class VirtualCluster:
+class VirtualCluster(Lifecycle):
     """One placement group per virtual node; see the module docstring for the guarantees.
 
     ``bundles_per_node[i]`` is the number of bundles (GPUs) of virtual node ``i``; ``world_size``
     is their sum. ``use_gpus=False`` makes CPU-only bundles ``{"CPU": max_colocated}``.
     ``name`` names the groups ``f"{name}-node{i}"`` (handy for
     :func:`asyncpool.placement.reap`); ``timeout`` and ``backoff`` go to every ``allocate``.
+    Every argument is checked here, before anything is allocated.
     """
+
+    state_error = ClusterStateError
 
     def __init__(
         self,
@@ -124,37 +112,26 @@ class VirtualCluster:
         max_colocated: int = 1,
         strategy: str = "STRICT_PACK",
         name: str = "",
-        timeout: float = 180.0,
+        timeout: float | None = 180.0,
         backoff: Backoff = _DEFAULT_BACKOFF,
     ) -> None:
         if isinstance(bundles_per_node, str | bytes) or not isinstance(bundles_per_node, Sequence):
-            raise TypeError("bundles_per_node must be a sequence of ints, e.g. [4, 4]")
+            raise TypeError(
+                f"bundles_per_node must be a sequence of ints (e.g. [4, 4]), "
+                f"got {bundles_per_node!r}"
+            )
         if not bundles_per_node:
-            raise ValueError("bundles_per_node must not be empty")
+            raise ValueError("bundles_per_node must be a non-empty sequence of ints, got []")
         self._bundles_per_node = tuple(
-            _positive_int(n, f"bundles_per_node[{i}]") for i, n in enumerate(bundles_per_node)
+            _validate.positive_int(n, f"bundles_per_node[{i}]")
+            for i, n in enumerate(bundles_per_node)
         )
-        if not isinstance(use_gpus, bool):
-            raise TypeError("use_gpus must be a bool")
-        self._use_gpus = use_gpus
-        self._max_colocated = _positive_int(max_colocated, "max_colocated")
-        if not isinstance(strategy, str):
-            raise TypeError(f"strategy must be a str, not {type(strategy).__name__}")
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-        self._strategy = strategy
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
-        self._name = name
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise TypeError("timeout must be a number of seconds")
-        if not timeout > 0:
-            raise ValueError(f"timeout must be > 0, got {timeout}")
-        self._timeout = float(timeout)
-        if not isinstance(backoff, Backoff):
-            raise TypeError(f"backoff must be a Backoff, not {type(backoff).__name__}")
-        self._backoff = backoff
-        self._state: State = "unopened"
+        self._use_gpus = _validate.boolean(use_gpus, "use_gpus")
+        self._max_colocated = _validate.positive_int(max_colocated, "max_colocated")
+        self._strategy: str = _validate.one_of(strategy, "strategy", STRATEGIES)
+        self._name: str = _validate.instance(name, "name", str)
+        self._timeout = _validate.timeout(timeout)
+        self._backoff: Backoff = _validate.instance(backoff, "backoff", Backoff)
         self._groups: list[PlacementGroup] = []
         self._placements: list[_Placement] = []
 
@@ -190,11 +167,6 @@ class VirtualCluster:
     def strategy(self) -> str:
         return self._strategy
 
-    @property
-    def state(self) -> State:
-        """``"unopened"``, ``"opening"``, ``"open"`` or ``"closed"``."""
-        return self._state
-
     def bundle(self) -> dict[str, float]:
         """The resources of one bundle."""
         b = {"CPU": float(self._max_colocated)}
@@ -207,13 +179,6 @@ class VirtualCluster:
         return f"{self._name}-node{node_idx}" if self._name else ""
 
     # ---------------------------------------------------------------- open state
-
-    def _require_open(self, what: str) -> None:
-        if self._state != "open":
-            raise ClusterStateError(
-                f"VirtualCluster {self._name!r} is {self._state}: {what} needs an open cluster "
-                "(use `async with VirtualCluster(...) as cluster`)"
-            )
 
     @property
     def placement_groups(self) -> list[PlacementGroup]:
@@ -242,15 +207,6 @@ class VirtualCluster:
 
     # ---------------------------------------------------------------- life cycle
 
-    async def __aenter__(self) -> VirtualCluster:
-        """:meth:`open`, then the cluster itself. Cancellation: as :meth:`open`."""
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        """:meth:`close`: every group is removed, whatever ended the block."""
-        await self.close()
-
     async def open(self) -> None:
         """Allocate one placement group per virtual node (what ``async with`` does).
 
@@ -261,47 +217,51 @@ class VirtualCluster:
         Cancellation: safe; every group made or pending is removed, and the cluster is
         ``unopened`` again.
         """
-        if self._state != "unopened":
-            raise ClusterStateError(
-                f"VirtualCluster {self._name!r} is {self._state}; it can be opened once only"
-            )
-        _require_ray()
-        self._state = "opening"
+        self._begin_open()
         groups: list[PlacementGroup | None] = [None] * self.node_count
         try:
+            _gcs.require_ray()
             await self._precheck()
-            await self._allocate_all(groups)
+            await side_by_side(
+                functools.partial(self._allocate, i, groups) for i in range(self.node_count)
+            )
             made = [g for g in groups if g is not None]
-            placements = await anyio.to_thread.run_sync(_read_placements, made)
-            if self._state != "opening":
-                raise ClusterStateError(
-                    f"VirtualCluster {self._name!r} was closed while it was being opened"
-                )
+            placements = await _read_placements(made)
+            self._check_still_opening()
         except BaseException:
-            for g in groups:
-                if g is not None:
-                    _remove_quietly(g)
-            if self._state == "opening":
-                self._state = "unopened"
+            await _gcs.remove_groups([g for g in groups if g is not None])
+            self._open_failed()
             raise
         self._groups, self._placements = made, placements
         self._state = "open"
         log.debug("VirtualCluster %r open: %s", self._name, self._bundles_per_node)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Remove every placement group; the cluster is ``closed`` afterwards. Idempotent.
 
-        Removing is a quick request to the GCS; the GPUs are free again shortly after. Closing
-        a cluster that another task is opening makes that opening fail with
-        :class:`ClusterStateError` (and remove what it made).
+        Removing is a quick request to the GCS (sent from a worker thread); the GPUs are free
+        again shortly after. Closing a cluster that another task is opening makes that opening
+        fail with :class:`ClusterStateError` (and remove what it made).
 
-        Cancellation: nothing here awaits; the groups are always removed.
+        Cancellation: the removal is shielded; the groups are always removed.
         """
         groups, self._groups = self._groups, []
         self._placements = []
         self._state = "closed"
-        for g in groups:
-            _remove_quietly(g)
+        await _gcs.remove_groups(groups)
+
+    async def close(self) -> None:
+        """:meth:`aclose` (the name earlier releases used)."""
+        await self.aclose()
+
+    async def _allocate(self, i: int, into: list[PlacementGroup | None]) -> None:
+        into[i] = await allocate(
+            [self.bundle() for _ in range(self._bundles_per_node[i])],
+            strategy=self._strategy,
+            name=self.group_name(i),
+            timeout=self._timeout,
+            backoff=self._backoff,
+        )
 
     async def _precheck(self) -> None:
         """Fail at once when all the groups together could never fit the nodes' totals.
@@ -309,7 +269,7 @@ class VirtualCluster:
         Each group is checked again by ``allocate``; this adds the check of the set: with
         ``STRICT_PACK`` every group is one item that must fit a node (several may share one).
         """
-        nodes = await _alive_nodes_async()
+        nodes = await _gcs.alive_nodes_async()
         bundle = self.bundle()
         if self._strategy == "STRICT_PACK":
             items = [{k: v * n for k, v in bundle.items()} for n in self._bundles_per_node]
@@ -321,37 +281,13 @@ class VirtualCluster:
             unit = "STRICT_PACK group(s)" if self._strategy == "STRICT_PACK" else "bundle(s)"
             intro = (
                 f"VirtualCluster {list(self._bundles_per_node)} of {len(items)} {unit}, "
-                f"bundles of {_fmt(bundle)}, {_fmt(_total(items))} in all"
+                f"bundles of {fmt(bundle)}, {fmt(total(items))} in all"
             )
-            _check_feasible(_Request(items, "PACK", None), nodes, intro=intro)
-
-    async def _allocate_all(self, groups: list[PlacementGroup | None]) -> None:
-        """Allocate every group concurrently into ``groups``; on the first failure cancel the
-        others (their ``allocate`` removes what it submitted) and raise it."""
-        errors: list[Exception] = []
-
-        async def one(i: int, tg: anyio.abc.TaskGroup) -> None:
-            try:
-                groups[i] = await allocate(
-                    [self.bundle() for _ in range(self._bundles_per_node[i])],
-                    strategy=self._strategy,
-                    name=self.group_name(i),
-                    timeout=self._timeout,
-                    backoff=self._backoff,
-                )
-            except Exception as exc:
-                errors.append(exc)
-                tg.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as tg:
-            for i in range(self.node_count):
-                tg.start_soon(one, i, tg)
-        if errors:
-            raise errors[0]
+            check_feasible(Request(items, "PACK", None), nodes, intro=intro)
 
     # ---------------------------------------------------------------- layout
 
-    def layout(self, *groups: LayoutGroup) -> str:
+    def layout(self, *groups: _LayoutGroup) -> str:
         """A text grid of ``node.gpu`` cells showing which worker of each group sits where.
 
         One block per virtual node: a header row of its cells (``node.gpu``, or ``node.bundle``
@@ -440,13 +376,11 @@ def _meta(entry: object, key: str) -> int:
     return value
 
 
-def _read_placements(groups: Sequence[PlacementGroup]) -> list[_Placement]:
-    """Which physical node holds each bundle (blocking GCS calls: run in a thread)."""
-    ips = {n.node_id: n.ip for n in _alive_nodes()}
+async def _read_placements(groups: Sequence[PlacementGroup]) -> list[_Placement]:
+    """Which physical node holds each bundle (GCS reads, in worker threads)."""
+    ips = {n.node_id: n.ip for n in await _gcs.alive_nodes_async()}
     out = []
-    for pg in groups:
-        info = placement_group_table(pg)
-        where: Mapping[int, str] = info.get("bundles_to_node_id") or {}
-        node_ids = tuple(str(where[i]) for i in sorted(where))
+    for where in await _gcs.bundle_nodes_async(groups):
+        node_ids = tuple(where[i] for i in sorted(where))
         out.append(_Placement(node_ids, tuple(ips.get(n, "?") for n in node_ids)))
     return out

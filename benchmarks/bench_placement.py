@@ -7,7 +7,7 @@ Each round times, interleaved (the order rotates every round, so drift hits all 
 * ``allocate``: ``await asyncpool.placement.allocate(...)`` + ``remove_placement_group``
   (argument validation, the feasibility check, the submission and the native await). The
   check uses the node snapshot of a recent allocation when there is one (see
-  ``asyncpool.placement._precheck``), as in a job that allocates several groups;
+  ``asyncpool.placement._first_check``), as in a job that allocates several groups;
 * ``allocate_cold``: the same with no snapshot, so the check first reads ``ray.nodes()`` in a
   worker thread (the first allocation of a job).
 
@@ -33,7 +33,7 @@ from typing import Any
 import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 
-from asyncpool import placement
+from asyncpool import _gcs
 from asyncpool.placement import allocate
 
 
@@ -68,7 +68,7 @@ def make_methods(
         remove_placement_group(pg)
 
     async def via_allocate_cold() -> None:
-        placement._nodes_cache = None  # no recent node snapshot: the check asks the GCS
+        _gcs.forget_nodes()  # no recent node snapshot: the check asks the GCS
         pg = await allocate(bundles, strategy=strategy)
         remove_placement_group(pg)
 

@@ -22,7 +22,7 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
-from asyncpool.cluster import LayoutGroup, VirtualCluster
+from asyncpool.cluster import VirtualCluster
 from asyncpool.errors import (
     AsyncPoolError,
     ClusterStateError,
@@ -141,7 +141,7 @@ def test_unopened_cluster_refuses_what_needs_placement_groups() -> None:
 
 def test_layout_shows_which_worker_of_each_group_sits_on_which_gpu() -> None:
     vc = VirtualCluster([2, 2], name="train")
-    policy: LayoutGroup = spanning("policy", [2, 2])
+    policy = spanning("policy", [2, 2])
     colocated = StandInGroup(
         "generation",
         [

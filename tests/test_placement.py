@@ -28,16 +28,14 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
-from asyncpool import placement
+from asyncpool import _gcs
+from asyncpool._feasibility import Node, Request, check_feasible
 from asyncpool.errors import AsyncPoolError, PlacementTimeoutError, ResourceInsufficientError
 from asyncpool.placement import (
     WORKER_LABEL,
     Backoff,
     NodeInfo,
     ReplicaSpec,
-    _check_feasible,
-    _Node,
-    _Request,
     allocate,
     bundle_node_ip,
     free_port,
@@ -248,8 +246,8 @@ def test_plan_replica_rejects_bad_arguments(
 # ------------------------------------------------------------------------------- feasibility (pure)
 
 
-def shape(gpus: float, cpus: float = 2, labels: dict[str, str] | None = None) -> _Node:
-    return _Node(
+def shape(gpus: float, cpus: float = 2, labels: dict[str, str] | None = None) -> Node:
+    return Node(
         f"id{random.random()}", "10.0.0.1", {"CPU": cpus, "GPU": gpus}, labels or {}, False
     )
 
@@ -275,24 +273,24 @@ def shape(gpus: float, cpus: float = 2, labels: dict[str, str] | None = None) ->
 def test_feasibility_check_is_exact_on_small_requests(
     bundles: list[dict[str, float]], strategy: str, gpus: list[float], feasible: bool
 ) -> None:
-    req = _Request([{k: float(v) for k, v in b.items()} for b in bundles], strategy, None)
+    req = Request([{k: float(v) for k, v in b.items()} for b in bundles], strategy, None)
     nodes = [shape(g) for g in gpus]
     if feasible:
-        _check_feasible(req, nodes)
+        check_feasible(req, nodes)
     else:
         with pytest.raises(ResourceInsufficientError):
-            _check_feasible(req, nodes)
+            check_feasible(req, nodes)
 
 
 def test_feasibility_check_honours_label_selectors() -> None:
     nodes = [shape(4, labels={"zone": "a"}), shape(4, labels={"zone": "b"})]
     ok = [{"zone": "a"}, {"zone": "!a"}]
-    _check_feasible(_Request([{"GPU": 4.0}] * 2, "STRICT_SPREAD", ok), nodes)
-    _check_feasible(_Request([{"GPU": 4.0}], "PACK", [{"zone": "in(b,c)"}]), nodes)
+    check_feasible(Request([{"GPU": 4.0}] * 2, "STRICT_SPREAD", ok), nodes)
+    check_feasible(Request([{"GPU": 4.0}], "PACK", [{"zone": "in(b,c)"}]), nodes)
     with pytest.raises(ResourceInsufficientError, match="label selector"):
-        _check_feasible(_Request([{"GPU": 1.0}], "PACK", [{"zone": "c"}]), nodes)
+        check_feasible(Request([{"GPU": 1.0}], "PACK", [{"zone": "c"}]), nodes)
     with pytest.raises(ResourceInsufficientError, match=r"GPU=8 in all.*GPU=4 in all"):
-        _check_feasible(_Request([{"GPU": 4.0}] * 2, "PACK", [{"zone": "a"}] * 2), nodes)
+        check_feasible(Request([{"GPU": 4.0}] * 2, "PACK", [{"zone": "a"}] * 2), nodes)
 
 
 # ------------------------------------------------------------------------------- argument errors
@@ -384,9 +382,9 @@ INFEASIBLE = [
 async def set_node_snapshot(kind: str) -> None:
     """``warm``: a fresh node snapshot is at hand; ``cold``: none (first allocation)."""
     if kind == "warm":
-        await anyio.to_thread.run_sync(placement._alive_nodes_snapshot)
+        await anyio.to_thread.run_sync(_gcs.alive_nodes)
     else:
-        placement._nodes_cache = None
+        _gcs.forget_nodes()
 
 
 @pytest.mark.multinode

@@ -29,8 +29,8 @@ import ray
 from ray.exceptions import RayActorError, TaskCancelledError
 
 from asyncpool.cluster import VirtualCluster
-from asyncpool.errors import WorkerFailedError
-from asyncpool.workers import Dispatch, WorkerGroup, WorkerGroupStateError, WorkerMetadata
+from asyncpool.errors import ResourceStateError, WorkerFailedError, WorkerGroupStateError
+from asyncpool.workers import Dispatch, WorkerGroup, WorkerMetadata
 from tests.conftest import SessionCluster, async_wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -383,8 +383,12 @@ class TestOpenGroup:
         dispatch = shared.group.broadcast("call_count")
         assert isinstance(dispatch, Dispatch)
         await dispatch
-        with pytest.raises(RuntimeError, match="consumed once"):
+        with pytest.raises(WorkerGroupStateError, match="consumed once") as err:
             await dispatch
+        assert isinstance(err.value, ResourceStateError)
+        with pytest.raises(WorkerGroupStateError, match="consumed once"):
+            async for _ in dispatch:
+                pass
 
     @pytest.mark.asyncio
     async def test_layout_shows_each_worker_of_the_group_on_its_cell(self, shared: Shared) -> None:
@@ -596,11 +600,11 @@ async def test_colocated_groups_share_a_gpu_and_a_name_in_use_is_refused(
         ({"env": {"RANK": "3"}}, ValueError, r"sets \['RANK'\]"),
         ({"env": {"MASTER_PORT": "1", "X": "y"}}, ValueError, "MASTER_PORT"),
         ({"runtime_env": {"env_vars": {"WORLD_SIZE": "8"}}}, ValueError, "WORLD_SIZE"),
-        ({"env": {"X": 1}}, TypeError, "str to str"),
+        ({"env": {"X": 1}}, TypeError, r"env\['X'\] must be a str key with a str value"),
         ({"workers_per_node": 3}, ValueError, r"node\(s\) \[0\] have only \[2\]"),
         ({"workers_per_node": 0}, ValueError, ">= 1"),
         ({"workers_per_node": [1]}, ValueError, "1 entries for a cluster of 2"),
-        ({"workers_per_node": [2, 4]}, ValueError, r"workers_per_node\[1\]=4"),
+        ({"workers_per_node": [2, 4]}, ValueError, r"workers_per_node\[1\] must be in 0..3"),
         ({"workers_per_node": [0, 0]}, ValueError, "no worker"),
         ({"workers_per_node": "2"}, TypeError, "workers_per_node"),
         ({"tied": [(2, [0])]}, ValueError, "node_idx 2 out of range"),
