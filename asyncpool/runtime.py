@@ -18,10 +18,12 @@ A local cluster that carries neither tag is never joined implicitly: it belongs 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import logging
 import os
 import re
+import signal
 import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -33,7 +35,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 import ray
 
-__all__ = ["Runtime", "connect", "current", "init", "run"]
+__all__ = ["Runtime", "attach", "connect", "current", "init", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,46 @@ SLURM_TAG = "slurm_managed"
 
 _lock = threading.Lock()
 _runtime: Runtime | None = None
+
+
+class _RoutineNotices(logging.Filter):
+    """Drops Ray's notices that every asyncpool start would print and nobody acts on.
+
+    ``connect`` starts Ray off the event loop's thread, so Ray says it set no SIGTERM handler
+    there (asyncpool restores the process's own handlers instead, see
+    :func:`_restore_signal_handlers`); joining a local cluster with its token is routine.
+    """
+
+    ROUTINE = (
+        "SIGTERM handler is not set because current thread is not the main thread",
+        "Token authentication is enabled for this Ray cluster",
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(message.startswith(text) for text in self.ROUTINE)
+
+
+for _name in ("ray._private.worker", "ray._private.authentication.authentication_token_setup"):
+    logging.getLogger(_name).addFilter(_RoutineNotices())
+
+
+def _restore_signal_handlers() -> None:
+    """Give SIGTERM and SIGINT back to this process's Python handlers after Ray's start.
+
+    Ray's core worker installs a C++ failure-signal handler for SIGTERM that prints a stack
+    dump ("SIGTERM received ...") before anything else runs: a server (uvicorn) shutting down
+    normally would print it on every stop. Where Python has a handler of its own for a signal
+    (uvicorn's graceful exit, asyncio's), it is installed again; default dispositions are left
+    to Ray. Only the main thread may set handlers: elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        handler = signal.getsignal(sig)
+        if callable(handler) and handler is not signal.default_int_handler:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, handler)
 
 
 def default_tag() -> str:
@@ -187,11 +229,20 @@ def _local_auth() -> None:
         )
     except ImportError:  # pragma: no cover - Ray without token authentication
         return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    # Its "token authentication is enabled" notice is routine for a local cluster: not logged.
+    auth_log = logging.getLogger(maybe_enable_token_auth_if_token_available.__module__)
+    level = auth_log.level
+    auth_log.setLevel(logging.ERROR)
+    try:
+        maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    finally:
+        auth_log.setLevel(level)
 
 
 def _try_join_tagged(addresses: list[str], wanted: set[str], init_kwargs: dict[str, Any]) -> str:
     """Connect to the first local cluster carrying one of ``wanted``; '' when none does."""
+    if not addresses:
+        return ""
     _local_auth()
     for address in addresses:
         try:
@@ -229,7 +280,31 @@ def init(
     """
     _validate(address, num_cpus, num_gpus, tag)
     with _lock:
-        return _init_locked(address, num_cpus, num_gpus, namespace, tag, ray_init_kwargs)[0]
+        rt = _init_locked(address, num_cpus, num_gpus, namespace, tag, ray_init_kwargs)[0]
+    _restore_signal_handlers()
+    return rt
+
+
+def attach(
+    address: str | None = None,
+    *,
+    namespace: str | None = None,
+    tag: str | None = None,
+    **ray_init_kwargs: Any,
+) -> Runtime:
+    """Connect to an existing cluster, by :func:`init`'s resolution order, never starting one.
+
+    For tools that report on or clean up a cluster (``asyncpool status``, ``asyncpool reap``):
+    a cluster they started would be empty and gone when they return. Raises
+    ``ConnectionError`` naming what was looked at when no address is given (argument,
+    ``ASYNCPOOL_ADDRESS``, ``RAY_ADDRESS``) and no local cluster carries this runtime's tag.
+    """
+    _validate(address, None, None, tag)
+    if address == "local":
+        raise ValueError('attach never starts a cluster: address="local" is for init')
+    with _lock:
+        rt, _ = _init_locked(address, None, None, namespace, tag, ray_init_kwargs, start=False)
+        return rt
 
 
 def _init_locked(
@@ -239,6 +314,8 @@ def _init_locked(
     namespace: str | None,
     tag: str | None,
     ray_init_kwargs: dict[str, Any],
+    *,
+    start: bool = True,
 ) -> tuple[Runtime, bool]:
     """:func:`init` under ``_lock``; also says whether this call made the runtime."""
     global _runtime
@@ -285,6 +362,12 @@ def _init_locked(
         if joined:
             _runtime = Runtime(joined, False, the_tag, namespace, "tagged local cluster")
             return _runtime, True
+    if not start:
+        raise ConnectionError(
+            "no Ray cluster to attach to: no address given, ASYNCPOOL_ADDRESS and RAY_ADDRESS "
+            f"are unset, and no local cluster carries the tag {the_tag!r} (pass --address "
+            "HOST:PORT, or set ASYNCPOOL_ADDRESS)"
+        )
 
     resources = dict(kwargs.pop("resources", None) or {})
     resources[tag_resource(the_tag)] = 1.0
@@ -361,6 +444,7 @@ async def connect(
             return rt
 
     rt = await anyio.to_thread.run_sync(_enter)
+    _restore_signal_handlers()
     try:
         yield rt
     finally:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,7 +41,7 @@ def test_bench_noop_writes_json_rows_and_a_plot(
     # The contract's keys, plus the harness's own additions (limit_cores, ratios, methods).
     assert {"ray_version", "cpus", "rows"} <= set(doc)
     methods = {row["method"] for row in doc["rows"]}
-    assert methods == {"ray_get", "asyncpool_gather", "asyncpool_as_completed"}
+    assert methods >= {"ray_get", "asyncpool_gather", "asyncpool_as_completed"}
     for row in doc["rows"]:
         assert row["items"] == 300
         assert row["correct"] == 300
@@ -58,3 +61,114 @@ def test_bench_rejects_an_unknown_workload() -> None:
 def test_bench_rejects_a_bad_item_count(items: str) -> None:
     proc = _run("bench", "--items", items, timeout=60)
     assert proc.returncode == 2
+
+
+def _run_without_cluster(*args: str) -> subprocess.CompletedProcess[str]:
+    """``asyncpool ARGS`` where no cluster can be found: no address, and a tag (from
+    ``CUDA_VISIBLE_DEVICES``) that no local cluster carries."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    env["CUDA_VISIBLE_DEVICES"] = "7919"
+    return subprocess.run(
+        [sys.executable, "-m", "asyncpool", *args],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [("status",), ("reap", "orphan-")])
+def test_status_and_reap_without_a_cluster_say_so_and_exit_1(args: tuple[str, ...]) -> None:
+    t0 = time.monotonic()
+    proc = _run_without_cluster(*args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "no Ray cluster to attach to" in proc.stderr
+    assert "--address" in proc.stderr
+    assert "Started a local Ray instance" not in proc.stderr
+    # It looked and gave up; starting a cluster takes far longer here.
+    assert time.monotonic() - t0 < 30
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_status_reports_the_cluster_it_is_given(ray_cluster: SessionCluster) -> None:
+    proc = _run("status", "--address", ray_cluster.address, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    assert doc["address"] == ray_cluster.address
+    assert doc["source"] == "argument"
+    assert len(doc["nodes"]) == len(ray_cluster.node_ids)
+
+
+def test_help_lists_commands_and_workloads_without_markup() -> None:
+    proc = _run("--help", timeout=60)
+    assert proc.returncode == 0
+    text = proc.stdout
+    for command in ("bench", "serve", "status", "reap"):
+        assert f"  {command}  " in text
+    for workload in ("humaneval", "judge", "noop"):
+        assert f"  {workload} " in text
+    for markup in ("``", ":class:", ":func:", ":mod:", ":data:"):
+        assert markup not in text
+    serve = _run("serve", "--help", timeout=60)
+    assert serve.returncode == 0
+    assert "--max-in-flight" in serve.stdout
+    assert "``" not in serve.stdout
+
+
+def test_version_prints_the_installed_version() -> None:
+    proc = _run("--version", timeout=60)
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"asyncpool {importlib.metadata.version('asyncpool')}"
+
+
+def test_serve_stops_on_sigterm_quietly_and_starts_without_warnings(
+    ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    """A normal stop prints no "SIGTERM received" stack dump; a start prints no warnings."""
+    from tests.test_server import start_serve
+
+    srv = start_serve(["--address", ray_cluster.address], tmp_path)
+    srv.proc.send_signal(signal.SIGTERM)
+    # uvicorn shuts down gracefully, then exits by the signal it caught (as a service should).
+    assert srv.proc.wait(timeout=60) in (0, -signal.SIGTERM)
+    log = srv.log.read_text(errors="replace")
+    assert "Application shutdown complete" in log, log[-3000:]
+    assert "SIGTERM received" not in log, log[-3000:]
+    assert "WARNING" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+
+
+STATE_PROBE = """
+import json, subprocess, sys
+import ray
+import asyncpool
+from ray.util.state import list_tasks
+
+rt = asyncpool.init(tag=sys.argv[1], num_cpus=1, log_to_driver=False)
+assert rt.started
+
+@ray.remote
+def asyncpool_state_probe():
+    return 1
+
+assert ray.get(asyncpool_state_probe.remote()) == 1
+name = [("func_or_class_name", "=", "asyncpool_state_probe")]
+api = len(list_tasks(address=rt.address, filters=name))
+cli = subprocess.run(
+    ["ray", "list", "tasks", "--address", rt.address, "--format", "json",
+     "--filter", "func_or_class_name=asyncpool_state_probe"],
+    capture_output=True, text=True, timeout=120,
+)
+rt.shutdown()
+print(json.dumps({"api": api, "cli_rc": cli.returncode, "cli": json.loads(cli.stdout or "[]")}))
+"""
+
+
+def test_ray_state_api_and_ray_list_tasks_work_on_a_local_cluster_asyncpool_starts() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    proc = subprocess.run(
+        [sys.executable, "-c", STATE_PROBE, "asyncpool-cli-state-test"],
+        capture_output=True, text=True, timeout=240, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["api"] == 1
+    assert got["cli_rc"] == 0
+    assert [t["state"] for t in got["cli"]] == ["FINISHED"]

@@ -1,0 +1,58 @@
+"""``asyncpool serve``: a drop-in verification server for the RL frameworks people already run.
+
+It speaks SandboxFusion's ``POST /run_code`` (python) and NeMo-Gym's resource-server
+``POST /verify`` for code, on a :class:`~asyncpool.TaskPool` over a Ray cluster, so that a
+trainer written for either (verl, SkyRL, ROLL; NeMo-Gym's ``code_gen`` environment) points
+its URL here unchanged and its verifications spread over every node of the cluster.
+
+Needs the ``[server]`` extra (FastAPI, uvicorn, prometheus-client). From the command line::
+
+    asyncpool serve --port 8000 [--address ADDR] [--max-in-flight N]
+
+or from Python: ``asyncpool.server.serve(Settings(...), host=..., port=...)``, or mount
+``create_app(Settings(...))`` in your own ASGI server.
+"""
+
+from __future__ import annotations
+
+from .app import Settings, create_app, package_version
+
+__all__ = ["Settings", "create_app", "serve"]
+
+
+def serve(
+    settings: Settings | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "info",
+    keep_alive: float = 75.0,
+) -> None:
+    """Run the server on uvicorn (uvloop) until SIGINT/SIGTERM; then close the pool and Ray.
+
+    Binds 127.0.0.1 unless told otherwise: it runs untrusted code for whoever can reach it.
+    Blocks the calling thread.
+    """
+    import uvicorn
+
+    from asyncpool.runtime import run
+
+    config = uvicorn.Config(
+        create_app(settings),
+        host=host,
+        port=port,
+        loop="uvloop",
+        lifespan="on",
+        log_level=log_level,
+        access_log=False,
+        # Longer than clients keep idle connections (httpx 5 s, aiohttp 15 s, most load
+        # balancers 60 s): a server that closes a kept-alive connection first races the
+        # client's next request on it, which then fails with a reset instead of an answer.
+        timeout_keep_alive=int(keep_alive),
+        timeout_graceful_shutdown=5,
+        server_header=False,
+    )
+    run(uvicorn.Server(config).serve)
+
+
+__version__ = package_version()

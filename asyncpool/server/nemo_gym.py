@@ -1,0 +1,331 @@
+"""NeMo-Gym's resource-server ``POST /verify`` for code, as its ``code_gen`` server defines it.
+
+The model's text is the ``response``'s output text (the ``output_text`` parts of its
+``message`` items, joined, as the OpenAI SDK's ``Response.output_text``); its code is the last
+fenced block of that text, as LiveCodeBench extracts it (:func:`extract_code`). The tests are
+``verifier_metadata.unit_tests`` in LiveCodeBench's format (:class:`~.models.UnitTests`):
+
+* ``fn_name`` ``None``: stdin/stdout cases, judged by :func:`asyncpool.sandbox.run_stdio`;
+* otherwise call-based: each case calls ``fn_name`` (a method of ``class Solution`` when the code
+  defines one, as on LeetCode, else a module-level function) with the case's JSON arguments and
+  compares the result with the expected JSON value (a tuple counts as a list; numbers within
+  ``numpy.allclose``'s default tolerance count as equal), one :func:`asyncpool.sandbox.run_tests`
+  run per case.
+
+Like LiveCodeBench, the code runs after LiveCodeBench's standard imports (``from typing
+import *`` and the rest), cases run in order and the first case that does not pass ends the run.
+``reward`` is 1.0 when every case passed; like ``code_gen``, a response whose final text
+contains ``<think>`` tags (or whose reasoning has more than one of each) gets 0.0 and
+``reasoning_format_violation_rate`` 1.0, and a response without text or without a fenced code
+block gets 0.0 without running anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from .models import UnitTests, VerifyRequest, VerifyResponse
+
+__all__ = [
+    "LCB_IMPORTS",
+    "VerifyJob",
+    "execute",
+    "extract_code",
+    "output_text",
+    "prepare",
+    "reasoning_format_violation",
+    "respond",
+]
+
+#: LiveCodeBench's ``import_string``: what every solution runs after.
+LCB_IMPORTS = (
+    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
+    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\n"
+    "from random import *\nfrom statistics import *\nfrom itertools import *\n"
+    "from functools import *\nfrom operator import *\nfrom io import *\nfrom sys import *\n"
+    "from json import *\nfrom builtins import *\nfrom typing import *\nimport string\nimport re\n"
+    "import datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\nimport math\n"
+    "import random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
+    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
+)
+
+WRONG_ANSWER, TIME_LIMIT, RUNTIME_ERROR = -2, -3, -4
+_MESSAGES = {
+    WRONG_ANSWER: "Wrong Answer",
+    TIME_LIMIT: "Time Limit Exceeded",
+    RUNTIME_ERROR: "Runtime Error",
+}
+
+
+class BadRequest(ValueError):
+    """A ``/verify`` request whose tests cannot be run: answered 422 with this message."""
+
+
+def output_text(response: dict[str, Any]) -> str:
+    """The text of an OpenAI Responses object: its ``output_text`` parts, joined."""
+    parts: list[str] = []
+    for item in response.get("output") or ():
+        if not isinstance(item, dict) or item.get("type") != "message":
+            continue
+        for content in item.get("content") or ():
+            if isinstance(content, dict) and content.get("type") == "output_text":
+                text = content.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+    return "".join(parts)
+
+
+def reasoning_format_violation(response: dict[str, Any], text: str) -> bool:
+    """``code_gen``'s check: think tags in the final text, or more than one in the reasoning."""
+    if "<think>" in text or "</think>" in text:
+        return True
+    reasoning = ""
+    for item in response.get("output") or ():
+        if isinstance(item, dict) and item.get("type") == "reasoning":
+            for summary in item.get("summary") or ():
+                if isinstance(summary, dict) and isinstance(summary.get("text"), str):
+                    reasoning += summary["text"]
+    return reasoning.count("<think>") > 1 or reasoning.count("</think>") > 1
+
+
+def extract_code(text: str) -> str:
+    """LiveCodeBench's extraction: the lines between the last two lines that contain ```."""
+    lines = text.split("\n")
+    fences = [i for i, line in enumerate(lines) if "```" in line]
+    if len(fences) < 2:
+        return ""
+    return "\n".join(lines[fences[-2] + 1 : fences[-1]])
+
+
+@dataclass(frozen=True)
+class VerifyJob:
+    """What a Ray worker needs to judge one ``/verify`` request (picklable)."""
+
+    code: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    fn_name: str | None
+    timeout: float
+    memory_mb: int
+
+
+def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
+    """``verifier_metadata.unit_tests``, checked; raises :class:`BadRequest` with what is wrong."""
+    metadata = request.verifier_metadata or {}
+    if "unit_tests" not in metadata:
+        raise BadRequest("verifier_metadata.unit_tests: Field required")
+    try:
+        tests = UnitTests.model_validate(metadata["unit_tests"])
+    except ValidationError as exc:
+        problems = "; ".join(
+            "verifier_metadata.unit_tests."
+            + ".".join(str(p) for p in e["loc"])
+            + ": "
+            + e["msg"]
+            for e in exc.errors()
+        )
+        raise BadRequest(problems) from None
+    if not tests.inputs:
+        raise BadRequest("verifier_metadata.unit_tests.inputs: at least one case is needed")
+    if len(tests.inputs) != len(tests.outputs):
+        raise BadRequest(
+            f"verifier_metadata.unit_tests: {len(tests.inputs)} inputs but "
+            f"{len(tests.outputs)} outputs"
+        )
+    if len(tests.inputs) > max_cases:
+        raise BadRequest(f"verifier_metadata.unit_tests: at most {max_cases} cases")
+    if tests.fn_name is not None:
+        if not tests.fn_name.isidentifier():
+            raise BadRequest(
+                f"verifier_metadata.unit_tests.fn_name: {tests.fn_name[:64]!r} is not a name"
+            )
+        for i, (args, expected) in enumerate(zip(tests.inputs, tests.outputs, strict=True)):
+            try:
+                for line in args.split("\n"):
+                    json.loads(line)
+                json.loads(expected)
+            except ValueError:
+                raise BadRequest(
+                    f"verifier_metadata.unit_tests: case {i} of a call-based task is not JSON "
+                    "(one JSON value per input line, one for the output)"
+                ) from None
+    return tests
+
+
+def prepare(code: str, tests: UnitTests, timeout: float, memory_mb: int) -> VerifyJob:
+    return VerifyJob(
+        code=code,
+        inputs=tuple(tests.inputs),
+        outputs=tuple(tests.outputs),
+        fn_name=tests.fn_name,
+        timeout=timeout,
+        memory_mb=memory_mb,
+    )
+
+
+#: The message of the call-based test's failed comparison: how a wrong answer (False) is told
+#: apart from the solution raising (-4). The judge's reason comes last in the output tail, after
+#: anything the solution printed, so the solution cannot make a wrong answer read otherwise.
+_WRONG_ANSWER_MARK = "asyncpool-lcb: wrong answer"
+_JUDGE_REASON = "\n--- judge: "
+
+
+_CALL = "_asyncpool_lcb_call"
+
+
+def _call_solution(code: str, fn_name: str) -> str:
+    """The solution of a call-based task, with one module-level function that makes the call.
+
+    The sandbox's judge runs the tests in a trusted process that reaches the solution's
+    top-level functions only, and receives only plain data back: an instance of the
+    solution's ``Solution`` class never crosses, so the call is made on the solution's side.
+    """
+    target = f"Solution().{fn_name}" if "class Solution" in code else fn_name
+    return f"{LCB_IMPORTS}{code}\n\n\ndef {_CALL}(*args):\n    return {target}(*args)\n"
+
+
+def _call_test(args: str, expected: str) -> str:
+    """The trusted test of one call-based case (plain asserts, run by the sandbox's judge)."""
+    return (
+        "import json as _lcb_json\n"
+        f"_lcb_args = [_lcb_json.loads(_l) for _l in {args!r}.split(chr(10))]\n"
+        f"_lcb_expected = _lcb_json.loads({expected!r})\n"
+        f"_lcb_got = {_CALL}(*_lcb_args)\n"
+        "if isinstance(_lcb_got, tuple):\n"
+        "    _lcb_got = list(_lcb_got)\n"
+        "_lcb_got = _lcb_json.loads(_lcb_json.dumps(_lcb_got))\n"  # plain JSON values only
+        "_lcb_ok = _lcb_got == _lcb_expected\n"
+        "if not _lcb_ok:\n"
+        "    try:\n"
+        "        _a, _b = float(_lcb_got), float(_lcb_expected)\n"
+        "        _lcb_ok = abs(_a - _b) <= 1e-08 + 1e-05 * abs(_b)\n"  # numpy.allclose
+        "    except (TypeError, ValueError):\n"
+        "        pass\n"
+        f"assert _lcb_ok is True, {_WRONG_ANSWER_MARK!r}\n"
+    )
+
+
+def _truncate(text: str, length: int = 300) -> str:
+    if len(text) <= length:
+        return text
+    return text[: length // 2] + "...(truncated) ..." + text[-length // 2 :]
+
+
+def execute(job: VerifyJob) -> dict[str, Any]:
+    """Runs in a Ray worker: the cases in order until the first that does not pass.
+
+    Returns ``{"result": [...], "metadata": {...}, "duration": s}``, or ``{"sandbox_error":
+    message}`` when the sandbox could not judge a case (never a verdict).
+    """
+    from asyncpool import sandbox
+    from asyncpool.errors import SandboxError
+
+    solution = LCB_IMPORTS + job.code
+    result: list[int | bool] = []
+    duration = 0.0
+    try:
+        if job.fn_name is None:
+            stdio = sandbox.run_stdio(
+                solution,
+                list(zip(job.inputs, job.outputs, strict=True)),
+                timeout=job.timeout,
+                memory_mb=job.memory_mb,
+            )
+            duration = stdio.duration
+            for i, case in enumerate(stdio.cases):
+                if case.status == "passed":
+                    result.append(True)
+                    continue
+                code = _code_of(case.status, getattr(case, "returncode", None), stdio=True)
+                result.append(code)
+                return _failure(job, i, code, result, duration, getattr(case, "stdout", None))
+            if stdio.status != "passed" or len(result) != len(job.inputs):
+                # No case failed, yet the run as a whole did not pass: never a pass.
+                result.append(RUNTIME_ERROR)
+                return _failure(job, min(len(result), len(job.inputs)) - 1, RUNTIME_ERROR,
+                                result, duration, None)
+        else:
+            for i, (args, expected) in enumerate(zip(job.inputs, job.outputs, strict=True)):
+                verdict = sandbox.run_tests(
+                    _call_solution(job.code, job.fn_name),
+                    _call_test(args, expected),
+                    timeout=job.timeout,
+                    memory_mb=job.memory_mb,
+                )
+                duration += verdict.duration
+                if verdict.status == "passed":
+                    result.append(True)
+                    continue
+                reason = verdict.stdout_tail.rpartition(_JUDGE_REASON)[2]
+                code = _code_of(verdict.status, verdict.returncode, stdio=False)
+                if code == WRONG_ANSWER and _WRONG_ANSWER_MARK not in reason:
+                    code = RUNTIME_ERROR
+                result.append(False if code == WRONG_ANSWER else code)
+                return _failure(job, i, code, result, duration, None)
+    except SandboxError as exc:
+        return {"sandbox_error": str(exc)}
+    return {"result": result, "metadata": {"execution time": duration}, "duration": duration}
+
+
+def _code_of(status: str, returncode: int | None, *, stdio: bool) -> int:
+    if status == "timeout":
+        return TIME_LIMIT
+    if status == "failed" and (returncode == 0 or not stdio):
+        return WRONG_ANSWER
+    return RUNTIME_ERROR
+
+
+def _failure(
+    job: VerifyJob, i: int, code: int, result: list[int | bool], duration: float, out: Any
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "inputs": _truncate(job.inputs[i]),
+        "expected": _truncate(job.outputs[i]),
+        "error_code": code,
+        "error_message": _MESSAGES[code],
+    }
+    if isinstance(out, str):
+        metadata["output"] = _truncate(out)
+    return {"result": result, "metadata": metadata, "duration": duration}
+
+
+def respond(
+    request: VerifyRequest,
+    *,
+    text: str,
+    code: str | None,
+    outcome: dict[str, Any] | None,
+    violation: bool,
+) -> VerifyResponse:
+    """The request echoed with the verdict (``outcome`` ``None``: nothing was run)."""
+    difficulty = (request.verifier_metadata or {}).get("difficulty")
+    echo = request.model_dump()
+    if outcome is None:
+        return VerifyResponse(
+            **echo,
+            reward=0.0,
+            extracted_model_output=text or None,
+            difficulty=difficulty if isinstance(difficulty, str) else None,
+        )
+    result: list[int | bool] = outcome["result"]
+    passed = len(result) == len(request_cases(request)) and all(r is True for r in result)
+    return VerifyResponse(
+        **echo,
+        reward=0.0 if violation else (1.0 if passed else 0.0),
+        extracted_model_output=text,
+        extracted_model_code=code,
+        result=result,
+        metadata=outcome["metadata"],
+        unit_tests_time_taken=round(outcome["duration"], 6),
+        reasoning_format_violation_rate=1.0 if violation else 0.0,
+        difficulty=difficulty if isinstance(difficulty, str) else None,
+    )
+
+
+def request_cases(request: VerifyRequest) -> list[Any]:
+    """The request's test inputs (already checked by :func:`unit_tests_of`)."""
+    return list((request.verifier_metadata or {})["unit_tests"]["inputs"])

@@ -1,0 +1,147 @@
+"""``asyncpool serve`` under operations: admission (503 + Retry-After), a client that leaves
+cancels its verification, Prometheus metrics, ``/health`` while the pool is saturated, and
+verification running below the server's CPU priority.
+
+Its own server, with a pool of one slot and room for two admitted verifications, so that
+saturation takes two slow programs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import SessionCluster
+from tests.test_server import ServeProcess, run_code, start_serve, stop
+
+pytestmark = pytest.mark.timeout(300)
+
+SLOW = "import time\nprint('started', flush=True)\ntime.sleep(25)\n"
+
+
+@pytest.fixture(scope="module")
+def small_server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
+    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-ops-") as tmp:
+        srv = start_serve(
+            ["--address", ray_cluster.address, "--max-in-flight", "1", "--max-pending", "2"],
+            Path(tmp),
+        )
+        try:
+            yield srv
+            assert srv.proc.poll() is None, f"the server died during the tests:\n{srv.log_tail()}"
+        finally:
+            stop(srv.proc)
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text ``text`` (0 when absent)."""
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    pattern = re.escape(name) + (r"\{" + re.escape(wanted) + r"\}" if labels else "") + r" (\S+)"
+    found = re.search(r"^" + pattern + r"$", text, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+async def _poll(client: httpx.AsyncClient, predicate: object, timeout: float) -> dict[str, float]:
+    deadline = time.monotonic() + timeout
+    while True:
+        health = (await client.get("/health")).json()
+        if predicate(health):  # type: ignore[operator]
+            return health  # type: ignore[no-any-return]
+        assert time.monotonic() < deadline, f"not reached within {timeout}s: {health}"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.asyncio
+async def test_saturated_server_answers_503_with_retry_after_and_leaving_clients_cancel(
+    small_server: ServeProcess,
+) -> None:
+    async with httpx.AsyncClient(base_url=small_server.url, timeout=60.0) as probe:
+        before = (await probe.get("/metrics")).text
+        # Two slow programs fill the pool's slot and the admission bound.
+        slow_clients = [httpx.AsyncClient(base_url=small_server.url, timeout=60.0)
+                        for _ in range(2)]  # fmt: skip
+        slow = [
+            asyncio.ensure_future(c.post("/run_code", json={"code": SLOW, "language": "python",
+                                                             "run_timeout": 28}))
+            for c in slow_clients
+        ]  # fmt: skip
+        try:
+            await _poll(probe, lambda h: h["pending"] == 2, 60)
+            t0 = time.perf_counter()
+            r = await probe.post("/run_code", json={"code": "print(1)", "language": "python"})
+            assert time.perf_counter() - t0 < 5, "admission must answer at once"
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "1"
+            assert "overloaded" in r.json()["message"]
+            t0 = time.perf_counter()
+            assert (await probe.get("/health")).status_code == 200
+            health_s = time.perf_counter() - t0
+            assert health_s < 5, f"/health took {health_s:.2f}s on a saturated server"
+        finally:
+            # The clients leave before their verdicts (25 s away): their Ray tasks are cancelled.
+            for task in slow:
+                task.cancel()
+            for c in slow_clients:
+                await c.aclose()
+        await _poll(probe, lambda h: h["pending"] == 0, 20)
+        deadline = time.monotonic() + 20
+        while True:
+            text = (await probe.get("/metrics")).text
+            if _metric(text, "asyncpool_serve_pool_in_flight") == 0:
+                break
+            assert time.monotonic() < deadline, "the cancelled Ray tasks still hold the slot"
+            await asyncio.sleep(0.1)
+        # The slot is free again well before the 25 s the programs would have slept.
+        r = await probe.post("/run_code", json={"code": "print(2)", "language": "python"})
+        assert r.status_code == 200
+        assert r.json()["run_result"]["stdout"] == "2\n"
+    key = {"route": "/run_code"}
+    assert _metric(text, "asyncpool_serve_requests_total", outcome="cancelled", **key) - _metric(
+        before, "asyncpool_serve_requests_total", outcome="cancelled", **key
+    ) == 2
+    assert _metric(text, "asyncpool_serve_requests_total", outcome="overloaded", **key) - _metric(
+        before, "asyncpool_serve_requests_total", outcome="overloaded", **key
+    ) == 1
+
+
+def test_metrics_are_prometheus_text_counting_routes_outcomes_and_latency(
+    small_server: ServeProcess,
+) -> None:
+    with httpx.Client(base_url=small_server.url, timeout=60.0) as client:
+        before = client.get("/metrics").text
+        run_code(small_server, code="print('ok')")
+        run_code(small_server, code="import time; time.sleep(5)", run_timeout=0.5)
+        client.post("/run_code", json={"language": "python"})  # 422
+        r = client.get("/metrics")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain")
+    text = r.text
+
+    def delta(name: str, **labels: str) -> float:
+        return _metric(text, name, **labels) - _metric(before, name, **labels)
+
+    assert delta("asyncpool_serve_requests_total", route="/run_code", outcome="ok") == 2
+    assert delta("asyncpool_serve_requests_total", route="/run_code", outcome="rejected") == 1
+    assert delta("asyncpool_serve_verification_seconds_count", route="/run_code") == 2
+    assert delta("asyncpool_serve_timeouts_total", route="/run_code") == 1
+    assert _metric(text, "asyncpool_serve_pool_max_in_flight") == 1
+    for gauge in ("asyncpool_serve_pending", "asyncpool_serve_queue_depth",
+                  "asyncpool_serve_pool_in_flight"):  # fmt: skip
+        assert f"\n{gauge} " in text
+
+
+def test_sandboxed_programs_run_below_the_servers_cpu_priority(
+    small_server: ServeProcess,
+) -> None:
+    server_nice = os.getpriority(os.PRIO_PROCESS, small_server.proc.pid)
+    got = run_code(small_server, code="import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))")
+    assert got["status"] == "Success", got
+    assert int(got["run_result"]["stdout"]) > server_nice
