@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool._bench import harness
+import asyncpool
+from asyncpool._bench import harness, report, scale
 from tests.conftest import SessionCluster
 from tests.test_cli import _run as _run_cli
 
@@ -24,44 +25,82 @@ def _row(workload: str, method: str, per_minute: float) -> harness.Row:
     return harness.Row(workload, method, 10, 1.0, per_minute, 10, 0)
 
 
-def test_ratios_are_against_the_baseline_and_the_ceiling_of_the_same_run() -> None:
+def test_ratios_are_against_the_handwritten_baseline_and_the_ceiling_of_the_same_run() -> None:
     rows = [
-        _row("humaneval", "sequential", 100.0),
-        _row("humaneval", "executor", 150.0),
+        _row("humaneval", "asyncio", 100.0),
+        _row("humaneval", "executor", 50.0),
         _row("humaneval", "asyncpool", 180.0),
+        _row("humaneval", "ray_data_tasks", 150.0),
         _row("humaneval", "limit", 200.0),
-        _row("noop", "ray_get", 50.0),
+        _row("noop", "asyncio", 50.0),
         _row("noop", "asyncpool_gather", 49.0),
+        _row("noop", "ray_get", 98.0),
     ]
     rel, top = harness.ratios(rows), harness.ceiling_ratios(rows)
-    assert rel[("humaneval", "sequential")] == 1.0
+    assert rel[("humaneval", "asyncio")] == 1.0
     assert rel[("humaneval", "asyncpool")] == 1.8
+    assert rel[("humaneval", "executor")] == 0.5
     assert top[("humaneval", "asyncpool")] == 0.9
     assert top[("humaneval", "limit")] == 1.0
     assert rel[("noop", "asyncpool_gather")] == 0.98
-    assert ("noop", "asyncpool_gather") not in top  # noop's baseline is its ceiling
+    assert top[("noop", "asyncpool_gather")] == 0.5
+
+
+def test_asyncpool_is_compared_with_the_fastest_alternative_not_the_ceiling() -> None:
+    rows = [
+        _row("humaneval", "asyncio", 100.0),
+        _row("humaneval", "executor", 50.0),
+        _row("humaneval", "asyncpool", 180.0),
+        _row("humaneval", "ray_data_tasks", 150.0),
+        _row("humaneval", "mp_pool", 120.0),
+        _row("humaneval", "sequential", 300.0),  # a reference, not an alternative
+        _row("humaneval", "limit", 400.0),  # the ceiling, not an alternative
+        _row("math", "asyncio", 10.0),
+        _row("math", "asyncpool", 30.0),
+        _row("math", "asyncpool_batch1", 12.0),
+        _row("math", "ray_data", 40.0),
+    ]
+    assert harness.versus_best_peer(rows) == [
+        report.Versus("humaneval", "asyncpool", "ray_data_tasks", 1.2),
+        report.Versus("math", "asyncpool", "ray_data", 0.75),
+    ]
 
 
 def test_slow_methods_run_a_bounded_prefix_of_the_same_items() -> None:
-    executor = harness.JUDGE.method("executor")
-    assert executor.max_items is not None
-    assert harness.method_items(executor, 10) == 10
-    assert harness.method_items(executor, 10**6) == executor.max_items
+    for name in ("executor", "ray_actor_pool"):
+        slow = harness.JUDGE.method(name)
+        assert slow.max_items is not None
+        assert harness.method_items(slow, 10) == 10
+        assert harness.method_items(slow, 10**6) == slow.max_items
     assert harness.method_items(harness.JUDGE.method("asyncpool"), 10**6) == 10**6
 
 
-def test_every_workload_names_a_baseline_and_ceiling_among_its_methods() -> None:
-    assert set(harness.WORKLOADS) == {"humaneval", "judge", "noop"}
+def test_every_workload_has_a_handwritten_baseline_asyncpool_peers_and_a_ceiling() -> None:
+    assert set(harness.WORKLOADS) == {"humaneval", "math", "judge", "noop"}
     for workload in harness.WORKLOADS.values():
         names = [m.name for m in workload.methods]
-        assert workload.baseline in names
-        assert workload.ceiling is None or workload.ceiling in names
+        assert len(set(names)) == len(names)
+        assert workload.method(workload.baseline).kind == "handwritten"
+        assert workload.ceiling is not None
+        assert workload.method(workload.ceiling).kind == "ceiling"
+        kinds = {m.kind for m in workload.methods}
+        assert {"asyncpool", "peer", "handwritten", "ceiling"} <= kinds, workload.name
         assert 0 < workload.quick_items <= workload.items
         assert all(m.describe for m in workload.methods)
     assert [m.name for m in harness.HUMANEVAL.methods] == [
-        "sequential", "executor", "asyncpool", "limit"
+        "asyncio", "sequential", "executor", "asyncpool", "ray_data_tasks", "ray_data_actors",
+        "mp_pool", "limit",
     ]
-    assert [m.name for m in harness.JUDGE.methods] == ["executor", "asyncpool", "ray_actors"]
+    assert [m.name for m in harness.MATH.methods] == [
+        "asyncio", "sequential", "asyncpool", "asyncpool_batch1", "ray_data", "limit"
+    ]
+    assert [m.name for m in harness.JUDGE.methods] == [
+        "asyncio", "executor", "asyncpool", "ray_actor_pool", "ray_actors"
+    ]
+    assert [m.name for m in harness.NOOP.methods] == [
+        "asyncio", "asyncpool_gather", "asyncpool_as_completed", "ray_as_completed",
+        "ray_map_unordered", "ray_get",
+    ]
 
 
 def test_the_bench_starts_its_own_cluster_unless_told_otherwise(
@@ -75,6 +114,32 @@ def test_the_bench_starts_its_own_cluster_unless_told_otherwise(
     assert harness.bench_address(None) == "10.0.0.2:6379"
     monkeypatch.setenv("ASYNCPOOL_ADDRESS", "10.0.0.3:6379")
     assert harness.bench_address(None) == "10.0.0.3:6379"
+
+
+def test_busy_processes_of_the_loaded_variant_run_until_closed() -> None:
+    busy = harness._BusyProcesses(2)
+    try:
+        assert len(busy.procs) == 2
+        assert all(p.poll() is None for p in busy.procs)
+    finally:
+        busy.close()
+    assert all(p.returncode is not None for p in busy.procs)
+
+
+def test_scale_reports_growth_and_the_best_alternative_per_size() -> None:
+    rows = [
+        scale.ScaleRow("asyncpool_map", 1_000, 1.0, 0.5, 1000.0, 500.0, 1_000, 0),
+        scale.ScaleRow("asyncpool_map", 10_000, 10.0, 6.0, 1000.0, 600.0, 10_000, 0),
+        scale.ScaleRow("asyncio", 1_000, 2.0, 1.0, 2000.0, 1000.0, 1_000, 0),
+        scale.ScaleRow("asyncio", 10_000, 15.0, 20.0, 1500.0, 2000.0, 10_000, 0),
+        scale.ScaleRow("ray_map_unordered", 1_000, 1.5, 1.0, 1500.0, 1000.0, 1_000, 0),
+        scale.ScaleRow("ray_map_unordered", 10_000, 30.0, 10.0, 3000.0, 1000.0, 10_000, 0),
+    ]
+    assert scale.cpu_growth(rows, "asyncpool_map") == 1.2
+    assert scale.cpu_growth(rows, "asyncio") == 2.0
+    assert scale.cpu_growth(rows, "ray_data") is None
+    assert scale.best_peer(rows, 1_000) == "ray_map_unordered"
+    assert scale.best_peer(rows, 10_000) == "asyncio"
 
 
 # --------------------------------------------------------------------------- on the cluster
@@ -98,11 +163,17 @@ def _check_rows(rows: list[harness.Row], workload: harness.Workload, n: int) -> 
     assert set(top) == set(rel)
 
 
-@pytest.mark.asyncio
-async def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
+# The harness runs under asyncpool.run as the command line runs it (uvloop), once per test:
+# each workload's session starts Ray Data, pools and actors, too costly to repeat per loop.
+
+
+def _run(workload: harness.Workload, n: int) -> list[harness.Row]:
+    return asyncpool.run(harness.run_workloads, [workload], n, True, False, 1)
+
+
+def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
     n = 12
-    rows = await harness.run_workloads([harness.HUMANEVAL], n, quick=True, show_progress=False,
-                                       rounds=1)
+    rows = _run(harness.HUMANEVAL, n)
     _check_rows(rows, harness.HUMANEVAL, n)
     limit = next(r for r in rows if r.method == "limit")
     cores = harness.limit_cores()
@@ -116,48 +187,101 @@ async def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCl
     assert low <= limit.per_minute <= high
 
 
-@pytest.mark.asyncio
-async def test_judge_every_method_returns_the_expected_scores(
-    ray_cluster: SessionCluster, tmp_path: Path
+def test_noop_every_method_collects_every_result(ray_cluster: SessionCluster) -> None:
+    n = 60
+    rows = _run(harness.NOOP, n)
+    _check_rows(rows, harness.NOOP, n)
+
+
+def test_judge_every_method_returns_the_expected_scores_and_the_reports_take_them(
+    ray_cluster: SessionCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     n = 40
-    rows = await harness.run_workloads([harness.JUDGE], n, quick=True, show_progress=False,
-                                       rounds=1)
+    rows = _run(harness.JUDGE, n)
     _check_rows(rows, harness.JUDGE, n)
     # The report writers take the same rows.
+    machine = report.Machine(3.5, 4.25, 2, background=1)
     out = tmp_path / "judge.json"
-    harness.write_json(str(out), rows)
+    harness.write_json(str(out), rows, machine)
     doc = json.loads(out.read_text())
     assert doc["rows"] == [
         {"workload": r.workload, "method": r.method, "items": r.items, "seconds": r.seconds,
          "per_minute": r.per_minute, "correct": r.correct, "errors": r.errors}
         for r in rows
     ]
-    assert doc["methods"]["judge"]["baseline"] == "executor"
+    assert doc["methods"]["judge"]["baseline"] == "asyncio"
     assert doc["methods"]["judge"]["ceiling"] == "ray_actors"
+    assert set(doc["peers"]["judge"]) == {"asyncio", "executor", "ray_actor_pool"}
+    assert "map_unordered" in doc["peers"]["judge"]["ray_actor_pool"]
+    assert doc["kinds"]["judge"]["asyncpool"] == "asyncpool"
+    assert doc["load_average"] == {"start": 3.5, "end": 4.25, "cpu_count": 2.0,
+                                   "background": 1.0}
+    (versus,) = doc["versus_best_peer"]
+    assert versus["workload"] == "judge"
+    assert versus["asyncpool"] == "asyncpool"
     ratios = {(x["workload"], x["method"]): x for x in doc["ratios"]}
     assert ratios[("judge", "ray_actors")]["vs_ceiling"] == 1.0
-    assert ratios[("judge", "executor")]["vs_baseline"] == 1.0
+    assert ratios[("judge", "asyncio")]["vs_baseline"] == 1.0
+    # The table's footer: the load average, asyncpool against the best alternative, and the
+    # rows a loaded machine hurts.
+    report.print_table(rows, machine)
+    printed = capsys.readouterr().out
+    assert "load average (1 min) of this machine (2 cores): 3.50 at the start, 4.25 at the end" \
+        in " ".join(printed.split())
+    assert f"judge: asyncpool = {versus['ratio']:.2f}x {versus['peer']}" in printed
+    assert "judge/executor" in printed
+    png = tmp_path / "judge.png"
+    harness.write_plot(str(png), rows, machine)
+    assert png.read_bytes().startswith(b"\x89PNG")
 
 
-def test_cli_humaneval_json(ray_cluster: SessionCluster, tmp_path: Path) -> None:
-    out = tmp_path / "he.json"
+def test_scale_measures_every_method_at_every_size(
+    ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    sizes = (60, 240)
+    rows = asyncpool.run(scale.run_scale, sizes)
+    assert [(r.method, r.items) for r in rows] == [
+        (m.name, n) for m in scale.METHODS for n in sizes
+    ]
+    for r in rows:
+        assert (r.correct, r.errors) == (r.items, 0), r
+        assert r.seconds > 0
+        assert r.driver_cpu_s >= 0
+        # per-item figures come from the unrounded seconds (the row keeps 4 decimals)
+        slack = 5e-5 / r.items * 1e6 + 0.01
+        assert abs(r.wall_us_per_item - r.seconds / r.items * 1e6) <= slack
+        assert abs(r.cpu_us_per_item - r.driver_cpu_s / r.items * 1e6) <= slack
+    doc = report.json_document([], None, rows)
+    assert doc["rows"] == []
+    assert doc["scale"]["rows"][0]["method"] == "asyncpool_map"
+    assert set(doc["scale"]["cpu_growth"]) == {m.name for m in scale.METHODS}
+    png = tmp_path / "scale.png"
+    report.write_plot(str(png), [], None, rows)
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
+    ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    out = tmp_path / "math.json"
     proc = _run_cli(
-        "bench", "--address", ray_cluster.address, "--workload", "humaneval", "--items", "20",
+        "bench", "--address", ray_cluster.address, "--workload", "math", "--items", "24",
         "--rounds", "1", "--no-progress", "--json", str(out),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())
     assert {"ray_version", "cpus", "rows"} <= set(doc)
     assert doc["cpus"] == ray_cluster.total_cpus
-    assert [r["method"] for r in doc["rows"]] == ["sequential", "executor", "asyncpool", "limit"]
+    assert [r["method"] for r in doc["rows"]] == [m.name for m in harness.MATH.methods]
     for row in doc["rows"]:
         assert set(row) == {"workload", "method", "items", "seconds", "per_minute", "correct",
                             "errors"}
         assert (row["workload"], row["items"], row["correct"], row["errors"]) == (
-            "humaneval", 20, 20, 0)
-    assert "limit" in doc["methods"]["humaneval"]
+            "math", 24, 24, 0)
+    assert "math_verify" in doc["methods"]["math"]["sequential"]
+    assert set(doc["load_average"]) == {"start", "end", "cpu_count", "background"}
     assert "verifications per minute" in proc.stdout
+    assert "load average (1 min)" in proc.stdout
 
 
 def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_from_it(

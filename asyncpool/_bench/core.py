@@ -1,0 +1,154 @@
+"""What every workload of the bench is made of: methods, workloads, rows, and the helpers the
+methods share (the cluster's cores, counting verdicts, the hand-written asyncio pattern)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import ray
+
+T = TypeVar("T")
+
+Progress = Callable[[int], None]
+
+
+def ignore_progress(_: int) -> None:
+    """The progress callback of warm-up runs."""
+
+
+#: What a method is, for the table, the plot and the "best peer" figure:
+#: ``asyncpool`` - this library; ``handwritten`` - the best asyncio code a user would write
+#: (each workload's baseline); ``today`` - the executor pattern users have today; ``peer`` -
+#: what Ray itself ships for the job (Ray Data, ray.util...); ``reference`` - in-process
+#: sequential work; ``ceiling`` - what the hardware or Ray allows.
+Kind = Literal["asyncpool", "handwritten", "today", "peer", "reference", "ceiling"]
+#: The kinds a user would pick instead of asyncpool (the "best peer" is the fastest of these).
+ALTERNATIVES: tuple[Kind, ...] = ("handwritten", "today", "peer")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    correct: int
+    errors: int
+    #: The row's rate is ``scale x items / seconds`` (the ``limit`` method: the cores).
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    #: ``run(ctx, n, progress)``: process the first ``n`` items of the workload's session.
+    run: Callable[[Any, int, Progress], Awaitable[Outcome]]
+    describe: str = ""
+    #: At most this many items per round (a prefix of the same items): for a method that is
+    #: slow by design, so that it does not dominate the run.
+    max_items: int | None = None
+    kind: Kind = "peer"
+    #: Why a loaded machine (other processes wanting the cores) hurts this row more than
+    #: others, if it does; the table's footer lists these.
+    load_note: str = ""
+
+
+def _no_session(n: int) -> AbstractAsyncContextManager[Any]:
+    @asynccontextmanager
+    async def session() -> AsyncIterator[None]:
+        yield None
+
+    return session()
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    baseline: str
+    methods: Sequence[Method]
+    items: int
+    quick_items: int
+    describe: str
+    #: The method that is the ceiling (what the hardware or Ray allows), if any.
+    ceiling: str | None = None
+    #: ``session(n)``: an async context manager yielding what the methods share (items,
+    #: pools, actors); entered before timing, warmed up inside, left after the last round.
+    session: Callable[[int], AbstractAsyncContextManager[Any]] = field(default=_no_session)
+
+    def method(self, name: str) -> Method:
+        return next(m for m in self.methods if m.name == name)
+
+
+@dataclass(frozen=True)
+class Row:
+    workload: str
+    method: str
+    items: int
+    seconds: float
+    per_minute: float
+    correct: int
+    errors: int
+
+
+def cluster_cpus() -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def limit_cores() -> int:
+    """The cores the ``limit`` methods multiply by: the cluster's CPUs, where the CPUs of the
+    nodes on this machine (several raylets of a test cluster share one machine) count at most
+    ``os.cpu_count()``. Remote nodes count what they declare."""
+    here = ray.util.get_node_ip_address()
+    by_ip: dict[str, float] = defaultdict(float)
+    for node in ray.nodes():
+        if node.get("Alive"):
+            by_ip[node["NodeManagerAddress"]] += float(node["Resources"].get("CPU", 0.0))
+    total = 0.0
+    for ip, cpus in by_ip.items():
+        total += min(cpus, float(os.cpu_count() or 1)) if ip == here else cpus
+    return max(1, int(total))
+
+
+def count(results: Sequence[Any], check: Callable[[int, Any], bool]) -> Outcome:
+    """Errors (exceptions among ``results``) and correct verdicts (``check(index, value)``)."""
+    errors = sum(isinstance(v, BaseException) for v in results)
+    correct = sum(
+        1 for i, v in enumerate(results) if not isinstance(v, BaseException) and check(i, v)
+    )
+    return Outcome(correct, errors)
+
+
+async def handwritten(
+    n: int, limit: int, call: Callable[[int], Awaitable[T]], progress: Progress
+) -> list[T | BaseException]:
+    """The best asyncio code a Ray user writes by hand, every workload's baseline:
+    ``await call(i)`` (an ObjectRef, awaited natively) for every item under an
+    ``asyncio.Semaphore(limit)``, all gathered; results in input order, exceptions kept."""
+    sem = asyncio.Semaphore(limit)
+
+    async def one(i: int) -> T:
+        async with sem:
+            value = await call(i)
+        progress(1)
+        return value
+
+    return await asyncio.gather(*(one(i) for i in range(n)), return_exceptions=True)
+
+
+async def drain_in_thread(
+    iterate: Callable[[], Any], progress: Progress
+) -> list[Any]:
+    """Run a peer's blocking iterator (Ray's ``as_completed``, ``Pool.imap_unordered``, Ray
+    Data's ``iter_rows``...) to its end in a worker thread, as an async program must (it
+    cannot block its event loop), counting progress per element."""
+
+    def loop() -> list[Any]:
+        out = []
+        for value in iterate():
+            out.append(value)
+            progress(1)
+        return out
+
+    return await asyncio.to_thread(loop)

@@ -1,0 +1,165 @@
+"""``judge``: latency-bound calls, the stand-in for a remote judge (an LLM, a grader service):
+50 ms of waiting that returns a score derived from the item; correct when the score matches.
+
+Baseline ``asyncio`` (hand-written gather of awaited actor refs under a semaphore), ceiling
+``ray_actors`` (raw calls on the same actors, one ``ray.get(list)``). The methods are
+described in :data:`JUDGE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import ray
+
+from asyncpool.actors import ActorPool
+
+from ..core import (
+    Method,
+    Outcome,
+    Progress,
+    Workload,
+    cluster_cpus,
+    count,
+    drain_in_thread,
+    handwritten,
+    ignore_progress,
+)
+
+#: The judge's latency: a remote judge (an LLM, a grader service) answering in 50 ms.
+JUDGE_LATENCY_S = 0.05
+#: How many judge calls the concurrent methods keep in flight.
+JUDGE_IN_FLIGHT = 512
+JUDGE_ACTORS = 4
+#: Items per round of the methods that run a few calls at a time by design (``executor``,
+#: ``ray_actor_pool``), so that they do not dominate the run.
+JUDGE_SLOW_ITEMS = 96
+
+
+def judge_score(item: int) -> int:
+    """The score the judge gives ``item`` (what every method must return for it)."""
+    return (item * 2_654_435_761) % 1_000
+
+
+class Judge:
+    """An async judge actor: each call waits 50 ms, as on a remote judge, then scores."""
+
+    async def score(self, item: int) -> int:
+        await asyncio.sleep(JUDGE_LATENCY_S)
+        return judge_score(item)
+
+
+@ray.remote(scheduling_strategy="SPREAD")
+def _judge_task(item: int) -> int:
+    time.sleep(JUDGE_LATENCY_S)
+    return judge_score(item)
+
+
+def _ok(i: int, value: Any) -> bool:
+    return bool(value == judge_score(i))
+
+
+@asynccontextmanager
+async def judge_session(n: int) -> AsyncIterator[ActorPool[Judge]]:
+    per_actor = JUDGE_IN_FLIGHT // JUDGE_ACTORS
+    async with ActorPool(
+        Judge, size=JUDGE_ACTORS, max_concurrency=per_actor, num_cpus=0
+    ) as pool:
+        k = min(n, JUDGE_IN_FLIGHT)
+        await _executor(pool, min(n, 2 * cluster_cpus()), ignore_progress)
+        await _asyncio(pool, k, ignore_progress)
+        await _asyncpool(pool, k, ignore_progress)
+        await _ray_actor_pool(pool, min(n, 2 * JUDGE_ACTORS), ignore_progress)
+        await _ray_actors(pool, k, ignore_progress)
+        yield pool
+
+
+async def _executor(pool: ActorPool[Judge], n: int, progress: Progress) -> Outcome:
+    loop = asyncio.get_running_loop()
+
+    async def call(i: int) -> int:
+        value: int = await loop.run_in_executor(None, ray.get, _judge_task.remote(i))
+        return value
+
+    return count(await handwritten(n, JUDGE_IN_FLIGHT, call, progress), _ok)
+
+
+async def _asyncio(pool: ActorPool[Judge], n: int, progress: Progress) -> Outcome:
+    actors = pool.actors
+
+    async def call(i: int) -> int:
+        value: int = await actors[i % len(actors)].score.remote(i)
+        return value
+
+    return count(await handwritten(n, JUDGE_IN_FLIGHT, call, progress), _ok)
+
+
+async def _asyncpool(pool: ActorPool[Judge], n: int, progress: Progress) -> Outcome:
+    correct = errors = 0
+    async with pool.map("score", range(n), return_exceptions=True) as stream:
+        async for i, value in stream:
+            if isinstance(value, BaseException):
+                errors += 1
+            else:
+                correct += _ok(i, value)
+            progress(1)
+    return Outcome(correct, errors)
+
+
+async def _ray_actor_pool(pool: ActorPool[Judge], n: int, progress: Progress) -> Outcome:
+    ray_pool = ray.util.ActorPool(list(pool.actors))
+    values = await drain_in_thread(
+        lambda: ray_pool.map_unordered(lambda actor, i: actor.score.remote(i), list(range(n))),
+        progress,
+    )
+    # ray.util.ActorPool yields values without their item: the scores are right when they
+    # are the expected multiset (each missing or wrong one counts as incorrect).
+    got = Counter(values)
+    return Outcome(sum((got & Counter(judge_score(i) for i in range(n))).values()), 0)
+
+
+async def _ray_actors(pool: ActorPool[Judge], n: int, progress: Progress) -> Outcome:
+    actors = pool.actors
+    values: list[Any] = ray.get([actors[i % len(actors)].score.remote(i) for i in range(n)])
+    progress(n)
+    return count(values, _ok)
+
+
+JUDGE = Workload(
+    name="judge",
+    baseline="asyncio",
+    ceiling="ray_actors",
+    methods=(
+        Method("asyncio", _asyncio,
+               "hand-written: await actor.score.remote(i) (the same async judge actors, "
+               f"round-robin) under an asyncio.Semaphore({JUDGE_IN_FLIGHT}), asyncio.gather "
+               "(the baseline)", kind="handwritten"),
+        Method("executor", _executor,
+               "the pattern users have today: SPREAD Ray tasks (default resources: 1 CPU) "
+               "that sleep 50 ms, await run_in_executor(None, ray.get, ref) under a semaphore "
+               f"of {JUDGE_IN_FLIGHT}; min(executor threads, CPUs) in progress at once (at most "
+               f"{JUDGE_SLOW_ITEMS} items per round)",
+               max_items=JUDGE_SLOW_ITEMS, kind="today",
+               load_note="each call holds a CPU slot and an executor thread"),
+        Method("asyncpool", _asyncpool,
+               f"ActorPool of {JUDGE_ACTORS} async judge actors x "
+               f"{JUDGE_IN_FLIGHT // JUDGE_ACTORS} concurrent calls (num_cpus=0), .map",
+               kind="asyncpool"),
+        Method("ray_actor_pool", _ray_actor_pool,
+               "ray.util.ActorPool(the same actors).map_unordered(lambda a, i: "
+               "a.score.remote(i), items), in a thread: one call per actor at a time, as "
+               f"ray.util.ActorPool schedules (at most {JUDGE_SLOW_ITEMS} items per round)",
+               max_items=JUDGE_SLOW_ITEMS, kind="peer"),
+        Method("ray_actors", _ray_actors,
+               "raw calls on the same actors, one ray.get(list) (the ceiling)", kind="ceiling"),
+    ),
+    items=20_000,
+    quick_items=3_000,
+    describe="50 ms latency-bound judge calls, 512 in flight; correct = the expected score",
+    session=judge_session,
+)
