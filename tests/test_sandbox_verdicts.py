@@ -127,7 +127,7 @@ def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
     program = _cpu_program(0.45)
     # 8 verifications (4x the cores) at once while 8 hogs share the 2 cores: each gets a
     # fraction of a CPU, so each takes seconds of wall-clock time, past timeout=1.5.
-    # (benchmarks/bench_sandbox.py --load runs the full case: 16 hogs.)
+    # (python -m benchmarks.bench_sandbox --agreement runs the full case: 16 hogs.)
     with ThreadPoolExecutor(10) as pool:
         start = time.monotonic()
         spinning = pool.submit(run_python, "while True:\n    pass\n", timeout=0.5)
