@@ -79,16 +79,22 @@ def _healthy(url: str, proc: subprocess.Popen[bytes]) -> bool:
 
 
 def start_serve(
-    args: list[str], log_dir: Path, *, command: list[str] | None = None, startup: float = 120
+    args: list[str],
+    log_dir: Path,
+    *,
+    command: list[str] | None = None,
+    subcommand: bool = True,
+    startup: float = 120,
 ) -> ServeProcess:
-    """Start ``asyncpool serve`` with ``args`` on a free port; return once ``/health`` is ok."""
+    """Start ``asyncpool serve`` (or ``command`` [serve]) with ``args`` on a free port; return
+    once ``/health`` is ok."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
     log = log_dir / f"serve-{port}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*(command or [sys.executable, "-m", "asyncpool"]), "serve", "--port", str(port),
-             *args],
+            [*(command or [sys.executable, "-m", "asyncpool"]), *(["serve"] * subcommand),
+             "--port", str(port), *args],
             env=env,
             cwd=log_dir,
             stdout=out,
