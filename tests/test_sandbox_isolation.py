@@ -1,0 +1,130 @@
+"""What a sandboxed program can see and reach (the fork server's namespaces; needs root, as in
+production: without it the sandbox documents what does not hold)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import textwrap
+import threading
+
+import pytest
+
+from asyncpool import sandbox
+from asyncpool.sandbox import run_program, run_python
+from tests.conftest import wait_for
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need the caller to be root")
+
+
+def _run(program: str, **kwargs: float) -> str:
+    result = run_python(textwrap.dedent(program), **kwargs)  # type: ignore[arg-type]
+    assert result.status == "passed", result
+    return result.stdout_tail
+
+
+@pytest.fixture(autouse=True)
+def _isolated() -> None:
+    run_python("pass")
+    assert sandbox._isolated() is True
+
+
+def test_no_network_not_even_a_listener_of_the_caller_on_loopback() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        out = _run(f"""
+            import socket
+            print(sorted(name for _, name in socket.if_nameindex()))
+            for host in ("127.0.0.1", "10.0.0.1", "8.8.8.8"):
+                try:
+                    socket.create_connection((host, {port}), timeout=2)
+                    print("connected", host)
+                except OSError as exc:
+                    print(type(exc).__name__)
+        """)
+    lines = out.splitlines()
+    assert lines[0] == "['lo']"
+    assert len(lines) == 4
+    assert "connected" not in out
+
+
+def test_filesystem_shows_only_system_dirs_read_only() -> None:
+    out = _run(f"""
+        import os
+        print(sorted(os.listdir("/")))
+        for path in ("/tmp/ray", {os.path.abspath(__file__)!r}, "/work", "/home", "/root/.bashrc"):
+            print(path, os.path.exists(path))
+        for path in ("/etc/x", "/usr/x", "/x", "/root/x"):
+            try:
+                open(path, "w")
+                print("wrote", path)
+            except OSError as exc:
+                print(exc.errno)
+    """)
+    lines = out.splitlines()
+    visible = set(ast.literal_eval(lines[0]))
+    assert visible <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys",
+                       "dev", "proc", "tmp", "root", "opt", "home"}  # fmt: skip
+    assert "work" not in visible
+    assert all(line.endswith(" False") for line in lines[1:6]), lines
+    assert "wrote" not in out
+
+
+def test_tmp_and_dev_shm_are_private_to_each_run_and_vanish_with_it() -> None:
+    writer = """
+        import os, time
+        open("/tmp/secret", "w").write("x")
+        open("/dev/shm/secret", "w").write("x")
+        print(sorted(os.listdir("/tmp")), sorted(os.listdir("/dev/shm")), flush=True)
+        time.sleep({sleep})
+    """
+    seen: list[str] = []
+    first = threading.Thread(target=lambda: seen.append(_run(writer.format(sleep=1.5))))
+    first.start()
+    # Meanwhile, and after it, other runs see an empty /tmp and /dev/shm.
+    during = _run("import os\nprint(os.listdir('/tmp'), os.listdir('/dev/shm'))")
+    first.join()
+    after = _run("import os\nprint(os.listdir('/tmp'), os.listdir('/dev/shm'))")
+    assert seen == ["['secret'] ['secret']\n"]
+    assert during == after == "[] []\n"
+    assert not os.path.exists("/tmp/secret")
+    # The run's directories are gone from the server's own /tmp too.
+    zpid = sandbox._zygote_pid()
+    base = f"/proc/{zpid}/root/tmp"
+    wait_for(
+        lambda: all(not os.listdir(f"{base}/{d}") for d in os.listdir(base)),
+        5,
+    )
+
+
+def test_system_v_ipc_cannot_be_created() -> None:
+    out = _run("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        IPC_PRIVATE, IPC_CREAT = 0, 0o1000
+        flags = IPC_CREAT | 0o600
+        print(libc.shmget(IPC_PRIVATE, 4096, flags), libc.msgget(IPC_PRIVATE, flags))
+    """)
+    assert out == "-1 -1\n"
+
+
+def test_proc_shows_only_the_programs_own_processes() -> None:
+    out = _run("""
+        import os
+        print(sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), os.getpid())
+    """)
+    pids, own = out.rsplit(" ", 1)
+    assert ast.literal_eval(pids) == [int(own)]
+
+
+def test_fetched_files_never_follow_symlinks_out_of_the_run() -> None:
+    code = """
+        import os
+        os.symlink("/etc/hostname", "host")
+        os.mkdir("d")
+        os.symlink("/etc", "d/up")
+        open("real", "w").write("ok")
+    """
+    result = run_program(textwrap.dedent(code), fetch_files=["host", "d/up/hostname", "real"])
+    assert result.files == {"real": b"ok"}
