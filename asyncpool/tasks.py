@@ -41,6 +41,8 @@ R = TypeVar("R")
 AUTO_TARGET_S = 0.03
 AUTO_FIRST_BATCH = 8
 AUTO_MAX_BATCH = 8192
+#: How long a batch under a per-item timeout may wait for Ray to start it, beyond the timeout.
+START_GRACE_S = 30.0
 
 Calls = list[tuple[tuple[Any, ...], dict[str, Any]]]
 
@@ -120,9 +122,11 @@ def _run_calls(fn: Callable[..., Any], calls: Calls) -> tuple[int, float, list[t
     return _attempt_number(), clock.cost(), results
 
 
-def _stream_calls(fn: Callable[..., Any], calls: Calls) -> Iterator[tuple[int, float, bool, Any]]:
-    """As :func:`_run_calls`, yielding each item's outcome as soon as it is known, so the
-    driver can time every item of a batch against its own deadline."""
+def _stream_calls(fn: Callable[..., Any], calls: Calls
+                  ) -> Iterator[tuple[int, float, bool, Any] | None]:
+    """As :func:`_run_calls`, yielding ``None`` when the task starts, then each item's outcome
+    as soon as it is known, so the driver can time every item against its own deadline."""
+    yield None
     is_async = asyncio.iscoroutinefunction(fn)
     for args, kwargs in calls:
         clock = _Clock()
@@ -135,7 +139,7 @@ def _make_runner(fn: Callable[..., Any], *, stream: bool) -> Callable[..., Any]:
     # a pool's tasks apart in `ray list tasks`.
     run: Callable[..., Any]
     if stream:
-        def run(calls: Calls) -> Iterator[tuple[int, float, bool, Any]]:
+        def run(calls: Calls) -> Iterator[tuple[int, float, bool, Any] | None]:
             yield from _stream_calls(fn, calls)
     else:
         def run(calls: Calls) -> tuple[int, float, list[tuple[bool, Any]]]:
@@ -452,45 +456,58 @@ class TaskPool(PoolBase, Generic[P, R]):
     async def _read_stream(
         self, core: _StreamCore, chunk: list[tuple[int, Any]], gen: Any, holder: _Call
     ) -> None:
+        """Deliver a streamed batch's items as they come, each against its own deadline:
+        ``timeout`` after it could start (the batch task's start for its first item, the
+        previous item's result for the others). Ray's scheduling delay (a worker to start on
+        a busy machine) is not counted, up to ``START_GRACE_S``: a batch that has not started
+        within ``timeout + START_GRACE_S`` of being sent fails its first item."""
         engine = core.engine
         loop = engine.loop
-        assert self.timeout is not None
+        timeout = self.timeout
+        assert timeout is not None
         position = 0
         since = loop.time()
+        started = False
         try:
             while position < len(chunk):
                 index = chunk[position][0]
+                deadline = since + timeout if started else since + timeout + START_GRACE_S
                 try:
-                    async with asyncio.timeout_at(since + self.timeout):
+                    async with asyncio.timeout_at(deadline):
                         ref = await gen.__anext__()
-                        attempt, cost, ok, value = await ref
+                        outcome = await ref
                 except TimeoutError:
                     engine.abandon(holder)
                     engine.stats.on_finish(ok=False, latency=loop.time() - since,
                                            timed_out=True)
+                    what = "ran past" if started else "did not start within"
                     core.deliver(index, TaskTimeoutError(
-                        f"{self.name}: an item ran past its timeout of {self.timeout:g}s; "
-                        "its task was cancelled"), True)
+                        f"{self.name}: an item {what} its timeout of {timeout:g}s; its task "
+                        "was cancelled"), True)
                     rest = chunk[position + 1:]
                     if rest:
                         core.spawn(self._resend(core, rest))
                     return
                 except StopAsyncIteration:
-                    error: BaseException = RuntimeError("the batch ended early")
-                    self._fail_rest(core, chunk[position:], error, since)
+                    self._fail_rest(core, chunk[position:],
+                                    RuntimeError("the batch ended early"), since)
                     return
                 except Exception as exc:
-                    error = exc
+                    error: BaseException = exc
                     if engine.closing:
                         error = PoolClosedError(f"{self.name} closed while this item was running")
                         error.__cause__ = exc
                     self._fail_rest(core, chunk[position:], error, since)
                     return
-                latency = loop.time() - since
+                if outcome is None:  # the task started: the first item's clock starts now
+                    started = True
+                    since = loop.time()
+                    continue
+                attempt, cost, ok, value = outcome
                 if attempt:
                     engine.stats.on_retry()
                 self._sample(cost)
-                engine.stats.on_finish(ok=ok, latency=latency)
+                engine.stats.on_finish(ok=ok, latency=loop.time() - since)
                 core.deliver(index, value, not ok)
                 position += 1
                 since = loop.time()
