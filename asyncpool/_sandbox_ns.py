@@ -42,7 +42,7 @@ MNT_DETACH = 2
 MOUNT_ATTR_RDONLY = 1
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
-_SYS_PIVOT_ROOT = 155  # x86_64
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 _SYS_MOUNT_SETATTR = 442  # every architecture since Linux 5.12
 
 #: Directories of the machine visible (read-only) to programs, besides Python's prefixes.

@@ -9,21 +9,34 @@ runs the program. Forking this small, single-threaded, prepared interpreter cost
 millisecond, against the tens of milliseconds of starting a fresh one; the calling process (maybe
 a multi-threaded Ray worker) is never forked.
 
+As root it first moves itself into its namespaces (:func:`_sandbox_ns.isolate_server`: no
+network, no System V IPC, a read-only root of system directories only), once.
+
 Protocol (all Unix sockets, all local):
 
 * ``CTL_FD`` is a ``SOCK_SEQPACKET`` socket to the caller. Each request is one record,
-  ``REQUEST`` packed, carrying three file descriptors (``SCM_RIGHTS``): a per-run
-  ``SOCK_SEQPACKET`` reply socket, the write end of the caller's output pipe, and a memfd with
-  the program's UTF-8 source. End of file on ``CTL_FD`` (the caller exited) makes the server
-  kill every running program and exit.
+  ``REQUEST`` packed, carrying file descriptors (``SCM_RIGHTS``) in this order: a per-run
+  ``SOCK_SEQPACKET`` reply socket, the write ends of the stdout and stderr pipes (the same pipe
+  twice for one stream), a memfd with the program's UTF-8 source, then, as the flags say, a
+  memfd for stdin (``FLAG_STDIN``), a memfd of files to write into the run's directory
+  (``FLAG_FILES_IN``), a memfd listing files to read back (``FLAG_FILES_OUT``; the server
+  replaces its content by the files), and for a judged run (``FLAG_JUDGE``, see
+  :mod:`asyncpool._judge`) a memfd with the entry point, NUL, the tests, and the write end of the
+  verdict pipe, both handed to the judge process only. The server never reads stdin, files or
+  tests into its own memory (children read them after the fork), so no later fork inherits
+  them. End of file on ``CTL_FD`` (the caller exited) makes the server kill every running
+  program and exit.
 * On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
-  ``b"R" + RESULT`` when the program is over and cleaned up: its process group killed and its
-  scratch directory removed (when the program left files there and runs as root: only after a
+  ``b"R" + RESULT`` when the run is over and cleaned up: its process groups killed and its
+  directories removed (when the program left files there and runs as root: only after a
   helper under its uid killed every process of that uid, then removed them), or
-  ``b"E" + message`` on an internal error. Otherwise the uid is swept (the same helper, for a
-  batch of uids) within ``SWEEP_AFTER`` seconds, and before it is used again in any case.
-  The caller closing the reply socket early means "abandon": the program's process group is
-  killed at once.
+  ``b"E" + message`` on an internal error. Otherwise the uids are swept (the same helper, for a
+  batch of uids) within ``SWEEP_AFTER`` seconds, and before they are used again in any case.
+  The caller closing the reply socket early means "abandon": the run is killed at once.
+* Deadlines are on the run's own time (wall-clock time minus run-queue wait, from
+  ``/proc/PID/schedstat``): see "Time" in :mod:`asyncpool.sandbox`. ``RESULT`` carries the own
+  time, the wall-clock time, the judge's exit and ``RESULT_STARVED`` when the starvation cap
+  (:func:`hard_wall_cap`) ended the run without a verdict.
 
 The per-run isolation (what the child does before running the program) is described in the
 docstring of :mod:`asyncpool.sandbox`.

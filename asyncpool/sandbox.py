@@ -1,97 +1,179 @@
-"""Run untrusted Python (a model's completion plus its unit tests) in an isolated, limited process.
+"""Run untrusted Python in an isolated, limited process, and judge it where it cannot reach.
 
-``run_python(program)`` runs ``program`` as ``__main__`` in a separate process and returns a
-:class:`SandboxResult` whose ``status`` is one of:
+Entry points (all plain synchronous functions, safe to call from many threads at once and from
+inside Ray tasks; each blocks only its calling thread):
 
-``"passed"``
-    it exited with status 0;
-``"failed"``
-    it exited with a non-zero status: an uncaught exception (``AssertionError``, ``SyntaxError``
-    ...), ``sys.exit(n)``, or ``os._exit(n)`` - any exit the program chose;
-``"timeout"``
-    it ran past ``timeout`` seconds of wall-clock time, or hit its CPU-time limit;
-``"memory"``
-    it hit its address-space limit: an uncaught ``MemoryError``, or death by ``SIGKILL``,
-    ``SIGSEGV``, ``SIGBUS`` or ``SIGABRT`` after using at least 90 % of ``memory_mb``;
-``"crashed"``
-    it was killed by any other signal (segfault, abort, ``os.kill(os.getpid(), 9)``), or the
-    sandbox's own supervisor died under it.
+* :func:`run_tests` ``(solution, tests, *, entry_point=None)``: the verifier for function-style
+  tests (HumanEval, MBPP). "passed" means the *trusted* judge saw every test run to its end.
+* :func:`run_stdio` ``(solution, cases)``: stdin/stdout problems (Codeforces, LiveCodeBench,
+  APPS); the expected outputs never enter the sandbox, the comparison happens in the caller.
+* :func:`run_program` ``(code, *, stdin, files, fetch_files)``: run a program and report what
+  it did (SandboxFusion's ``/run_code``); its status is its own exit status.
+* :func:`run_python` / :func:`run_python_async`: a program whose exit status is its verdict
+  (kept for programs that report their own result; never use it to score untrusted code), and
+  :func:`run_python_bare`, the unlimited baseline of the benchmarks.
 
-Exit status 231 is reserved: the sandbox reports an uncaught ``MemoryError`` with it (as
-``status="memory", returncode=1``); a program exiting with 231 itself is reported "memory" too.
-``returncode`` follows :mod:`subprocess`: the exit status, or ``-signal`` when killed by one.
-``stdout_tail`` is the last :data:`OUTPUT_TAIL_BYTES` bytes of the program's stdout and stderr
-(one stream, interleaved as written), decoded as UTF-8 with replacement; everything before is
-read and discarded, never buffered. ``duration`` is the program's wall-clock time, fork to exit.
+A status is one of ``"passed"``, ``"failed"``, ``"timeout"``, ``"memory"`` (an uncaught
+``MemoryError``, or death by ``SIGKILL``/``SIGSEGV``/``SIGBUS``/``SIGABRT`` after using 90 % of
+``memory_mb``), ``"crashed"`` (killed by another signal). ``returncode`` follows
+:mod:`subprocess` (``-signal`` when killed). Exit status 231 is reserved (an uncaught
+``MemoryError``, reported as ``status="memory", returncode=1``). ``duration`` is the run's *own
+time* (below). When the sandbox cannot give a verdict at all (its server cannot start, or the
+machine starved the run, below) it raises :class:`~asyncpool.errors.SandboxError`: never a
+verdict, so a trainer retries or drops the item and does not score it. Bad arguments raise
+``TypeError``/``ValueError`` before anything runs.
+
+How ``run_tests`` judges (the solution cannot reach the code that judges it)
+------------------------------------------------------------------------------
+Two processes per check, forked by the fork server:
+
+* the **solution** process, jailed as every program (below), under a sandbox uid of its own,
+  runs ``solution`` as ``__main__``, then serves calls to its top-level callables over a
+  socket;
+* the **judge** process, trusted code under *another* sandbox uid (the solution cannot signal
+  or ptrace it), non-dumpable (no ``/proc/PID/mem``, no ptrace even for its own uid), with its
+  own limits, runs ``tests`` in a fresh namespace where each of the solution's callables is a
+  proxy, calls ``check(candidate)`` when ``entry_point`` is given, and writes its verdict on a
+  pipe that only the caller holds. The tests never exist in the solution's memory or files.
+
+Only plain data crosses, in a hand-written format decoded strictly on the judge's side
+(:mod:`asyncpool._judge`; never ``pickle``/``marshal`` of untrusted bytes): ``None``,
+``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``dict``,
+``set``, ``frozenset``, nested (at most 100 deep, 4 million items, 64 MiB). The tests compare
+values of these exact types with their built-in ``__eq__``: an object equal to everything, a
+subclass of ``int``/``str``/``list`` with a patched ``__eq__``, a generator or a lambda cannot be
+sent, and fails the check. Patching builtins or modules, trace and profile hooks, threads and
+``gc`` act on the solution's own process only. "passed" needs the judge's "ran every test to its
+end" record plus at least one answer from the solution; no exit status, no output, nothing
+written on any descriptor makes a pass. If the solution dies, hangs up, sends bytes that are
+not a valid answer or a value that is not plain data, the judge remembers it and the verdict
+is "failed" even if a test catches the error. The solution's exceptions reach the tests as the
+built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
+``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
+works), anything else (``StopIteration``, ``SystemExit``, its own classes) as
+:class:`asyncpool._judge.SolutionError`.
+
+Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
+except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
+names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its
+``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's.
+Honest code that cannot be judged this way (not a verdict on its correctness): tests passing
+non-plain arguments (a lambda, an instance of the solution's class), tests checking that the
+solution mutated an argument in place, solutions returning numpy values. ``timeout`` bounds
+the own time of the whole check, solution and tests; ``stdout_tail`` is the solution's output,
+then ``--- judge:`` and the reason of a failure.
+
+``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
+"passed" when the program exited 0 and its output equals the expected one after
+:func:`normalize_output` (``\r\n`` read as ``\n``, trailing whitespace of every line and
+trailing empty lines ignored) - computed in the caller.
+
+Time: the program's own time, not the machine's load
+-----------------------------------------------------
+``timeout`` is the run's *own time*: wall-clock time since the fork minus the time it was
+runnable but waiting for a CPU (Linux's per-task run-queue wait, ``/proc/PID/schedstat``, 2nd
+field: the program's most-waiting thread, plus the judge's), never less than the CPU time it
+used; sleeping and blocking count, waiting for a CPU does not. The server checks it when the
+wall-clock deadline passes and again as often as needed, and kills the run when it is spent:
+``while True: pass`` and ``time.sleep(1000)`` are "timeout" at ``timeout`` (within a few ms on
+an idle machine), and a correct program that needs 0.45 s of CPU passes ``timeout=1.5``
+however many other jobs share the cores. ``RLIMIT_CPU`` (``ceil(timeout) + 1`` s) also applies.
+A run the machine starves so much that it has not used its ``timeout`` within
+``8 * timeout + 10`` s of wall-clock time (``_zygote.hard_wall_cap``) is killed without a
+verdict, run once more, and then raises :class:`~asyncpool.errors.SandboxError`: starvation is
+never a "timeout".
 
 How it runs (the hot path of every verification, so it forks, it does not start interpreters)
--------------------------------------------------------------------------------------------
+---------------------------------------------------------------------------------------------
 Each calling process lazily starts one fork server (:mod:`asyncpool._zygote`): a clean
 interpreter (``python -S -s -B``, an environment built from scratch, the standard library's
 common modules preloaded, site-packages on ``sys.path`` but no ``.pth`` hook run),
-single-threaded. Each run sends the program to it (a memfd, over a Unix socket); the server
-forks one child, which, before running the program:
+single-threaded. **Once, at its start, as root**, it moves itself into namespaces
+(:mod:`asyncpool._sandbox_ns`), which every run then inherits for the price of a fork:
 
-* starts its own session and process group (``setsid``); stdin is ``/dev/null``; stdout and
-  stderr go to a pipe the *calling thread* reads (keeping only the tail);
+* an empty **network** namespace: no interface but a loopback that is down; nothing is
+  reachable, not the Ray cluster on this machine, not the outside;
+* an **IPC** namespace where System V IPC cannot be created;
+* a **mount** namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
+  ``/bin``, ``/sbin``, ``/lib*``, ``/etc``, ``/sys``, ``/dev`` and Python's prefixes only, a
+  ``/proc`` with ``hidepid=invisible`` (a program sees only its own processes), and a ``/tmp``
+  tmpfs (1 GiB, shared by the server's runs) holding the runs' directories. Nothing else exists
+  there: not ``/tmp/ray`` (Ray's session directory), not ``/root`` or ``/home`` (beyond the
+  Python prefix), not the caller's checkout or datasets.
+
+Each run sends the program to the server (a memfd, over a Unix socket); the server forks one
+child (two for ``run_tests``), which, before running the program:
+
+* starts its own session and process group (``setsid``); stdin is ``/dev/null`` or the run's
+  sealed stdin memfd; stdout and stderr go to pipes the *calling thread* reads (``run_python``:
+  one stream, its last :data:`OUTPUT_TAIL_BYTES`; ``run_program``: two, the first
+  :data:`OUTPUT_LIMIT_BYTES` of each; the rest is read and discarded, never buffered);
 * closes every other inherited file descriptor;
-* ``chdir``s to a fresh scratch directory (where :mod:`tempfile` puts its files too), removed
-  before ``run_python`` returns;
-* sets ``RLIMIT_CPU`` (``ceil(timeout) + 1`` s soft, one more hard), ``RLIMIT_AS``
-  (``memory_mb``, which includes the interpreter's own ~25 MiB), ``RLIMIT_FSIZE``
-  (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC`` (:data:`MAX_PROCESSES`, threads count too),
-  ``RLIMIT_NOFILE`` (256) and ``RLIMIT_CORE`` (0);
-* **when the caller runs as root** (as in our containers and Ray clusters): drops to an
-  unprivileged uid/gid of its own, leased machine-wide for the run from a pool
-  (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), with no supplementary
-  groups. Root ignores ``RLIMIT_NPROC``; a dedicated uid makes it count exactly that program's
-  processes (so a fork bomb stops at :data:`MAX_PROCESSES`), and leaves the program unable to
-  signal or ptrace the caller, the server or any other sandbox, and unable to read root's
-  files (when Python itself is installed under such a directory, e.g. pyenv in ``/root``, the
-  server keeps ``O_PATH`` descriptors to the import directories so that imports still work,
-  see ``_zygote._anchor_import_path``);
+* enters a mount namespace of its own (about 0.2 ms) whose ``/tmp`` and ``/dev/shm`` are two
+  fresh directories of the run: its working directory, where :mod:`tempfile` puts its files
+  and ``run_program`` writes ``files``; removed when the run is over (after ``fetch_files`` are
+  copied out without following symlinks);
+* sets ``RLIMIT_CPU``, ``RLIMIT_AS`` (``memory_mb``, which includes the interpreter's own
+  ~25 MiB), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
+  (:data:`MAX_PROCESSES`, threads count too), ``RLIMIT_NOFILE`` (256), ``RLIMIT_CORE`` (0);
+* drops to an unprivileged uid/gid of its own, leased machine-wide for the run from a pool
+  (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), no supplementary
+  groups: ``RLIMIT_NPROC`` counts exactly that program's processes (a fork bomb stops at
+  :data:`MAX_PROCESSES`), and the program cannot signal or ptrace the caller, the server, its
+  judge or any other run;
 * sets ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing) and ``PR_SET_PDEATHSIG`` (it
   dies with the server);
 * gets an environment built from scratch (``PATH``, ``LANG``/``LC_ALL=C.UTF-8``,
   ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE=1``; no ``HOME``): nothing of the caller's
   environment, so no secret in it, reaches the program.
 
-When the program exits or its wall-clock ``timeout`` passes, its whole process group gets
-``SIGKILL``; the server is a child subreaper and reaps every descendant: no zombie is left. As
-root, a uid is used again only after a helper running under it did ``kill(-1, SIGKILL)``
-(batched: within :data:`asyncpool._zygote.SWEEP_AFTER` s, or at once when the program left
-files to remove), so a process that escaped its process group (``setsid`` after a double fork)
-dies within a fraction of a second, and can never meet a later program. Nothing the program
-does reaches the caller: killing its parent kills the server at most (only when not root), which
-is then restarted transparently and that run reported "crashed"; the caller also never waits
-longer than ``timeout + 30`` s on a server that stopped answering.
+When the run is over or out of time its whole process group gets ``SIGKILL``; the server is a
+child subreaper and reaps every descendant. A uid is used again only after a helper running
+under it did ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool._zygote.SWEEP_AFTER` s, at
+once when the program left files), so a process that escaped its process group dies within a
+fraction of a second and never meets a later program. The server never reads a run's payload
+(program, stdin, tests, files) into its own memory, so no later fork inherits it. Nothing the
+program does reaches the caller; if the server dies it is restarted transparently (the run is
+"crashed"), and the caller never waits longer than the starvation cap plus 30 s.
 
-What it does NOT protect against - it is not a container
----------------------------------------------------------
-* No network isolation: the program can open sockets and reach anything the machine can.
-* No filesystem isolation beyond its working directory and uid: it can read every
-  world-readable file and write every world-writable place (``/tmp``, ``/dev/shm``), within
-  ``RLIMIT_FSIZE`` per file but not in total (no disk quota).
-* Shared kernel: no seccomp, no namespaces; a kernel exploit escapes it.
-* Memory is limited per process (``RLIMIT_AS``), so a program can hold up to
-  ``MAX_PROCESSES * memory_mb`` in total; there is no cgroup.
-* When the caller is **not** root, the program runs under the caller's own uid: it can then
-  signal or ptrace the caller's other processes (``os.kill(-1, 9)`` kills the caller!), read
-  its files, and processes that escape the process group outlive the run. ``RLIMIT_NPROC`` is
-  then set to the uid's current task count plus :data:`MAX_PROCESSES`. Run it as root (or in a
-  container) for the guarantees above.
-* Under a sandbox uid, ``sys.executable`` and ``sys.prefix`` may be unreadable (pyenv in
-  ``/root``): a program cannot start a new interpreter there (``subprocess``,
-  ``multiprocessing`` "spawn"); ``fork`` works.
-* A program that exits 0 before its tests run (``os._exit(0)`` in the completion) "passes":
-  append a check the program cannot skip (e.g. print a secret nonce after the tests and look for
-  it in ``stdout_tail``) when that matters.
-* Linux only (``memfd_create``, ``prctl``, ``/proc``).
+When the caller is not root
+---------------------------
+No namespaces (they need ``CAP_SYS_ADMIN``; the same when root lacks it, e.g. a default Docker
+container: the server logs it and goes on) and no uid change: the program runs under the
+caller's uid. It can then read whatever that uid can read (datasets with expected outputs
+included), use the network, see every process in ``/proc``, leave files in ``/tmp`` for a later
+run, signal the caller's processes (``os.kill(-1, 9)`` kills the caller) and outlive its run
+when it escapes its process group. ``RLIMIT_NPROC`` is then the uid's current task count plus
+:data:`MAX_PROCESSES`. What still holds: ``run_tests``'s judge is a separate, non-dumpable
+process (the solution can kill it - no verdict, so "failed" - but cannot ptrace it, read its
+memory or reach its verdict pipe), plain data only across, and ``run_stdio``'s comparison in
+the caller; own-time deadlines and limits. Unprivileged user namespaces could give the
+namespaces back but not a second uid (they map one), so they are not used.
 
-Concurrency: ``run_python`` may be called from many threads at once; each call blocks only its
-own thread. ``run_python_async`` runs it in a worker thread (``anyio.to_thread``); cancelling the
-awaiting task kills the program's process group at once and raises the cancellation. A process
-that forks (e.g. ``multiprocessing``) gets its own fork server in the child.
+What does NOT hold, even as root - it is not a VM
+--------------------------------------------------
+* Shared kernel, no seccomp filter: a kernel exploit escapes.
+* The runs of one fork server share its network namespace (abstract Unix sockets) and its
+  ``/tmp`` tmpfs space: concurrent runs can talk to each other (never to a later run, never to
+  a judge or the caller, and none of them ever holds an expected output) and fill that tmpfs
+  (1 GiB, ``ENOSPC`` for the others) within ``RLIMIT_FSIZE`` per file.
+* Memory is limited per process (``RLIMIT_AS``): up to ``MAX_PROCESSES * memory_mb`` in total;
+  no cgroup.
+* ``/sys`` and ``/etc`` are readable (read-only); ``/proc`` shows system-wide figures
+  (``/proc/loadavg``, ``/proc/meminfo``).
+* Own time subtracts the run-queue wait of the program's most-waiting thread: a program whose
+  threads or child processes spin on a loaded machine gets a little more wall-clock time (never
+  more CPU time than ``RLIMIT_CPU``, never past the starvation cap). The two processes of a
+  ``run_tests`` check start in parallel; their overlapping wait is subtracted twice.
+* A ``run_tests`` check is as strong as its tests: tests that compare the candidate with itself
+  (HumanEval/33 calls the entry point by name) stay weak.
+* ``sys.executable`` works, but a program that starts a new interpreter pays its start-up.
+* Linux only (``memfd_create``, ``prctl``, ``/proc``); namespaces on x86-64 and arm64.
+
+Concurrency: every entry point may be called from many threads at once. ``run_python_async``
+runs ``run_python`` in a worker thread (``anyio.to_thread``); cancelling the awaiting task
+kills the program's process group at once and re-raises the cancellation. A process that forks
+(e.g. ``multiprocessing``) gets its own fork server in the child.
 """
 
 from __future__ import annotations
