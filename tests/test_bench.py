@@ -171,6 +171,7 @@ def _run(workload: harness.Workload, n: int) -> list[harness.Row]:
     return asyncpool.run(harness.run_workloads, [workload], n, True, False, 1)
 
 
+@pytest.mark.timeout(400)  # 8 methods' sessions (Ray Data, a Pool, fork servers) start
 def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
     n = 12
     rows = _run(harness.HUMANEVAL, n)
@@ -260,6 +261,7 @@ def test_scale_measures_every_method_at_every_size(
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.timeout(400)  # a new driver process; Ray Data starts in it
 def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:
@@ -284,6 +286,7 @@ def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
     assert "load average (1 min)" in proc.stdout
 
 
+@pytest.mark.timeout(400)  # builds a wheel and a venv, then a new driver process
 def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_from_it(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:

@@ -72,3 +72,17 @@ def test_verify_says_whether_the_verdict_matches_the_label() -> None:
     assert humaneval.verify(bad)
     mislabelled = humaneval.VerificationItem(bad.task_id, bad.program, True)
     assert not humaneval.verify(mislabelled)
+
+
+def test_run_tests_judges_every_canonical_solution_passed_and_every_broken_variant_failed() -> None:
+    """The bench's check: each item split into solution, tests and entry point for
+    ``sandbox.run_tests`` gets the verdict its label says."""
+    base = humaneval.base_items()
+    assert all(i.solution and i.tests and i.entry_point for i in base)
+    assert all(i.program == humaneval.program_for(i.task_id, i.solution.removeprefix(
+        humaneval.load_problems()[i.task_id]["prompt"])) for i in base)
+    with ThreadPoolExecutor(4) as pool:
+        statuses = list(pool.map(humaneval.judge, base))
+    wrong = [(i.task_id, i.expected, status) for i, status in zip(base, statuses, strict=True)
+             if status != ("passed" if i.expected else "failed")]
+    assert wrong == []

@@ -24,7 +24,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from asyncpool.sandbox import run_python
+from asyncpool.sandbox import run_python, run_tests
 
 __all__ = [
     "BROKEN_WRAPPER",
@@ -32,6 +32,7 @@ __all__ = [
     "base_items",
     "broken_completion",
     "items",
+    "judge",
     "load_problems",
     "program_for",
     "verify",
@@ -68,11 +69,19 @@ def {name}(*args, **kwargs):
 
 @dataclass(frozen=True, slots=True)
 class VerificationItem:
-    """One program to verify and whether it should pass."""
+    """One program to verify and whether it should pass.
+
+    ``program`` is the whole self-checking program (prompt, completion, tests,
+    ``check(entry_point)``) for :func:`~asyncpool.sandbox.run_python`; ``solution`` (prompt and
+    completion), ``tests`` and ``entry_point`` are the same item split for
+    :func:`~asyncpool.sandbox.run_tests`, where the tests run on the trusted side."""
 
     task_id: str
     program: str
     expected: bool
+    solution: str = ""
+    tests: str = ""
+    entry_point: str = ""
 
 
 @functools.cache
@@ -105,9 +114,12 @@ def base_items() -> tuple[VerificationItem, ...]:
     """Every problem's canonical solution (expected to pass) and broken variant (to fail)."""
     out: list[VerificationItem] = []
     for task_id, p in load_problems().items():
-        good = program_for(task_id, p["canonical_solution"])
-        bad = program_for(task_id, broken_completion(task_id))
-        out += [VerificationItem(task_id, good, True), VerificationItem(task_id, bad, False)]
+        for completion, expected in ((p["canonical_solution"], True),
+                                     (broken_completion(task_id), False)):
+            out.append(VerificationItem(
+                task_id, program_for(task_id, completion), expected,
+                solution=p["prompt"] + completion, tests=p["test"], entry_point=p["entry_point"],
+            ))
     return tuple(out)
 
 
@@ -126,3 +138,10 @@ def items(n: int, seed: int = 0) -> list[VerificationItem]:
 def verify(item: VerificationItem, *, timeout: float = 10.0) -> bool:
     """Run ``item`` in the sandbox; ``True`` when the verdict matches its label."""
     return run_python(item.program, timeout=timeout).passed == item.expected
+
+
+def judge(item: VerificationItem, *, timeout: float = 10.0) -> str:
+    """The status :func:`~asyncpool.sandbox.run_tests` gives ``item``'s solution against its
+    tests (the check the bench's ``humaneval`` workload runs)."""
+    return run_tests(item.solution, item.tests, entry_point=item.entry_point,
+                     timeout=timeout).status

@@ -33,6 +33,11 @@ class Machine:
                 f"{self.load_start:.2f} at the start, {self.load_end:.2f} at the end{extra}")
 
 
+def _cluster_cpus() -> int:
+    """The cluster's CPUs (0 when this process is not connected: a report drawn offline)."""
+    return int(ray.cluster_resources().get("CPU", 0)) if ray.is_initialized() else 0
+
+
 def _rates(rows: Sequence[Row], pick: Callable[[Workload], str | None]) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in rows:
@@ -182,7 +187,7 @@ def json_document(
                 "cpu_count": float(machine.cores), "background": float(machine.background)}
     doc: dict[str, Any] = {
         "ray_version": ray.__version__,
-        "cpus": int(ray.cluster_resources().get("CPU", 0)),
+        "cpus": _cluster_cpus(),
         "rows": [asdict(r) for r in rows],
         "limit_cores": limit_cores(),
         "load_average": load,
@@ -292,7 +297,7 @@ def write_plot(
         ax.legend(fontsize=6, ncol=2)
     for ax in flat[panels:]:
         ax.set_visible(False)
-    title = (f"asyncpool bench ({int(ray.cluster_resources().get('CPU', 0))} CPUs, "
+    title = (f"asyncpool bench ({_cluster_cpus()} CPUs, "
              f"Ray {ray.__version__}")
     if machine is not None:
         title += (f", load average {machine.load_start:.1f} → {machine.load_end:.1f} "
@@ -305,9 +310,9 @@ def write_plot(
             ("handwritten", "baseline: hand-written asyncio"), ("asyncpool", "asyncpool"),
             ("peer", "Ray's own"), ("today", "executor (today)"),
             ("reference", "in-process"), ("ceiling", "ceiling"))],
-        loc="upper right", fontsize=8, ncol=6, frameon=False,
+        loc="upper center", bbox_to_anchor=(0.5, 0.955), fontsize=8, ncol=6, frameon=False,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

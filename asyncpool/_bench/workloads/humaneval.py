@@ -1,16 +1,16 @@
-"""``humaneval``: CPU-bound checks, HumanEval programs run in the sandbox.
+"""``humaneval``: CPU-bound checks, HumanEval solutions judged in the sandbox.
 
 Items: each problem's canonical solution (expected to pass) and a broken variant (expected to
-fail), see :mod:`asyncpool._bench.humaneval`; a verification is correct when the verdict
-matches the label. Baseline ``asyncio`` (the best hand-written asyncio code), ceiling
-``limit`` (the cores times the barest fork-and-run rate). The methods are described in
-:data:`HUMANEVAL`.
+fail), see :mod:`asyncpool._bench.humaneval`, judged by :func:`asyncpool.sandbox.run_tests`
+(the solution jailed, the problem's ``check`` run by a trusted judge); a verification is
+correct when the verdict matches the label. Baseline ``asyncio`` (the best hand-written
+asyncio code), ceiling ``limit`` (the cores times the barest fork-and-run rate). The methods
+are described in :data:`HUMANEVAL`.
 
 ``asyncpool`` sends :data:`HUMANEVAL_BATCH` items per Ray task: a Ray task costs about 1-2 ms
-of CPU here (driver, raylet, worker) on top of the ~4 ms check, so one task per item would
-give a third of the machine to Ray; 16 items (~70 ms) make it a few per cent. The Ray Data and
-``multiprocessing.Pool`` peers get the same batch (``batch_size``, ``chunksize``), so every
-batched row pays the same per-task share.
+of CPU here (driver, raylet, worker) on top of the check (a few to tens of ms), so batches
+make Ray's share a few per cent. The Ray Data and ``multiprocessing.Pool`` peers get the same
+batch (``batch_size``, ``chunksize``), so every batched row pays the same per-task share.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy as np
 import ray
 from ray.util.multiprocessing import Pool
 
-from asyncpool.sandbox import run_python, run_python_bare
+from asyncpool.sandbox import run_python_bare, run_tests
 from asyncpool.tasks import TaskPool
 
 from .. import humaneval
@@ -47,18 +47,25 @@ from ._ray_data import quiet_ray_data
 HUMANEVAL_BATCH = 16
 
 
-def sandbox_status(program: str) -> str:
-    """The check every method runs (in a Ray worker or the driver): the sandbox's status."""
-    return run_python(program).status
+#: What one check takes: ``(solution, tests, entry_point)``.
+Case = tuple[str, str, str]
 
 
-def _indexed_status(pair: tuple[int, str]) -> tuple[int, str]:
+def sandbox_status(case: Case) -> str:
+    """The check every method runs (in a Ray worker or the driver): the verdict of
+    ``run_tests(solution, tests, entry_point=...)``."""
+    solution, tests, entry_point = case
+    return run_tests(solution, tests, entry_point=entry_point).status
+
+
+def _indexed_status(pair: tuple[int, Case]) -> tuple[int, str]:
     return pair[0], sandbox_status(pair[1])
 
 
 def _data_check(batch: dict[str, np.ndarray[Any, Any]]) -> dict[str, np.ndarray[Any, Any]]:
-    """Ray Data's ``map_batches`` function: the statuses of a batch of programs."""
-    return {"i": batch["i"], "status": np.array([sandbox_status(p) for p in batch["program"]])}
+    """Ray Data's ``map_batches`` function: the statuses of a batch of solutions."""
+    cases = zip(batch["solution"], batch["tests"], batch["entry_point"], strict=True)
+    return {"i": batch["i"], "status": np.array([sandbox_status(c) for c in cases])}
 
 
 class _DataChecker:
@@ -73,9 +80,11 @@ _sandbox_task = ray.remote(scheduling_strategy="SPREAD")(sandbox_status)
 
 @dataclass
 class HumanEvalSession:
+    cases: list[Case]
+    #: The same items as whole self-checking programs, for the ``limit`` method.
     programs: list[str]
     expected: list[bool]
-    pool: TaskPool[[str], str]
+    pool: TaskPool[[Case], str]
     mp_pool: Any
     cores: int
     cpus: int
@@ -85,7 +94,7 @@ class HumanEvalSession:
         return bool((status == "passed") == self.expected[i])
 
 
-def humaneval_pool() -> TaskPool[[str], str]:
+def humaneval_pool() -> TaskPool[[Case], str]:
     """The TaskPool the ``asyncpool`` method uses (and what a user would write)."""
     return TaskPool(sandbox_status, strategy="SPREAD", batch_size=HUMANEVAL_BATCH)
 
@@ -99,6 +108,7 @@ async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
     try:
         async with humaneval_pool() as pool:
             session = HumanEvalSession(
+                cases=[(it.solution, it.tests, it.entry_point) for it in work],
                 programs=[it.program for it in work],
                 expected=[it.expected for it in work],
                 pool=pool,
@@ -128,7 +138,7 @@ async def _sequential(s: HumanEvalSession, n: int, progress: Progress) -> Outcom
         correct = errors = 0
         for i in range(n):
             try:
-                correct += s.correct(i, sandbox_status(s.programs[i]))
+                correct += s.correct(i, sandbox_status(s.cases[i]))
             except Exception:
                 errors += 1
             progress(1)
@@ -156,7 +166,7 @@ async def _executor(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
 
     async def call(i: int) -> str:
         status: str = await loop.run_in_executor(
-            None, ray.get, _sandbox_task.remote(s.programs[i])
+            None, ray.get, _sandbox_task.remote(s.cases[i])
         )
         return status
 
@@ -165,7 +175,7 @@ async def _executor(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
 
 async def _asyncio(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
     async def call(i: int) -> str:
-        status: str = await _sandbox_task.remote(s.programs[i])
+        status: str = await _sandbox_task.remote(s.cases[i])
         return status
 
     return count(await handwritten(n, s.executor_limit, call, progress), s.correct)
@@ -173,7 +183,7 @@ async def _asyncio(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
 
 async def _asyncpool(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
     correct = errors = 0
-    async with s.pool.map(s.programs[:n], return_exceptions=True) as stream:
+    async with s.pool.map(s.cases[:n], return_exceptions=True) as stream:
         async for i, status in stream:
             if isinstance(status, BaseException):
                 errors += 1
@@ -184,7 +194,10 @@ async def _asyncpool(s: HumanEvalSession, n: int, progress: Progress) -> Outcome
 
 
 def _dataset(s: HumanEvalSession, n: int) -> Any:
-    return ray.data.from_items([{"i": i, "program": s.programs[i]} for i in range(n)])
+    return ray.data.from_items([
+        {"i": i, "solution": c[0], "tests": c[1], "entry_point": c[2]}
+        for i, c in enumerate(s.cases[:n])
+    ])
 
 
 async def _data_rows(s: HumanEvalSession, ds: Any, progress: Progress) -> Outcome:
@@ -209,7 +222,7 @@ async def _data_actors(s: HumanEvalSession, n: int, progress: Progress) -> Outco
 async def _mp_pool(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
     pairs = await drain_in_thread(
         lambda: s.mp_pool.imap_unordered(
-            _indexed_status, enumerate(s.programs[:n]), chunksize=HUMANEVAL_BATCH
+            _indexed_status, enumerate(s.cases[:n]), chunksize=HUMANEVAL_BATCH
         ),
         progress,
     )
@@ -226,18 +239,18 @@ HUMANEVAL = Workload(
     ceiling="limit",
     methods=(
         Method("asyncio", _asyncio,
-               "hand-written: await sandbox_task.remote(program) (one SPREAD Ray task per item) "
+               "hand-written: await check_task.remote(item) (one SPREAD Ray task per item) "
                "under an asyncio.Semaphore(2 x CPUs), asyncio.gather (the baseline)",
                kind="handwritten", load_note=_PER_TASK),
         Method("sequential", _sequential,
-               "run_python in a loop in the driver, one at a time", kind="reference",
+               "run_tests in a loop in the driver, one at a time", kind="reference",
                load_note=_DRIVER),
         Method("executor", _executor,
                "the pattern users have today: one SPREAD Ray task per item, await "
                "run_in_executor(None, ray.get, ref) under a semaphore of 2 x CPUs",
                kind="today", load_note=_PER_TASK),
         Method("asyncpool", _asyncpool,
-               f"TaskPool(run_python check, SPREAD, batch_size={HUMANEVAL_BATCH}).map(items)",
+               f"TaskPool(run_tests check, SPREAD, batch_size={HUMANEVAL_BATCH}).map(items)",
                kind="asyncpool"),
         Method("ray_data_tasks", _data_tasks,
                "ray.data.from_items(items).map_batches(check, "
@@ -254,12 +267,14 @@ HUMANEVAL = Workload(
                f"chunksize={HUMANEVAL_BATCH}), in a thread", kind="peer"),
         Method("limit", _limit,
                "the physical ceiling: cores x the rate of run_python_bare (fork the prepared "
-               "interpreter, no limits) run sequentially on the same items in the driver; "
+               "interpreter, no limits, no separate judge: prompt, completion and tests as one "
+               "program) run sequentially on the same items in the driver; "
                "seconds are the real sequential seconds, per_minute = cores x items / seconds",
                kind="ceiling", load_note=_DRIVER),
     ),
     items=1_640,
     quick_items=328,
-    describe="HumanEval programs in the sandbox; correct = verdict matches the label",
+    describe="HumanEval solutions judged by sandbox.run_tests; correct = verdict matches the "
+             "label",
     session=humaneval_session,
 )
