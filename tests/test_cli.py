@@ -172,3 +172,21 @@ def test_ray_state_api_and_ray_list_tasks_work_on_a_local_cluster_asyncpool_star
     assert got["api"] == 1
     assert got["cli_rc"] == 0
     assert [t["state"] for t in got["cli"]] == ["FINISHED"]
+
+
+def _readme_python_blocks() -> list[str]:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("index", range(len(_readme_python_blocks())))
+def test_readme_python_snippet_runs_as_written(ray_cluster: SessionCluster, index: int) -> None:
+    """Each ```python block of the README is a whole program; it runs on the session cluster
+    (through ASYNCPOOL_ADDRESS, as a user's would on theirs)."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["ASYNCPOOL_ADDRESS"] = ray_cluster.address
+    proc = subprocess.run(
+        [sys.executable, "-c", _readme_python_blocks()[index]],
+        capture_output=True, text=True, timeout=180, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
