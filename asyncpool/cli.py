@@ -120,7 +120,7 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
     bench.add_argument(
         "--scale", action="store_true",
         help="instead: per-item driver CPU and wall time at 1k, 10k, 100k items (--quick: "
-        "1k, 10k)",
+        "1k, 10k; --items N: N, 10N)",
     )
     bench.add_argument(
         "--load", type=_non_negative_int, default=0, metavar="N",

@@ -126,6 +126,12 @@ def test_busy_processes_of_the_loaded_variant_run_until_closed() -> None:
     assert all(p.returncode is not None for p in busy.procs)
 
 
+def test_scale_sizes_keep_100k_items_out_of_quick_runs() -> None:
+    assert harness.scale_sizes(None, quick=False) == (1_000, 10_000, 100_000)
+    assert harness.scale_sizes(None, quick=True) == (1_000, 10_000)
+    assert harness.scale_sizes(50, quick=False) == (50, 500)
+
+
 def test_scale_reports_growth_and_the_best_alternative_per_size() -> None:
     rows = [
         scale.ScaleRow("asyncpool_map", 1_000, 1.0, 0.5, 1000.0, 500.0, 1_000, 0),

@@ -56,7 +56,7 @@ from .workloads.noop import noop_refs
 __all__ = [
     "HUMANEVAL", "JUDGE", "MATH", "NOOP", "WORKLOADS", "Machine", "Method", "Row", "Workload",
     "bench_address", "ceiling_ratios", "limit_cores", "main", "method_items", "ratios",
-    "run_workloads", "select", "versus_best_peer", "write_json", "write_plot",
+    "run_workloads", "scale_sizes", "select", "versus_best_peer", "write_json", "write_plot",
 ]
 
 
@@ -177,6 +177,14 @@ def bench_address(address: str | None) -> str:
     )
 
 
+def scale_sizes(items: int | None, quick: bool) -> tuple[int, ...]:
+    """The sizes ``--scale`` runs: 1k, 10k and 100k items (``--quick``: 1k and 10k), or
+    ``--items N``: N and 10 x N (a smoke run)."""
+    if items:
+        return (items, 10 * items)
+    return QUICK_SIZES if quick else SIZES
+
+
 class _BusyProcesses:
     """``--load N``: N processes spinning on a core each, at normal priority, for the whole
     run: the loaded-machine variant of a measurement, reproducible on a quiet machine. Ended
@@ -209,7 +217,7 @@ def main(args: argparse.Namespace) -> int:
                 args.rounds,
             )
         if args.scale:
-            scale = asyncpool.run(run_scale, QUICK_SIZES if args.quick else SIZES)
+            scale = asyncpool.run(run_scale, scale_sizes(args.items, args.quick))
         machine = machine_now(start, args.load)
         print_table(rows, machine, scale)
         if args.json:
