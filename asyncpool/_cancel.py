@@ -35,6 +35,8 @@ from typing import Any, TypeAlias
 import ray
 from ray import ObjectRef, ObjectRefGenerator
 
+from ._completion import ray_session
+
 __all__ = ["cancel", "request", "stats"]
 
 Cancellable: TypeAlias = "ObjectRef[Any] | ObjectRefGenerator[Any]"
@@ -222,35 +224,40 @@ class _Canceller:
                         break
                     self._wake.wait(None if next_due is None else next_due - now)
                 chunk = [self._queue.popleft() for _ in range(min(_CHUNK, len(self._queue)))]
-            alive = ray.is_initialized()  # never auto-connect from this thread
-            if alive:
-                for ref, force in chunk:
-                    _cancel_one(ref, force)
-            done: list[Callable[[], None]] = []
-            with self._lock:
-                self._issued += len(chunk)
-                now = time.monotonic()
+            # Under Ray's init/shutdown lock, including where this thread may drop the last
+            # reference to a ref (the book forgetting one).
+            with ray_session():
+                alive = ray.is_initialized()  # never auto-connect from this thread
                 if alive:
                     for ref, force in chunk:
-                        if isinstance(ref, ObjectRef):
-                            self._book.add(ref, force, now)
-                else:
-                    self._book.clear()
-                while self._waiters and self._waiters[0][0] <= self._issued:
-                    done.append(heapq.heappop(self._waiters)[2])
-                due = self._book.due(now, _CHUNK)
-            for callback in done:
-                callback()
-            del chunk
-            if due:
-                self._follow_up(due)
+                        _cancel_one(ref, force)
+                done: list[Callable[[], None]] = []
+                with self._lock:
+                    self._issued += len(chunk)
+                    now = time.monotonic()
+                    if alive:
+                        for ref, force in chunk:
+                            if isinstance(ref, ObjectRef):
+                                self._book.add(ref, force, now)
+                    else:
+                        self._book.clear()
+                    while self._waiters and self._waiters[0][0] <= self._issued:
+                        done.append(heapq.heappop(self._waiters)[2])
+                    due = self._book.due(now, _CHUNK)
+                del chunk
+                for callback in done:
+                    callback()
+                if due:
+                    self._follow_up(due)
+                del due
 
     def _follow_up(self, due: list[_Followed]) -> None:
         refs = [entry.ref for entry in due]
         try:
-            if not ray.is_initialized():  # never auto-connect from this thread
-                raise RuntimeError("Ray is not initialized")
-            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+            with ray_session():
+                if not ray.is_initialized():  # never auto-connect from this thread
+                    raise RuntimeError("Ray is not initialized")
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
         except Exception:  # Ray gone: nothing to follow any more
             with self._lock:
                 self._book.clear()
@@ -264,10 +271,11 @@ class _Canceller:
                     self._book.settled(entry)
                 elif self._book.again(entry, now):
                     again.append(entry)
-        for entry in again:
+        with ray_session():
             if not ray.is_initialized():
                 return
-            _cancel_one(entry.ref, entry.force)
+            for entry in again:
+                _cancel_one(entry.ref, entry.force)
 
 
 _the_canceller: _Canceller | None = None

@@ -32,9 +32,11 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import ray
+import ray._private.worker as _ray_worker
 from ray import ObjectRef
 
 from .errors import AsyncPoolError
@@ -128,6 +130,18 @@ class Subscription:
         return f"<Subscription of {len(self._refs)} refs, {state}>"
 
 
+def ray_session() -> AbstractContextManager[Any]:
+    """Hold off ``ray.init``/``ray.shutdown`` while a helper thread calls into Ray.
+
+    A call into a core worker that ``ray.shutdown`` is tearing down makes Ray exit the whole
+    process ("The core worker has already been shutdown ... The process will exit"), so the
+    helper threads take the lock Ray's own ``init``/``shutdown`` hold (a private name of Ray;
+    without it, the ``is_initialized`` checks alone remain) around each call.
+    """
+    lock = getattr(_ray_worker, "_connect_or_shutdown_lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
+
+
 class _RayGone(Exception):
     def __str__(self) -> str:
         return "ray.is_initialized() is False"
@@ -216,37 +230,49 @@ class _Core:
                 streaming = self._streaming > 0
             n = len(refs)
             slice_s = max(_FLOOR_S, n * _PER_REF_S)
-            try:
-                if not ray.is_initialized():
-                    # Never let ray.wait auto-start or auto-connect Ray from this thread.
-                    raise _RayGone()
-                if streaming and not flowing:
-                    # Block until one is ready (event-driven inside Ray) for at most a slice,
-                    # so that new subscriptions are picked up; then take all that are ready.
-                    ready, _ = ray.wait(refs, num_returns=1, timeout=slice_s, fetch_local=True)
-                    if ready and n > 1:
-                        ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=True)
-                else:
-                    # Results are flowing (or only gathers wait): one scan per slice collects
-                    # a batch, and returns early once everything is ready.
-                    ready, _ = ray.wait(refs, num_returns=n, timeout=slice_s, fetch_local=True)
-            except Exception as exc:
-                self._fail_all(exc, generation)
+            failure: Exception | None = None
+            # Under Ray's init/shutdown lock, including where this thread may drop the last
+            # reference to a ref (a subscriber closed meanwhile).
+            with ray_session():
+                try:
+                    if not ray.is_initialized():
+                        # Never let ray.wait auto-start or auto-connect Ray from this thread.
+                        raise _RayGone()
+                    if streaming and not flowing:
+                        # Block until one is ready (event-driven inside Ray) for at most a
+                        # slice, so that new subscriptions are picked up; then take all ready.
+                        ready, _ = ray.wait(
+                            refs, num_returns=1, timeout=slice_s, fetch_local=True
+                        )
+                        if ready and n > 1:
+                            ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=True)
+                    else:
+                        # Results are flowing (or only gathers wait): one scan per slice
+                        # collects a batch, and returns early once everything is ready.
+                        ready, _ = ray.wait(
+                            refs, num_returns=n, timeout=slice_s, fetch_local=True
+                        )
+                except Exception as exc:
+                    failure = exc
+                    ready = []
+                del refs
+                flowing = bool(ready)
+                for start in range(0, len(ready), _FETCH_CHUNK):
+                    self._hand_over(ready[start : start + _FETCH_CHUNK])
+                del ready
+            if failure is not None:
+                self._fail_all(failure, generation)
                 return
-            del refs
-            flowing = bool(ready)
-            for start in range(0, len(ready), _FETCH_CHUNK):
-                self._hand_over(ready[start : start + _FETCH_CHUNK])
-            del ready
 
     def _hand_over(self, ready: list[ObjectRef[Any]]) -> None:
         with self.lock:
             wanted = [ref for ref in ready if ref in self._watch]
         if not wanted:
             return
-        if not ray.is_initialized():
-            return  # the next scan fails every subscriber
-        values = _fetch(wanted)
+        with ray_session():
+            if not ray.is_initialized():
+                return  # the next scan fails every subscriber
+            values = _fetch(wanted)
         per_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
         with self.lock:
             touched: dict[Subscription, list[Item]] = {}

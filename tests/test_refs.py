@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 import time
+import weakref
 
 import anyio
 import pytest
 import ray
 
-from asyncpool import TaskTimeoutError, as_completed, cancel, gather, resolve
+from asyncpool import TaskTimeoutError, _cancel, as_completed, cancel, gather, resolve
 from tests.conftest import SessionCluster, async_wait_for
 
 
@@ -188,6 +191,10 @@ async def test_cancel_stops_a_sleeping_task_with_force(ray_cluster: SessionClust
     [
         (lambda: resolve("not a ref"), TypeError),  # type: ignore[arg-type]
         (lambda: resolve(ray.put(1), timeout=-1), ValueError),
+        # The one timeout rule: None or > 0; a deadline of 0 is refused, not a poll.
+        (lambda: resolve(ray.put(1), timeout=0), ValueError),
+        (lambda: gather([ray.put(1)], timeout=0), ValueError),
+        (lambda: gather([ray.put(1)], return_exceptions=1), TypeError),  # type: ignore[call-overload]
         (lambda: resolve(ray.put(1), timeout="1"), TypeError),  # type: ignore[arg-type]
         (lambda: gather([ray.put(1), 2]), TypeError),
         (lambda: gather(ray.put(1)), TypeError),  # type: ignore[call-overload]
@@ -209,6 +216,8 @@ def test_as_completed_checks_its_arguments_when_called(ray_cluster: SessionClust
         as_completed([1, 2])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="timeout"):
         as_completed([ray.put(1)], timeout=-0.1)
+    with pytest.raises(ValueError, match=r"timeout must be None or a number of seconds > 0"):
+        as_completed([ray.put(1)], timeout=0)
 
 
 @pytest.mark.asyncio
@@ -234,3 +243,113 @@ async def test_gather_of_1000_refs_does_not_stall_the_event_loop(
     # The ticker starts once the 1,000 tasks are submitted: what we check is that waiting
     # on them never holds the loop: no tick is delayed by more than a fraction of a second.
     assert max(lags) < 0.5, max(lags)
+
+
+# --------------------------------------------------------------------------- issue 11 regressions
+
+
+@ray.remote(num_cpus=0, resources={"asyncpool_test_never": 1})
+def never() -> None:
+    """A task no node can run: it stays pending until cancelled (cheap to have 20k of)."""
+
+
+async def _sample_threads(peak: list[int], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        peak[0] = max(peak[0], threading.active_count())
+        await asyncio.sleep(0.001)
+
+
+@pytest.mark.asyncio
+async def test_two_thousand_concurrent_gathers_start_no_thread_per_call(
+    ray_cluster: SessionCluster,
+) -> None:
+    # Before issue 11 each gather started its own ray.wait thread: 500 of them, 489 threads.
+    await gather([ray.put(0)])  # the shared core's thread exists from here on
+    refs = [sleepy.remote(i, 0.5) for i in range(20)]  # few workers; each ref in 100 gathers
+    before = threading.active_count()
+    peak, stop = [before], asyncio.Event()
+    sampler = asyncio.create_task(_sample_threads(peak, stop))
+    results = await asyncio.gather(*(gather([refs[i % 20]]) for i in range(2000)))
+    stop.set()
+    await sampler
+    assert results == [[i % 20] for i in range(2000)]
+    # At most the canceller may start meanwhile; never one thread per gather.
+    assert peak[0] - before <= 1, (before, peak[0])
+
+
+@pytest.mark.asyncio
+async def test_a_dropped_half_consumed_stream_is_collected_and_its_tasks_cancelled(
+    ray_cluster: SessionCluster,
+) -> None:
+    fast = sleepy.remote("first")
+    slow = [sleepy.remote(None, 60) for _ in range(3)]
+    stream = as_completed([fast, *slow])
+    assert await stream.__anext__() == (0, "first")
+    alive = weakref.ref(stream)
+    del stream
+    gc.collect()
+    assert alive() is None, gc.get_referrers(alive())
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=20)
+
+
+@pytest.mark.asyncio
+async def test_breaking_out_of_a_plain_async_for_cancels_the_rest(
+    ray_cluster: SessionCluster,
+) -> None:
+    slow = [sleepy.remote(None, 60) for _ in range(3)]
+    async for key, _ in as_completed([ray.put("now"), *slow]):
+        assert key == 0
+        break
+    gc.collect()
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=20)
+
+
+@pytest.mark.asyncio
+async def test_fail_after_around_as_completed_behaves_like_its_timeout(
+    ray_cluster: SessionCluster,
+) -> None:
+    slow = [sleepy.remote(None, 30) for _ in range(2)]
+
+    async def consume() -> None:
+        with anyio.fail_after(0.3):
+            async with as_completed([ray.put(1), *slow]) as stream:
+                async for _ in stream:
+                    pass
+
+    with pytest.raises(TimeoutError):
+        await consume()
+    await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=10)
+
+
+@pytest.mark.asyncio
+async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
+    ray_cluster: SessionCluster,
+) -> None:
+    # Before issue 11 closing a stream called ray.cancel on every pending ref on the loop
+    # (and the cancel follower re-scanned all of them every 0.5 s): seconds of blocked loop.
+    refs = [never.remote() for _ in range(20_000)]
+    issued = _cancel.stats()["issued"]
+    lags: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            await asyncio.sleep(0.005)
+            lags.append(time.perf_counter() - t0 - 0.005)
+
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)
+    stream = as_completed(refs)
+    await stream.open()
+    await stream.aclose()  # returns at once; the canceller thread issues the cancels
+    await cancel(refs[:100], force=True)  # waits until these (queued later) were issued too
+    await async_wait_for(lambda: _cancel.stats()["issued"] >= issued + 20_100, timeout=120)
+    stop.set()
+    await tick
+    assert len(lags) > 10
+    lags.sort()
+    # A stalled loop shows as one lag as long as the whole storm (seconds); a loaded machine
+    # and the canceller thread's share of the GIL show as a few milliseconds.
+    assert lags[-1] < 0.25, lags[-5:]
+    assert all(_cancelled(r) for r in refs[:: 2000])
