@@ -24,10 +24,12 @@ read untrusted bytes, and ``json`` cannot tell a tuple from a list or carry byte
 from __future__ import annotations
 
 import builtins
+import importlib
 import keyword
 import os
 import struct
 import traceback
+import types
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -218,13 +220,19 @@ def _recv(fd: int) -> tuple[bytes, bytes]:
 
 
 def serve_solution(fd: int, namespace: dict[str, Any]) -> NoReturn:
-    """Announce the solution's top-level callables on ``fd``, then answer calls until EOF."""
+    """Announce the solution's top-level callables (and the modules it imported, by name) on
+    ``fd``, then answer calls until EOF."""
     names = [
         name
         for name, value in list(namespace.items())
         if type(name) is str and callable(value) and not name.startswith("__")
     ][:MAX_NAMES]
-    _send(fd, b"H", encode(names))
+    modules = {
+        name: value.__name__
+        for name, value in list(namespace.items())
+        if type(name) is str and isinstance(value, types.ModuleType)
+    }
+    _send(fd, b"H", encode((names, modules)))
     while True:
         try:
             kind, body = _recv(fd)
@@ -284,6 +292,26 @@ def _solution_exception(name: str, message: str) -> Exception:
     one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`."""
     cls = _PASSED_THROUGH.get(name)
     return cls(message) if cls is not None else SolutionError(f"{name}: {message}")
+
+
+#: Standard modules the judge imports for the tests when the solution imported them.
+TEST_MODULES = frozenset({
+    "array", "bisect", "cmath", "collections", "copy", "datetime", "decimal", "fractions",
+    "functools", "heapq", "itertools", "json", "math", "operator", "random", "re", "statistics",
+    "string", "sys", "typing",
+})  # fmt: skip
+
+
+def _valid_greeting(greeting: object) -> bool:
+    if type(greeting) is not tuple or len(greeting) != 2:
+        return False
+    names, modules = greeting
+    return (
+        type(names) is list
+        and all(type(n) is str for n in names)
+        and type(modules) is dict
+        and all(type(k) is str and type(v) is str for k, v in modules.items())
+    )
 
 
 def _may_proxy(name: str) -> bool:
@@ -355,13 +383,21 @@ def judge(sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None) ->
             kind, body = _recv(sock_fd)
         except (EOFError, OSError):
             _broken("the solution exited or failed before defining its functions")
-        names = decode(body) if kind == b"H" else None
-        if type(names) is not list or not all(type(n) is str for n in names):
+        greeting = decode(body) if kind == b"H" else None
+        if not _valid_greeting(greeting):
             _broken("the solution sent a malformed greeting")
+        assert isinstance(greeting, tuple)
+        names, modules = greeting
         namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         for name in names[:MAX_NAMES]:
             if _may_proxy(name):
                 namespace[name] = _Proxy(sock_fd, name)
+        # MBPP's asserts use modules the solution imported (``math.isclose`` with no import
+        # of their own): the judge imports its own copy of those from a list of standard
+        # modules; nothing of the solution's modules crosses.
+        for alias, module in list(modules.items())[:MAX_NAMES]:
+            if module in TEST_MODULES and _may_proxy(alias) and alias not in namespace:
+                namespace[alias] = importlib.import_module(module)
         code = compile(tests, "<tests>", "exec")
         exec(code, namespace)
         if entry_point is not None:

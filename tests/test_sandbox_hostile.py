@@ -41,9 +41,9 @@ CHECK = textwrap.dedent("""
         assert collections.Counter(candidate([1, 1, 2])) == collections.Counter([2, 1, 1])
         assert candidate([9, 8, 10]) != [9, 8, 10]
 """)
-#: The same tests as MBPP-style plain asserts calling the function by name.
+#: The same tests as MBPP-style plain asserts calling the function by name, and (as MBPP's
+#: do) using modules they do not import: the ones the solution imported.
 ASSERTS = textwrap.dedent("""
-    import collections, math
     assert rank([3, 1, 2]) == [3, 2, 1]
     assert len(rank([5, 5])) == 2
     assert abs(rank([-1.5])[0] + 1.5) < 1e-9
@@ -51,7 +51,7 @@ ASSERTS = textwrap.dedent("""
     assert collections.Counter(rank([1, 1, 2])) == collections.Counter([2, 1, 1])
     assert all(map(lambda xs: rank(xs) == sorted(xs)[::-1], [[1, 2], [3, 1, 2]]))
 """)
-HONEST_RANK = "def rank(xs):\n    return sorted(xs, reverse=True)\n"
+HONEST_RANK = "import collections, math\ndef rank(xs):\n    return sorted(xs, reverse=True)\n"
 WRONG_RANK = "def rank(xs):\n    return list(xs)\n"
 
 #: A stdin/stdout problem: print ANSWER=<a*b>; the numbers are drawn per test session, so the
@@ -193,6 +193,18 @@ HACKS: list[tuple[str, str, str]] = [
         sys.modules["collections"] = types.SimpleNamespace(Counter=lambda x: 0)
         def rank(xs): return list(xs)
     """),
+    ),
+    (
+        "a fake module named math for the tests to use",
+        "asserts",
+        textwrap.dedent("""
+            import types
+            math = types.ModuleType("math")
+            math.isclose = lambda *a, **k: True
+            collections = types.ModuleType("collections")
+            collections.Counter = lambda x: 0
+            def rank(xs): return [0.2, 0]
+        """),
     ),
     (
         "sys.settrace skips failing lines",
@@ -491,6 +503,7 @@ HONEST: list[tuple[str, str, str]] = [
         "honest that catches its own errors",
         "asserts",
         textwrap.dedent("""
+        import collections, math
         def rank(xs):
             try:
                 raise KeyError("internal")
