@@ -129,69 +129,76 @@ def check_feasible(
     ``intro`` replaces the description of the request at the start of the message. The
     message is built only on failure: the feasible path is the hot one.
     """
-    bundles = req.bundles
-    need = total(bundles)
-    keys = sort_keys(set(need))
     selectors: list[dict[str, str] | None] = (
-        list(req.selectors) if req.selectors else [None] * len(bundles)
+        list(req.selectors) if req.selectors else [None] * len(req.bundles)
     )
     eligible = [[j for j, n in enumerate(nodes) if _eligible(n, s)] for s in selectors]
+    detail = _bundle_problem(req, nodes, eligible, selectors) or _set_problem(
+        req, nodes, eligible
+    )
+    if detail is None:
+        return
+    need = total(req.bundles)
+    head = intro or f"{what} of {len(req.bundles)} bundle(s), {req.strategy}, {fmt(need)} in all"
+    nodes_text = fmt_nodes(nodes, sort_keys(set(need)))
+    raise ResourceInsufficientError(f"{head}: {detail} (alive nodes: {nodes_text})")
 
-    def impossible(detail: str) -> ResourceInsufficientError:
-        head = intro or (
-            f"{what} of {len(bundles)} bundle(s), {req.strategy}, {fmt(need)} in all"
-        )
-        return ResourceInsufficientError(
-            f"{head}: {detail} (alive nodes: {fmt_nodes(nodes, keys)})"
-        )
 
+def _bundle_problem(
+    req: Request,
+    nodes: Sequence[Node],
+    eligible: list[list[int]],
+    selectors: list[dict[str, str] | None],
+) -> str | None:
+    """Why the bundles could not be held whatever the strategy: no eligible node, more of a
+    resource than the eligible nodes have in all, or one bundle bigger than every node."""
     for i, nodes_i in enumerate(eligible):
         if not nodes_i:
-            raise impossible(
-                f"no alive node matches the label selector {selectors[i]} of bundle {i}"
-            )
-
-    # 1. More of a resource than the (eligible part of the) cluster has in all.
+            return f"no alive node matches the label selector {selectors[i]} of bundle {i}"
+    need = total(req.bundles)
     pool = sorted({j for nodes_i in eligible for j in nodes_i})
     have = total([nodes[j].resources for j in pool])
-    for k in keys:
+    for k in sort_keys(set(need)):
         if _units(need[k]) > _units(have.get(k, 0.0)):
-            raise impossible(
+            return (
                 f"requested {k}={fmt_amount(need[k])} in all, but the cluster has "
                 f"{k}={fmt_amount(have.get(k, 0.0))} in all"
             )
-
-    # 2. A single bundle bigger than every node it may go to.
-    for i, b in enumerate(bundles):
+    for i, b in enumerate(req.bundles):
         if not any(_fits(b, nodes[j].resources) for j in eligible[i]):
             largest = {
                 k: max((nodes[j].resources.get(k, 0.0) for j in eligible[i]), default=0.0)
                 for k in b
             }
-            raise impossible(
+            return (
                 f"bundle {i} requests {fmt(b)}, more than any node has (largest per "
                 f"resource: {fmt(largest)})"
             )
+    return None
 
-    if req.strategy == "STRICT_PACK":
-        # 3. All bundles on one node.
+
+def _set_problem(req: Request, nodes: Sequence[Node], eligible: list[list[int]]) -> str | None:
+    """Why the bundles could not be held *together* under the request's strategy."""
+    bundles = req.bundles
+    if req.strategy == "STRICT_PACK":  # all bundles on one node
+        need = total(bundles)
+        keys = sort_keys(set(need))
         common = set(range(len(nodes)))
         for nodes_i in eligible:
             common &= set(nodes_i)
-        if not any(_fits(need, nodes[j].resources) for j in common):
-            largest = {
-                k: max((nodes[j].resources.get(k, 0.0) for j in common), default=0.0) for k in keys
-            }
-            raise impossible(
-                f"STRICT_PACK needs {fmt(need)} on one node, but the largest node "
-                f"has {fmt(largest, keys)}"
-            )
-        return
-
+        if any(_fits(need, nodes[j].resources) for j in common):
+            return None
+        largest = {
+            k: max((nodes[j].resources.get(k, 0.0) for j in common), default=0.0) for k in keys
+        }
+        return (
+            f"STRICT_PACK needs {fmt(need)} on one node, but the largest node "
+            f"has {fmt(largest, keys)}"
+        )
+    pool = {j for nodes_i in eligible for j in nodes_i}
     distinct = req.strategy == "STRICT_SPREAD"
     if distinct and len(bundles) > len(pool):
-        # 4. More bundles than nodes.
-        raise impossible(
+        return (
             f"STRICT_SPREAD needs {len(bundles)} distinct nodes, but only "
             f"{len(pool)} alive node(s) can take its bundles"
         )
@@ -201,14 +208,15 @@ def check_feasible(
     if distinct:
         matched = _max_matching(fit_on, len(nodes))
         if matched < len(bundles):
-            raise impossible(
+            return (
                 f"STRICT_SPREAD needs {len(bundles)} distinct nodes that each hold "
                 f"one bundle, but at most {matched} such nodes exist"
             )
-        return
-    # 5. PACK / SPREAD: an exact (budgeted) search for an assignment of bundles to nodes.
+        return None
+    # PACK / SPREAD: an exact (budgeted) search for an assignment of bundles to nodes.
     if _placeable(bundles, fit_on, nodes, distinct=False) is False:
-        raise impossible("the bundles cannot be packed onto the nodes' total resources in any way")
+        return "the bundles cannot be packed onto the nodes' total resources in any way"
+    return None
 
 
 def _max_matching(fit_on: Sequence[Sequence[int]], n_nodes: int) -> int:
@@ -288,4 +296,3 @@ def _placeable(
         return False
 
     return search(0)
-

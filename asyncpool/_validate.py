@@ -62,26 +62,24 @@ def timeout(value: object, name: str = "timeout") -> float | None:
     return None if math.isinf(value) else float(value)
 
 
-def positive_number(value: object, name: str) -> float:
-    """A finite number > 0 (seconds, factors, fractions)."""
-    what = "a finite number > 0"
+def _finite(value: object, name: str, *, above_zero: bool) -> float:
+    what = "a finite number > 0" if above_zero else "a finite number >= 0"
     if not _is_number(value):
         _type_error(name, what, value)
     assert isinstance(value, int | float)
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
         _value_error(name, what, value)
     return float(value)
+
+
+def positive_number(value: object, name: str) -> float:
+    """A finite number > 0 (seconds, factors, fractions)."""
+    return _finite(value, name, above_zero=True)
 
 
 def non_negative_number(value: object, name: str) -> float:
     """A finite number >= 0 (resource amounts, fractions that may be zero)."""
-    what = "a finite number >= 0"
-    if not _is_number(value):
-        _type_error(name, what, value)
-    assert isinstance(value, int | float)
-    if not math.isfinite(value) or value < 0:
-        _value_error(name, what, value)
-    return float(value)
+    return _finite(value, name, above_zero=False)
 
 
 def one_of(value: object, name: str, choices: tuple[Any, ...]) -> Any:
@@ -95,24 +93,23 @@ def one_of(value: object, name: str, choices: tuple[Any, ...]) -> Any:
     _value_error(name, what, value)
 
 
-def positive_int(value: object, name: str) -> int:
-    """An ``int`` >= 1 (a ``bool`` is refused: ``True`` is not a count)."""
-    what = "an int >= 1"
+def _int_from(value: object, name: str, minimum: int) -> int:
+    what = f"an int >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, int):
         _type_error(name, what, value)
-    if value < 1:
+    if value < minimum:
         _value_error(name, what, value)
     return value
+
+
+def positive_int(value: object, name: str) -> int:
+    """An ``int`` >= 1 (a ``bool`` is refused: ``True`` is not a count)."""
+    return _int_from(value, name, 1)
 
 
 def non_negative_int(value: object, name: str) -> int:
     """An ``int`` >= 0 (retries, indices)."""
-    what = "an int >= 0"
-    if isinstance(value, bool) or not isinstance(value, int):
-        _type_error(name, what, value)
-    if value < 0:
-        _value_error(name, what, value)
-    return value
+    return _int_from(value, name, 0)
 
 
 def boolean(value: object, name: str) -> bool:

@@ -311,25 +311,8 @@ class VirtualCluster(Lifecycle):
         for g in groups:
             gname = str(getattr(g, "name", "") or f"group{len(names)}")
             names.append(gname)
-            ranks: list[list[list[int]]] = [[[] for _ in range(n)] for n in self._bundles_per_node]
-            for entry in g.metadata:
-                rank = _meta(entry, "rank")
-                node = _meta(entry, "node_idx")
-                b = _meta(entry, "bundle_index")
-                if not 0 <= node < self.node_count:
-                    raise ValueError(
-                        f"group {gname!r} rank {rank}: node_idx {node} out of range "
-                        f"(the cluster has {self.node_count} nodes)"
-                    )
-                if not 0 <= b < self._bundles_per_node[node]:
-                    raise ValueError(
-                        f"group {gname!r} rank {rank}: bundle_index {b} out of range "
-                        f"(node {node} has {self._bundles_per_node[node]} bundles)"
-                    )
-                ranks[node][b].append(rank)
-            for node in range(self.node_count):
-                body[node].append([",".join(map(str, sorted(c))) or "." for c in ranks[node]])
-
+            for node, cells in enumerate(self._cells(gname, g)):
+                body[node].append([",".join(map(str, sorted(c))) or "." for c in cells])
         unit = "gpu" if self._use_gpus else "bundle"
         placed = self._state == "open" and len(self._placements) == self.node_count
         titles = [
@@ -361,6 +344,27 @@ class VirtualCluster(Lifecycle):
             for gname, row in zip(names, body[node], strict=True):
                 out.append(line("  " + gname, row))
         return "\n".join(out)
+
+    def _cells(self, gname: str, group: _LayoutGroup) -> list[list[list[int]]]:
+        """The ranks of ``group`` on each bundle of each node; ``ValueError`` for a worker the
+        cluster does not have a place for."""
+        ranks: list[list[list[int]]] = [[[] for _ in range(n)] for n in self._bundles_per_node]
+        for entry in group.metadata:
+            rank = _meta(entry, "rank")
+            node = _meta(entry, "node_idx")
+            b = _meta(entry, "bundle_index")
+            if not 0 <= node < self.node_count:
+                raise ValueError(
+                    f"group {gname!r} rank {rank}: node_idx {node} out of range "
+                    f"(the cluster has {self.node_count} nodes)"
+                )
+            if not 0 <= b < self._bundles_per_node[node]:
+                raise ValueError(
+                    f"group {gname!r} rank {rank}: bundle_index {b} out of range "
+                    f"(node {node} has {self._bundles_per_node[node]} bundles)"
+                )
+            ranks[node][b].append(rank)
+        return ranks
 
     def __repr__(self) -> str:
         return (

@@ -42,7 +42,6 @@ Every blocking Ray call (``ray.nodes()``, placement-group creation, removal and 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 from collections.abc import Iterator, Mapping, Sequence
@@ -59,7 +58,7 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
-from . import _gcs, _validate
+from . import _cancel, _gcs, _validate
 from ._feasibility import Request, check_feasible, fmt, fmt_amount, fmt_nodes, sort_keys, total
 from ._replicas import WORKER_LABEL, NodeInfo, ReplicaSpec, plan_replica, topology
 from .errors import PlacementTimeoutError, ResourceInsufficientError
@@ -335,49 +334,67 @@ async def allocate(
         if remaining <= 0:
             break
         attempt += 1
-        pg = await _gcs.create_group(req, name, lifetime)
-        ready = False
-        try:
-            with anyio.move_on_after(min(window, remaining)):
-                await _await_ready_checking(pg, req if check_during_first else None, what)
-                ready = True
-            check_during_first = False
-        finally:
-            if not ready:
-                await _gcs.remove_groups([pg])
-        if ready:
+        check = req if check_during_first else None
+        pg = await _attempt(req, name, lifetime, min(window, remaining), check, what)
+        check_during_first = False
+        elapsed = anyio.current_time() - started
+        if pg is not None:
             if attempt > 1:
-                log.info(
-                    "%s ready after %.1fs (%d attempts)",
-                    label,
-                    anyio.current_time() - started,
-                    attempt,
-                )
+                log.info("%s ready after %.1fs (%d attempts)", label, elapsed, attempt)
             return pg
         log.info(
             "%s (%s, %s) not ready after %.1fs, attempt %d; retrying",
             label,
             req.strategy,
             fmt(total(req.bundles)),
-            anyio.current_time() - started,
+            elapsed,
             attempt,
         )
         if precheck:
             await _fresh_check(req, what)
+    raise await _timeout_error(label, req, float(timeout or 0), attempt)
 
+
+async def _attempt(
+    req: Request,
+    name: str,
+    lifetime: str | None,
+    seconds: float,
+    check: Request | None,
+    what: str,
+) -> PlacementGroup | None:
+    """One submission: the group when it is ready within ``seconds``, else ``None``.
+
+    Cancellation: the group is removed (shielded) before anything leaves, as on a timeout.
+    """
+    pg = await _gcs.create_group(req, name, lifetime)
+    ready = False
+    try:
+        with anyio.move_on_after(seconds):
+            await _await_ready_checking(pg, check, what)
+            ready = True
+    finally:
+        if not ready:
+            await _gcs.remove_groups([pg])
+    return pg if ready else None
+
+
+async def _timeout_error(
+    label: str, req: Request, timeout: float, attempts: int
+) -> PlacementTimeoutError:
+    """The error of a request still busy at its deadline, with the figures (read off-loop)."""
     nodes = await _gcs.alive_nodes_async()
     need = total(req.bundles)
     keys = sort_keys(set(need))
     available = await _gcs.available_resources()
     cluster = total([n.resources for n in nodes])
-    raise PlacementTimeoutError(
+    return PlacementTimeoutError(
         f"{label} of {len(req.bundles)} bundle(s), {req.strategy}, was not placed within "
-        f"{fmt_amount(float(timeout or 0))}s ({attempt} attempt(s)): requested {fmt(need)}; "
+        f"{fmt_amount(timeout)}s ({attempts} attempt(s)): requested {fmt(need)}; "
         f"available now {fmt(available, keys)} of {fmt(cluster, keys)} in all "
         f"(alive nodes: {fmt_nodes(nodes, keys)}). The cluster is busy: free resources or "
         "raise the timeout."
     )
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,6 +528,5 @@ async def free_port(pg: PlacementGroup, i: int) -> int:
     except TaskPlacementGroupRemoved as exc:
         raise ValueError(f"placement group {pg.id.hex()} was removed") from exc
     except BaseException:
-        with contextlib.suppress(Exception):
-            ray.cancel(ref)
+        _cancel.request([ref], force=False)
         raise

@@ -13,6 +13,7 @@ import os
 import random
 import socket
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -505,6 +506,35 @@ async def test_busy_request_with_timeout_2_raises_placement_timeout_error(prefix
     message = str(err.value)
     for figure in ("within 2s", "requested GPU=2", "available now GPU=0", "GPU=8 in all"):
         assert figure in message, message
+    assert live_groups(prefix) == {}
+
+
+@pytest.mark.multinode
+@pytest.mark.asyncio
+async def test_allocate_creates_and_removes_its_groups_off_the_event_loop_thread(
+    prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, str]] = []
+    create, remove = _gcs.placement_group, _gcs.remove_placement_group
+
+    def traced_create(*args: Any, **kwargs: Any) -> PlacementGroup:
+        calls.append(("create", threading.current_thread().name))
+        return create(*args, **kwargs)
+
+    def traced_remove(pg: PlacementGroup) -> None:
+        calls.append(("remove", threading.current_thread().name))
+        remove(pg)
+
+    monkeypatch.setattr(_gcs, "placement_group", traced_create)
+    monkeypatch.setattr(_gcs, "remove_placement_group", traced_remove)
+    # Busy until its timeout: every attempt is created, then removed when its window passes.
+    with pytest.raises(PlacementTimeoutError):
+        await allocate(
+            [{"GPU": 9}], name=prefix + "offloop", timeout=1, backoff=FAST, precheck=False
+        )
+    kinds = {kind for kind, _ in calls}
+    assert kinds == {"create", "remove"}
+    assert threading.current_thread().name not in {thread for _, thread in calls}
     assert live_groups(prefix) == {}
 
 

@@ -11,18 +11,21 @@ on a loaded machine); the tests that kill, shut down or fail to start workers ma
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
 import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import ray
@@ -90,6 +93,19 @@ class Probe:
 
     async def fail(self, message: str) -> None:
         raise KeyError(message)
+
+
+class Traced:
+    """A shard that records which thread serialised it (unpickled, it is just its text)."""
+
+    seen: ClassVar[list[str]] = []
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        Traced.seen.append(threading.current_thread().name)
+        return (str, (self.text,))
 
 
 class Mortal:
@@ -377,6 +393,39 @@ class TestOpenGroup:
     ) -> None:
         with pytest.raises(KeyError, match="no such key"):
             await shared.group.dispatch("fail", ["no such key"])
+
+    @pytest.mark.asyncio
+    async def test_shards_are_serialised_and_sent_off_the_event_loop(self, shared: Shared) -> None:
+        Traced.seen.clear()
+        one = [Traced(f"one-{i}") for i in range(4)]
+        tied = [Traced(f"tied-{i}") for i in range(2)]
+        assert [v for _, v in await shared.group.dispatch("record", one)] == [
+            f"one-{i}" for i in range(4)
+        ]
+        values = await shared.group.dispatch("record", tied, only_on="all_tied_workers")
+        assert [v for _, v in values] == ["tied-0", "tied-1"]  # ray.put once, then shared
+        assert len(Traced.seen) >= 6
+        loop_thread = threading.current_thread().name
+        assert loop_thread not in Traced.seen
+        assert {name.split("_")[0] for name in Traced.seen} == {"asyncpool-dispatch"}
+
+    @pytest.mark.asyncio
+    async def test_a_dropped_half_consumed_dispatch_is_collected_and_cancels_its_calls(
+        self, shared: Shared
+    ) -> None:
+        dispatch = shared.group.dispatch("nap", [0.0, 60.0, 60.0, 60.0])
+        assert (await dispatch.__anext__())[0] == 0
+        pending = [group[0] for group in dispatch.refs[1:]]
+        dropped = weakref.ref(dispatch)
+        del dispatch
+        gc.collect()
+        assert dropped() is None
+        await async_wait_for(
+            lambda: len(ray.wait(pending, num_returns=3, timeout=0)[0]) == 3, timeout=20
+        )
+        for ref in pending:
+            with pytest.raises(TaskCancelledError):
+                ray.get(ref, timeout=5)
 
     @pytest.mark.asyncio
     async def test_a_dispatch_is_consumed_once(self, shared: Shared) -> None:

@@ -23,6 +23,7 @@ import anyio
 import ray
 from ray.exceptions import RayActorError, RayError
 
+from .. import _cancel
 from .._resource import AsyncResource
 from ..errors import WorkerFailedError, WorkerGroupStateError
 from ..refs import AsCompleted, as_completed
@@ -57,12 +58,10 @@ def send_off_loop(send: Callable[[], list[list[Ref]]]) -> Sent:
 
 
 def cancel_quietly(refs: Sequence[Ref]) -> None:
-    """``ray.cancel`` every ref (a finished one is left as it is); never raises."""
-    for ref in refs:
-        try:
-            ray.cancel(ref)
-        except Exception:  # Ray shutting down, or a ref of a dead actor
-            log.debug("ray.cancel failed", exc_info=True)
+    """Cancel every call (a finished one is left as it is) through the one canceller
+    (``_cancel``): returns at once, from any thread, never raises."""
+    if refs:
+        _cancel.request(list(refs), force=False)
 
 
 def _cancel_after_send(sent: Sent | list[list[Ref]]) -> None:
@@ -99,10 +98,10 @@ class Dispatch(AsyncResource):
 
     Cancellation: leaving early -- ``break`` inside ``async with``, an exception, cancellation
     of the consuming task, ``anyio.fail_after`` around it -- cancels the calls still pending
-    with ``ray.cancel`` (a call queued on an actor is dropped; a running *sync* method runs to
-    its end, since Ray cannot interrupt an actor task; a running ``async def`` method is
-    cancelled). A Dispatch dropped half-consumed is closed the same way when the garbage
-    collector reclaims it; one never consumed lets its calls run to completion.
+    (``ray.cancel`` through asyncpool's one canceller: a call queued on an actor is dropped; a
+    running *sync* method runs to its end, since Ray cannot interrupt an actor task; a running
+    ``async def`` method is cancelled). A Dispatch dropped half-consumed is closed the same way
+    when the garbage collector reclaims it; one never consumed lets its calls run to completion.
     """
 
     def __init__(
@@ -306,16 +305,17 @@ class Dispatch(AsyncResource):
             send_cancel.add_done_callback(_log_failure)
 
     def __del__(self) -> None:
-        # A Dispatch dropped half-consumed: cancel what is still pending, from the sender
-        # thread (nothing here may block or raise). Never consumed: its calls run on.
+        # A Dispatch dropped half-consumed: cancel what is still pending (nothing here may
+        # block or raise). Never consumed: its calls run on, as documented.
         if self._mode is None or self._finished:
             return
         self._finished = True
         try:
-            refs = self._refs if self._refs is not None else self._sent
-            if refs is not None:
-                _the_sender().submit(_cancel_after_send, refs)
-        except Exception:  # interpreter shutting down: the executor is gone
+            if self._refs is not None:
+                cancel_quietly([ref for group in self._refs for ref in group])
+            elif self._sent is not None:
+                _the_sender().submit(_cancel_after_send, self._sent)
+        except Exception:  # interpreter shutting down: the canceller or the sender is gone
             pass
 
 

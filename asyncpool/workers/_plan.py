@@ -339,10 +339,13 @@ def worker_specs(slots: Sequence[Slot], ctx: Context, hooks: Sequence[Any] | Non
         kwargs = dict(ctx.init_kwargs)
         if hooks is not None:
             what = f"configure_worker of {ctx.cls_name} (rank {slot.rank})"
-            parts = _hook_result(hooks[slot.rank], what)
-            for label, mine, theirs in zip(
-                ("resource", "env", "init kwarg"), (resources, env, kwargs), parts, strict=True
-            ):
+            h_res, h_env, h_kwargs = _hook_result(hooks[slot.rank], what)
+            merges: list[tuple[str, dict[str, Any], Mapping[str, Any]]] = [
+                ("resource", resources, h_res),
+                ("env", env, h_env),
+                ("init kwarg", kwargs, h_kwargs),
+            ]
+            for label, mine, theirs in merges:
                 for key, value in theirs.items():
                     if key in mine and mine[key] != value:
                         overrides.setdefault(f"{label} {key}={value!r}", []).append(slot.rank)
