@@ -110,7 +110,7 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
         help="comma-separated workload names (listed below), or all (the default)",
     )
     bench.add_argument("--items", type=_positive_int, default=None, help="items per method")
-    bench.add_argument("--quick", action="store_true", help="a short run (under two minutes)")
+    bench.add_argument("--quick", action="store_true", help="a short run (a few minutes)")
     bench.add_argument(
         "--rounds", type=_positive_int, default=3, help="interleaved rounds per method"
     )

@@ -273,7 +273,7 @@ HUMANEVAL = Workload(
                kind="ceiling", load_note=_DRIVER),
     ),
     items=1_640,
-    quick_items=328,
+    quick_items=164,
     describe="HumanEval solutions judged by sandbox.run_tests; correct = verdict matches the "
              "label",
     session=humaneval_session,

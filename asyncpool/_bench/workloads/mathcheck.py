@@ -173,7 +173,7 @@ MATH = Workload(
                load_note=_DRIVER),
     ),
     items=10_000,
-    quick_items=1_200,
+    quick_items=600,
     describe="math-verify checks of generated answers (fractions, decimals, radicals, "
              "percentages, solution lists; half wrong); correct = verdict matches the label",
     session=math_session,
