@@ -108,12 +108,18 @@ STATUS_CRASHED = 4
 MEMORY_EXIT = 231
 
 #: Unprivileged uids (and gids) the sandboxed programs run under when the server runs as root:
-#: one uid per running program (two for a judged run: the solution's and the judge's), leased
+#: one uid per running program (its judge runs under ``JUDGE_UID``), leased
 #: machine-wide through lock files, so that ``RLIMIT_NPROC`` counts only that program's
 #: processes and ``kill(-1, SIGKILL)`` issued under that uid after the run removes every
 #: process it left behind, including ones that escaped its process group.
 UID_BASE = 1_870_000_000
 UID_COUNT = 4096
+#: The uid every judge process (trusted code: the tests of ``run_tests``) runs under: outside
+#: the pool, so no sandboxed program ever has it. Judges share it (they trust each other) and
+#: are non-dumpable, so not even another judge can read their memory.
+JUDGE_UID = UID_BASE + UID_COUNT
+#: ``RLIMIT_NPROC`` of a judge: counts every judge's processes on the machine (one each).
+JUDGE_NPROC = 1 << 16
 
 #: How long after its deadline a run is given to be killed and cleaned up before the caller
 #: gives up on the server.
@@ -320,8 +326,9 @@ def _close_all_but(keep: tuple[int, ...]) -> None:
     os.closerange(low, 1 << 20)
 
 
-def _limit(server: _Server, req: _Request, uid: int | None) -> None:
-    """Resource limits, then the uid drop (as root), then the prctl flags."""
+def _limit(server: _Server, req: _Request, uid: int | None, nproc: int | None = None) -> None:
+    """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
+    the request's process limit (judges share one uid: theirs counts them all)."""
     cpu = math.ceil(req.timeout) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (req.memory, req.memory))
@@ -329,7 +336,8 @@ def _limit(server: _Server, req: _Request, uid: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     if uid is not None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (req.nproc, req.nproc))
+        limit = req.nproc if nproc is None else nproc
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
@@ -446,7 +454,7 @@ def _judge_child(
         source = tests.decode("utf-8", "surrogatepass")
         _close_all_but((fds.reply, fds.verdict, sock_fd, *_ANCHOR_FDS))
         os.chdir("/")
-        _limit(server, req, uid)
+        _limit(server, req, uid, nproc=JUDGE_NPROC)
         if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
         sys.argv[:] = ["<tests>"]
@@ -730,7 +738,7 @@ class _Server:
                 ranges = [tuple(int(x) for x in line.split()) for line in fh if line.strip()]
         except OSError:  # pragma: no cover - not Linux
             return
-        lo, hi = UID_BASE, UID_BASE + UID_COUNT
+        lo, hi = UID_BASE, JUDGE_UID + 1
         if not any(start <= lo and hi <= start + count for start, _, count in ranges):
             raise RuntimeError(f"sandbox uids {lo}..{hi - 1} are not mapped in this namespace")
 
@@ -840,14 +848,12 @@ class _Server:
             fetch = fetch[:MAX_FETCH]
         if req.limits:
             if self.uids is not None:
-                for _ in range(2 if req.judged else 1):
-                    got = self.uids.acquire()
-                    if got is None:
-                        self._give_back(leased, None)
-                        raise RuntimeError("no free sandbox uid")
-                    leased.append(got)
-                uid = leased[0]
-                judge_uid = leased[1] if req.judged else None
+                got = self.uids.acquire()
+                if got is None:
+                    raise RuntimeError("no free sandbox uid")
+                leased.append(got)
+                uid = got
+                judge_uid = JUDGE_UID if req.judged else None
             try:
                 self.scratch_seq += 1
                 scratch = f"{self.scratch_base}/{self.scratch_seq}"
@@ -1027,10 +1033,8 @@ class _Server:
         self._done(job)
 
     def _release_uids(self, job: _Job) -> None:
-        if self.uids is not None:
-            for uid in (job.uid, job.judge_uid):
-                if uid is not None:
-                    self.uids.used(uid, time.monotonic())
+        if self.uids is not None and job.uid is not None:
+            self.uids.used(job.uid, time.monotonic())
 
     def _fetch(self, job: _Job) -> None:
         """Copy the files the caller asked for from the run's directory into ``files_out``
@@ -1105,8 +1109,6 @@ class _Server:
             assert job.uid is not None
             assert self.uids is not None
             self.uids.free.append(job.uid)  # swept just now
-            if job.judge_uid is not None:
-                self.uids.used(job.judge_uid, time.monotonic())
         elif job.reaper_attempts < SWEEP_ATTEMPTS:
             self._start_job_reaper(job)  # a leftover process killed the helper first: again
             return

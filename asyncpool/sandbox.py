@@ -30,11 +30,12 @@ Two processes per check, forked by the fork server:
 * the **solution** process, jailed as every program (below), under a sandbox uid of its own,
   runs ``solution`` as ``__main__``, then serves calls to its top-level callables over a
   socket;
-* the **judge** process, trusted code under *another* sandbox uid (the solution cannot signal
-  or ptrace it), non-dumpable (no ``/proc/PID/mem``, no ptrace even for its own uid), with its
-  own limits, runs ``tests`` in a fresh namespace where each of the solution's callables is a
-  proxy, calls ``check(candidate)`` when ``entry_point`` is given, and writes its verdict on a
-  pipe that only the caller holds. The tests never exist in the solution's memory or files.
+* the **judge** process, trusted code under *another* uid (``_zygote.JUDGE_UID``, outside the
+  pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
+  ptrace even for its own uid), with its own limits, runs ``tests`` in a fresh namespace where
+  each of the solution's callables is a proxy, calls ``check(candidate)`` when
+  ``entry_point`` is given, and writes its verdict on a pipe that only the caller holds. The
+  tests never exist in the solution's memory or files.
 
 Only plain data crosses, in a hand-written format decoded strictly on the judge's side
 (:mod:`asyncpool._judge`; never ``pickle``/``marshal`` of untrusted bytes): ``None``,
@@ -57,6 +58,9 @@ Names: the tests' namespace first holds a proxy for each top-level callable of t
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
 names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its
 ``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's.
+Modules the solution imported under a top-level name are imported again *by the judge*, from
+:data:`asyncpool._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
+MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
 Honest code that cannot be judged this way (not a verdict on its correctness): tests passing
 non-plain arguments (a lambda, an instance of the solution's class), tests checking that the
 solution mutated an argument in place, solutions returning numpy values. ``timeout`` bounds
