@@ -355,8 +355,18 @@ class PoolBase(AsyncResource):
 
 
 def serialisation_error(what: str, exc: BaseException) -> TypeError:
-    """The error for an argument Ray could not serialise, naming the user's callable."""
-    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    """The error for an argument Ray could not serialise, naming the user's callable (Ray's
+    own message names our task wrapper; its root cause, e.g. "cannot pickle '_thread.lock'
+    object", is what helps)."""
+    root = exc
+    for _ in range(10):
+        nxt = root.__cause__ or root.__context__
+        if nxt is None:
+            break
+        root = nxt
+    detail = str(root).splitlines()[0] if str(root) else type(root).__name__
+    if "asyncpool_" in detail:
+        detail = type(root).__name__
     error = TypeError(f"cannot send a call of {what} to Ray: an argument cannot be serialised "
                       f"({detail}); nothing was submitted")
     error.__cause__ = exc

@@ -1,0 +1,162 @@
+"""Pool metrics through ``ray.util.metrics``, and ``batch_size="auto"`` sized from worker time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+import ray
+
+from asyncpool import ActorPool, TaskPool
+from asyncpool._metrics import FLUSH_S
+from asyncpool.tasks import AUTO_MAX_BATCH, AUTO_TARGET_S, _Clock, auto_batch_size
+from tests.conftest import SessionCluster, async_wait_for
+
+
+def maybe_fail(x: int) -> int:
+    if x % 4 == 0:
+        raise ValueError(x)
+    return x
+
+
+class Echo:
+    async def echo(self, x: int) -> int:
+        return x
+
+
+def _scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return str(response.read().decode())
+
+
+def _metric(text: str, name: str, pool: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name) and f'pool="{pool}"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_pool_statistics_reach_rays_prometheus_export_tagged_by_name(
+    ray_cluster: SessionCluster,
+) -> None:
+    name = f"metrics-{os.getpid()}-{time.monotonic_ns()}"
+    async with TaskPool(maybe_fail, name=name, max_in_flight=4) as pool:
+        results = [v async for _, v in pool.map(range(40), return_exceptions=True)]
+        assert sum(isinstance(v, ValueError) for v in results) == 10
+        assert pool.stats.name == name
+        reporter = pool._engine.metrics if pool._engine is not None else None
+        assert reporter is not None
+        await async_wait_for(lambda: reporter.sent["completed"] == 30, timeout=5 * FLUSH_S)
+        assert reporter.sent["submitted"] == 40
+        assert reporter.sent["failed"] == 10
+        assert reporter.sent["latencies"] == 40
+    head = next(n for n in ray.nodes() if n["NodeID"] == ray_cluster.head_node_id)
+    url = f"http://{head['NodeManagerAddress']}:{head['MetricsExportPort']}/metrics"
+    deadline = time.monotonic() + 90
+    completed = None
+    while time.monotonic() < deadline:
+        text = await asyncio.to_thread(_scrape, url)
+        completed = _metric(text, "ray_asyncpool_pool_completed", name)
+        if completed == 30:
+            break
+        await asyncio.sleep(2)
+    assert completed == 30, f"no asyncpool metrics for {name} at {url}"
+    assert _metric(text, "ray_asyncpool_pool_failed", name) == 10
+    assert _metric(text, "ray_asyncpool_pool_latency_seconds_count", name) == 40
+
+
+@pytest.mark.asyncio
+async def test_metrics_false_reports_nothing_and_actor_pools_report_too(
+    ray_cluster: SessionCluster,
+) -> None:
+    async with TaskPool(maybe_fail, metrics=False) as pool:
+        assert await pool.submit(1) == 1
+        assert pool._engine is not None
+        assert pool._engine.metrics is None
+        assert pool.stats.completed == 1
+    async with ActorPool(Echo, size=1, num_cpus=0, name="echoes") as actors:
+        assert await actors.call("echo", 3) == 3
+        reporter = actors._engine.metrics if actors._engine is not None else None
+        assert reporter is not None
+        await async_wait_for(lambda: reporter.sent["completed"] == 1, timeout=5 * FLUSH_S)
+        assert actors.stats.name == "echoes"
+
+
+def test_metrics_cost_a_few_calls_per_flush_not_per_item(ray_cluster: SessionCluster) -> None:
+    from asyncpool._metrics import _Reporter
+    from asyncpool.stats import _Recorder
+
+    async def run() -> tuple[float, float]:
+        rec = _Recorder("cost", keep_unreported=True)
+        reporter = _Reporter(rec, waiting=lambda: 0, loop=asyncio.get_running_loop())
+        started = time.perf_counter()
+        for _ in range(10_000):
+            rec.on_submit()
+            rec.on_finish(ok=True, latency=0.01)
+        per_item_recording = (time.perf_counter() - started) / 10_000
+        started = time.perf_counter()
+        reporter.close()
+        per_item_flush = (time.perf_counter() - started) / 10_000
+        assert reporter.sent["completed"] == 10_000
+        return per_item_recording, per_item_flush
+
+    recording, flush = asyncio.run(run())
+    # Recording is plain counters; the flush pays one histogram observation per latency.
+    assert recording < 50e-6, recording
+    assert flush < 200e-6, flush
+
+
+@pytest.fixture
+def busy_neighbour() -> Iterator[int]:
+    """Pin this thread and a busy process to one CPU, so this thread waits for it half the time."""
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    before = os.sched_getaffinity(0)
+    hog = subprocess.Popen(
+        [sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"]
+    )
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, before)
+        hog.kill()
+        hog.wait()
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_auto_batching_counts_a_cpu_bound_items_cpu_not_its_wait_for_a_cpu(
+    busy_neighbour: int,
+) -> None:
+    clock = _Clock()
+    wall = time.perf_counter()
+    _burn(0.2)
+    wall = time.perf_counter() - wall
+    cost = clock.cost()
+    # Sharing the CPU makes the wall time ~2x the work; the cost stays the work.
+    assert wall > 0.3, "the neighbour did not compete for the CPU"
+    assert 0.15 < cost < 0.3, (cost, wall)
+
+
+def test_auto_batching_counts_time_an_item_spends_waiting_on_io() -> None:
+    clock = _Clock()
+    time.sleep(0.1)
+    assert clock.cost() >= 0.09
+
+
+def test_auto_batch_size_targets_tens_of_milliseconds_per_task() -> None:
+    assert auto_batch_size(None) >= 1
+    assert auto_batch_size(0.001) == int(AUTO_TARGET_S / 0.001)
+    assert auto_batch_size(10.0) == 1
+    assert auto_batch_size(0.0) == AUTO_MAX_BATCH
