@@ -256,7 +256,9 @@ def write_plot(
     panels = len(names) + (1 if scale else 0)
     cols = min(panels, 3) or 1
     lines = -(-panels // cols) or 1
-    fig, axes = plt.subplots(lines, cols, figsize=(6.2 * cols, 5.0 * lines), squeeze=False)
+    fig, axes = plt.subplots(
+        lines, cols, figsize=(max(6.2 * cols, 10.0), 5.0 * lines), squeeze=False
+    )
     flat = list(axes.flat)
     for ax, workload in zip(flat, names, strict=False):
         w = WORKLOADS[workload]
@@ -305,13 +307,14 @@ def write_plot(
         if machine.background:
             title += f", +{machine.background} busy processes"
     fig.suptitle(title + ")", fontsize=11)
-    fig.legend(
-        handles=[Patch(color=_COLORS[k], label=label) for k, label in (
-            ("handwritten", "baseline: hand-written asyncio"), ("asyncpool", "asyncpool"),
-            ("peer", "Ray's own"), ("today", "executor (today)"),
-            ("reference", "in-process"), ("ceiling", "ceiling"))],
-        loc="upper center", bbox_to_anchor=(0.5, 0.955), fontsize=8, ncol=6, frameon=False,
-    )
+    if rows:
+        fig.legend(
+            handles=[Patch(color=_COLORS[k], label=label) for k, label in (
+                ("handwritten", "baseline: hand-written asyncio"), ("asyncpool", "asyncpool"),
+                ("peer", "Ray's own"), ("today", "executor (today)"),
+                ("reference", "in-process"), ("ceiling", "ceiling"))],
+            loc="upper center", bbox_to_anchor=(0.5, 0.955), fontsize=8, ncol=6, frameon=False,
+        )
     fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=110)
     plt.close(fig)
