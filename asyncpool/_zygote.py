@@ -80,8 +80,9 @@ from typing import NoReturn, cast  # noqa: E402
 # Wire format and constants shared with asyncpool.sandbox (which imports this module).
 # ---------------------------------------------------------------------------------------------
 
-#: timeout (s), memory limit (bytes), file-size limit (bytes), max processes, flags
-REQUEST = struct.Struct("=dqqqI")
+#: timeout (s), memory limit (bytes), file-size limit (bytes), max processes, flags,
+#: wall-clock cap (s, see hard_wall_cap)
+REQUEST = struct.Struct("=dqqqId")
 #: pid of the forked child, whether the server isolated itself with namespaces
 STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
@@ -127,7 +128,7 @@ GRACE = 30.0
 #: A run the machine starves is given at most ``STARVED_FACTOR * timeout + STARVED_SLACK``
 #: seconds of wall-clock time to use its ``timeout`` seconds of own time; past that it is
 #: killed and reported starved (never "timeout").
-STARVED_FACTOR = 8.0
+STARVED_FACTOR = 16.0
 STARVED_SLACK = 10.0
 #: Most names a run may ask to read back, and the bytes of their list.
 MAX_FETCH = 256
@@ -277,6 +278,7 @@ class _Request:
     fsize: int
     nproc: int
     flags: int
+    wall_cap: float
 
     @property
     def limits(self) -> bool:
@@ -943,7 +945,7 @@ class _Server:
             if own >= job.req.timeout:
                 job.killed_at_deadline = True
                 job.own_at_kill = own
-            elif now - job.started >= hard_wall_cap(job.req.timeout):
+            elif now - job.started >= job.req.wall_cap:
                 job.starved = True
             else:
                 # Own time grows at most as fast as wall-clock time: nothing to do before this.

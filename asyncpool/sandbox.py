@@ -83,7 +83,7 @@ wall-clock deadline passes and again as often as needed, and kills the run when 
 an idle machine), and a correct program that needs 0.45 s of CPU passes ``timeout=1.5``
 however many other jobs share the cores. ``RLIMIT_CPU`` (``ceil(timeout) + 1`` s) also applies.
 A run the machine starves so much that it has not used its ``timeout`` within
-``8 * timeout + 10`` s of wall-clock time (``_zygote.hard_wall_cap``) is killed without a
+``16 * timeout + 10`` s of wall-clock time (``_zygote.hard_wall_cap``) is killed without a
 verdict, run once more, and then raises :class:`~asyncpool.errors.SandboxError`: starvation is
 never a "timeout".
 
@@ -600,6 +600,11 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+def _wall_cap(timeout: float) -> float:
+    """The starvation cap of a run (a seam for the tests, which cannot reach the server)."""
+    return _zygote.hard_wall_cap(timeout)
+
+
 def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
     z = _get_zygote()
     flags = _zygote.FLAG_LIMITS if spec.limits else 0
@@ -634,12 +639,14 @@ def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
             flags |= _zygote.FLAG_JUDGE
             verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
             fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
+        wall_cap = _wall_cap(spec.timeout)
         header = _zygote.REQUEST.pack(
             spec.timeout,
             spec.memory_mb * 1024 * 1024,
             FILE_SIZE_LIMIT,
             MAX_PROCESSES,
             flags,
+            wall_cap,
         )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         if cancel is not None:
@@ -657,7 +664,7 @@ def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
         theirs = None
         out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
         err = _Sink(tail=OUTPUT_TAIL_BYTES)
-        patience = _zygote.hard_wall_cap(spec.timeout) + _zygote.GRACE if spec.limits else None
+        patience = wall_cap + _zygote.GRACE if spec.limits else None
         raw = _collect(z, ours, {out_r: out, err_r: err}, patience, cancel)
         if verdict_r >= 0:
             raw.verdict = _read_pipe(verdict_r)

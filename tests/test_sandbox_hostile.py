@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from asyncpool import sandbox
+from asyncpool.errors import SandboxError
 from asyncpool.sandbox import run_stdio, run_tests
 
 ROOT = os.geteuid() == 0
@@ -543,7 +544,10 @@ def _params(rows: list[tuple[str, str, str]]) -> Iterator[object]:
 
 @pytest.mark.parametrize(("name", "kind", "solution"), list(_params(HACKS + STDIO_HACKS)))
 def test_reward_hack_is_not_passed(name: str, kind: str, solution: str) -> None:
-    verdict = _judge(kind, solution, timeout=1.0)
+    try:
+        verdict = _judge(kind, solution, timeout=1.0)
+    except SandboxError:  # the machine starved a hack that spins: no verdict, never a pass
+        verdict = "no verdict (starved)"
     _VERDICTS[name] = verdict
     assert verdict != "passed", f"{name}: scored passed"
     assert sandbox._zygote_pid() is not None  # the caller's fork server survived it

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from asyncpool import _zygote
+from asyncpool import _zygote, sandbox
+from asyncpool.errors import SandboxError
 from asyncpool.sandbox import SandboxResult, run_python, run_tests
 
 #: Appended to a canonical solution: the entry point now returns a wrong value of its kind.
@@ -143,3 +144,27 @@ def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
         assert result.status == "timeout", result
         assert 0.5 <= result.duration < 1.5
     assert elapsed < _zygote.hard_wall_cap(1.5) * 2
+
+
+def test_a_run_the_machine_starves_raises_sandbox_error_never_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The program (spinning: idle it would be "timeout" after 5 s) and 4 hogs share CPU 0: it
+    # gets a fifth of it at most, so after 1 s of wall-clock time (the cap, lowered for the
+    # test) it has used far less than its 5 s of own time: no verdict, and none is given.
+    monkeypatch.setattr(sandbox, "_wall_cap", lambda timeout: 1.0)
+    pin = "import os\nos.sched_setaffinity(0, {0})\n"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-S", "-c", pin + HOG.format(seconds=60)], start_new_session=True
+        )
+        for _ in range(4)
+    ]
+    try:
+        with pytest.raises(SandboxError, match=r"starved the run.* 2 times"):
+            run_python(pin + "while True:\n    pass\n", timeout=5)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
