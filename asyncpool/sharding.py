@@ -18,7 +18,8 @@ column-wise for a mapping of lists). Lists are concatenated into one list, tuple
 tuple, mappings column by column (every part must have the same keys); NumPy-array columns are
 joined with ``numpy.concatenate`` and torch tensors with ``torch.cat``.
 
-Pure functions: no Ray, no I/O.
+Pure functions: no Ray, no I/O; this module must not grow any (it is what a worker group's
+caller runs on the driver, between two dispatches).
 """
 
 from __future__ import annotations
@@ -27,18 +28,12 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, overload
 
+from . import _validate
+
 __all__ = ["shard", "unshard"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound=Sequence[Any])
-
-
-def _check_n(n: object) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"n must be an int, not {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    return n
 
 
 def _bounds(length: int, n: int) -> list[tuple[int, int]]:
@@ -85,7 +80,7 @@ def shard(batch: Any, n: int) -> list[Any]:
     The first ``len(batch) % n`` shards hold one item more than the rest; when
     ``n > len(batch)`` the trailing shards are empty. See the module docstring.
     """
-    n = _check_n(n)
+    n = _validate.positive_int(n, "n")
     if isinstance(batch, Mapping):
         lengths = _column_lengths(batch)
         if len(set(lengths.values())) > 1:

@@ -200,13 +200,12 @@ def unique(prefix: str) -> str:
 
 @asynccontextmanager
 async def opened(group: WorkerGroup) -> AsyncIterator[WorkerGroup]:
-    """Open ``group`` inside its (open) cluster, and release both whatever happens."""
+    """Open ``group`` inside its (open) cluster, and shut it down whatever happens."""
     try:
         async with group:
             yield group
     finally:
         await group.shutdown()
-        await group.cluster.close()
 
 
 @dataclass
@@ -457,12 +456,26 @@ class TestOpenGroup:
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="class")
+def pair(ray_cluster: SessionCluster) -> Iterator[VirtualCluster]:
+    """One open VirtualCluster([1, 1]) for the tests that make groups of their own."""
+    cluster = VirtualCluster([1, 1], name=unique("wg-pair"))
+    asyncio.run(cluster.open())
+    try:
+        yield cluster
+    finally:
+        asyncio.run(cluster.aclose())
+
+
 @pytest.mark.multinode
-@pytest.mark.asyncio
-async def test_a_worker_that_exits_mid_dispatch_fails_it_after_the_others_results(
-    ray_cluster: SessionCluster,
-) -> None:
-    async with VirtualCluster([1, 1]) as cluster:
+class TestGroupsOfTheirOwn:
+    """Each test opens (and shuts down) a group of its own on the shared pair of nodes."""
+
+    @pytest.mark.asyncio
+    async def test_a_worker_that_exits_mid_dispatch_fails_it_after_the_others_results(
+        self, pair: VirtualCluster,
+    ) -> None:
+        cluster = pair
         group = WorkerGroup(cluster, Mortal, name=unique("mortal"))
         async with opened(group):
             got: list[tuple[int, Any]] = []
@@ -480,7 +493,94 @@ async def test_a_worker_that_exits_mid_dispatch_fails_it_after_the_others_result
             assert info.value.name == dead.name
             assert info.value.node_id == dead.node_id
             assert isinstance(info.value.__cause__, RayActorError)
-    assert live_actor_names(group.name) == set()
+        assert live_actor_names(group.name) == set()
+
+    @pytest.mark.asyncio
+    async def test_shutdown_runs_cleanup_force_kills_overrunning_workers_and_leaves_none_alive(
+        self, pair: VirtualCluster, tmp_path: Path
+    ) -> None:
+        cluster = pair
+        group = WorkerGroup(cluster, Closer, str(tmp_path), name=unique("closer"))
+        async with opened(group):
+            assert await group.broadcast("ping") == [0, 1]
+            assert len(live_actor_names(group.name)) == 2
+            started = time.monotonic()
+            await group.shutdown(cleanup="cleanup", timeout=1.0)
+            assert time.monotonic() - started < 15
+            assert sorted(os.listdir(tmp_path)) == ["cleaned-0", "cleaned-1"]
+            assert live_actor_names(group.name) == set()
+            await group.shutdown()  # idempotent
+            assert group.state == "closed"
+            with pytest.raises(WorkerGroupStateError, match="closed"):
+                group.dispatch("ping", [])
+            with pytest.raises(WorkerGroupStateError, match="closed"):
+                _ = group.workers
+            with pytest.raises(WorkerGroupStateError, match="once"):
+                await group.open()
+            assert [m.rank for m in group.metadata] == [0, 1]  # still readable
+
+    @pytest.mark.asyncio
+    async def test_a_worker_that_cannot_start_fails_the_opening_and_nothing_is_left(
+        self, pair: VirtualCluster,
+    ) -> None:
+        cluster = pair
+        group = WorkerGroup(cluster, Fragile, name=unique("fragile"))
+        with pytest.raises(WorkerFailedError, match="rank 1 cannot start") as info:
+            await group.open()
+        assert info.value.rank == 1
+        assert group.state == "unopened"
+        assert live_actor_names(group.name) == set()
+
+    @pytest.mark.asyncio
+    async def test_a_module_class_string_worker_is_imported_inside_the_workers_environment(
+        self, pair: VirtualCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        module = f"apw_string_worker_{uuid.uuid4().hex[:8]}"
+        (tmp_path / f"{module}.py").write_text(
+            "import os\n"
+            "class Greeter:\n"
+            "    def __init__(self, greeting, suffix=''):\n"
+            "        self.greeting, self.suffix = greeting, suffix\n"
+            "    @staticmethod\n"
+            "    def configure_worker(num_gpus, bundle_indices):\n"
+            "        return {'num_gpus': num_gpus}, {'GREETER_HOOK': 'on'}, {'suffix': '!'}\n"
+            "    def greet(self, who):\n"
+            "        return f\"{self.greeting} {who}{self.suffix} from {os.environ['RANK']}\"\n"
+            "    def hooked(self):\n"
+            "        return os.environ.get('GREETER_HOOK')\n"
+        )
+        assert importlib.util.find_spec(module) is None  # the driver cannot import it
+        cluster = pair
+        missing = WorkerGroup(
+            cluster,
+            f"{module}.Nope",
+            name=unique("nope"),
+            runtime_env={"env_vars": {"PYTHONPATH": str(tmp_path)}},
+        )
+        with pytest.raises(AttributeError, match="Nope"):
+            await missing.open()
+        assert missing.state == "unopened"
+        group = WorkerGroup(
+            cluster,
+            f"{module}.Greeter",
+            "hi",
+            suffix="?",
+            name=unique("greeter"),
+            runtime_env={"env_vars": {"PYTHONPATH": str(tmp_path)}},
+        )
+        with caplog.at_level(logging.WARNING, logger="asyncpool.workers"):
+            async with opened(group):
+                assert await group.dispatch("greet", ["ann", "bob"]) == [
+                    "hi ann! from 0",
+                    "hi bob! from 1",
+                ]
+                assert await group.broadcast("hooked") == ["on", "on"]
+                with pytest.raises(AttributeError, match="Greeter has no method 'greeet'"):
+                    group.dispatch("greeet", ["x"])
+                handle = group.workers[0]
+                assert await handle.call.remote("greet", "cy") == "hi cy! from 0"
+        assert "overrides the caller's setting: init kwarg suffix='!'" in caplog.text
+        assert live_actor_names(group.name) == set()
 
 
 @ray.remote(num_cpus=0)
@@ -523,99 +623,6 @@ async def test_results_that_arrived_with_a_failure_are_yielded_before_it_is_rais
     with pytest.raises(ValueError, match="shard 0 failed"):
         await consume()
     assert got == [(1, 1)]
-
-
-@pytest.mark.multinode
-@pytest.mark.asyncio
-async def test_shutdown_runs_cleanup_force_kills_overrunning_workers_and_leaves_none_alive(
-    ray_cluster: SessionCluster, tmp_path: Path
-) -> None:
-    async with VirtualCluster([1, 1]) as cluster:
-        group = WorkerGroup(cluster, Closer, str(tmp_path), name=unique("closer"))
-        async with opened(group):
-            assert await group.broadcast("ping") == [0, 1]
-            assert len(live_actor_names(group.name)) == 2
-            started = time.monotonic()
-            await group.shutdown(cleanup="cleanup", timeout=1.0)
-            assert time.monotonic() - started < 15
-            assert sorted(os.listdir(tmp_path)) == ["cleaned-0", "cleaned-1"]
-            assert live_actor_names(group.name) == set()
-            await group.shutdown()  # idempotent
-            assert group.state == "closed"
-            with pytest.raises(WorkerGroupStateError, match="closed"):
-                group.dispatch("ping", [])
-            with pytest.raises(WorkerGroupStateError, match="closed"):
-                _ = group.workers
-            with pytest.raises(WorkerGroupStateError, match="once"):
-                await group.open()
-            assert [m.rank for m in group.metadata] == [0, 1]  # still readable
-
-
-@pytest.mark.multinode
-@pytest.mark.asyncio
-async def test_a_worker_that_cannot_start_fails_the_opening_and_nothing_is_left(
-    ray_cluster: SessionCluster,
-) -> None:
-    async with VirtualCluster([1, 1]) as cluster:
-        group = WorkerGroup(cluster, Fragile, name=unique("fragile"))
-        with pytest.raises(WorkerFailedError, match="rank 1 cannot start") as info:
-            await group.open()
-        assert info.value.rank == 1
-        assert group.state == "unopened"
-        assert live_actor_names(group.name) == set()
-
-
-@pytest.mark.multinode
-@pytest.mark.asyncio
-async def test_a_module_class_string_worker_is_imported_inside_the_workers_environment(
-    ray_cluster: SessionCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    module = f"apw_string_worker_{uuid.uuid4().hex[:8]}"
-    (tmp_path / f"{module}.py").write_text(
-        "import os\n"
-        "class Greeter:\n"
-        "    def __init__(self, greeting, suffix=''):\n"
-        "        self.greeting, self.suffix = greeting, suffix\n"
-        "    @staticmethod\n"
-        "    def configure_worker(num_gpus, bundle_indices):\n"
-        "        return {'num_gpus': num_gpus}, {'GREETER_HOOK': 'on'}, {'suffix': '!'}\n"
-        "    def greet(self, who):\n"
-        "        return f\"{self.greeting} {who}{self.suffix} from {os.environ['RANK']}\"\n"
-        "    def hooked(self):\n"
-        "        return os.environ.get('GREETER_HOOK')\n"
-    )
-    assert importlib.util.find_spec(module) is None  # the driver cannot import it
-    async with VirtualCluster([1, 1]) as cluster:
-        missing = WorkerGroup(
-            cluster,
-            f"{module}.Nope",
-            name=unique("nope"),
-            runtime_env={"env_vars": {"PYTHONPATH": str(tmp_path)}},
-        )
-        with pytest.raises(AttributeError, match="Nope"):
-            await missing.open()
-        assert missing.state == "unopened"
-        group = WorkerGroup(
-            cluster,
-            f"{module}.Greeter",
-            "hi",
-            suffix="?",
-            name=unique("greeter"),
-            runtime_env={"env_vars": {"PYTHONPATH": str(tmp_path)}},
-        )
-        with caplog.at_level(logging.WARNING, logger="asyncpool.workers"):
-            async with opened(group):
-                assert await group.dispatch("greet", ["ann", "bob"]) == [
-                    "hi ann! from 0",
-                    "hi bob! from 1",
-                ]
-                assert await group.broadcast("hooked") == ["on", "on"]
-                with pytest.raises(AttributeError, match="Greeter has no method 'greeet'"):
-                    group.dispatch("greeet", ["x"])
-                handle = group.workers[0]
-                assert await handle.call.remote("greet", "cy") == "hi cy! from 0"
-        assert "overrides the caller's setting: init kwarg suffix='!'" in caplog.text
-    assert live_actor_names(group.name) == set()
 
 
 @pytest.mark.multinode
@@ -711,10 +718,13 @@ def test_the_default_layout_and_workers_per_node_give_ranks_in_node_order() -> N
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.timeout(300)  # starts a Ray cluster of its own: slow on a loaded machine
-def test_the_worker_group_example_runs_as_is() -> None:
+@pytest.mark.timeout(300)
+def test_the_worker_group_example_runs_as_is(ray_cluster: SessionCluster) -> None:
+    # A separate driver process joining the session's cluster the way a user's would (through
+    # ASYNCPOOL_ADDRESS): it needs 4 CPUs, and starting a cluster of its own would cost a
+    # minute on a loaded machine.
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
-    env["ASYNCPOOL_ADDRESS"] = "local"  # its own embedded cluster, never another one's
+    env["ASYNCPOOL_ADDRESS"] = ray_cluster.address
     proc = subprocess.run(
         [sys.executable, str(REPO / "examples" / "worker_group.py")],
         cwd=REPO,
