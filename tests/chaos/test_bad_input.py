@@ -45,6 +45,23 @@ class Echo:
     def echo(self, x: object) -> object:
         return x
 
+    @ray.method(num_returns=2)
+    def split(self, x: int) -> tuple[int, int]:
+        return x, x
+
+
+def _lock_holder() -> Callable[[int], int]:
+    lock = threading.Lock()
+
+    def holds_a_lock(x: int) -> int:  # a closure: pickled by value, lock and all
+        with lock:
+            return x
+
+    return holds_a_lock
+
+
+_holds_a_lock = _lock_holder()
+
 
 GPU_NODES = [NodeInfo("a", "10.0.0.1", 1, 8, False), NodeInfo("b", "10.0.0.2", 3, 8, False)]
 
@@ -78,6 +95,16 @@ CASES: list[tuple[str, Case, type[BaseException]]] = [
     ("ActorPool size triple", lambda: ActorPool(Echo, size=(1, 2, 3)), ValueError),  # type: ignore[arg-type]
     ("ActorPool max_concurrency 0", lambda: ActorPool(Echo, size=1, max_concurrency=0), ValueError),
     ("ActorPool of a function", lambda: ActorPool(double, size=1), TypeError),  # type: ignore[arg-type]
+    ("TaskPool NaN timeout", lambda: TaskPool(double, timeout=float("nan")), ValueError),
+    ("TaskPool timeout as str", lambda: TaskPool(double, timeout="1"), TypeError),  # type: ignore[arg-type]
+    ("TaskPool metrics not bool", lambda: TaskPool(double, metrics=1), TypeError),  # type: ignore[arg-type]
+    ("TaskPool name not str", lambda: TaskPool(double, name=7), TypeError),  # type: ignore[arg-type]
+    ("TaskPool unserialisable function", lambda: TaskPool(_holds_a_lock), TypeError),
+    ("ActorPool timeout 0", lambda: ActorPool(Echo, size=1, timeout=0), ValueError),
+    ("ActorPool retries -1", lambda: ActorPool(Echo, size=1, retries=-1), ValueError),
+    ("ActorPool idle_timeout negative", lambda: ActorPool(Echo, size=(1, 2), idle_timeout=-1),
+     ValueError),
+    ("ActorPool size True", lambda: ActorPool(Echo, size=True), TypeError),
     ("shard into 0", lambda: shard([1, 2, 3], 0), ValueError),
     ("shard ragged columns", lambda: shard({"a": [1], "b": [1, 2]}, 2), ValueError),
     ("shard an int", lambda: shard(42, 2), TypeError),  # type: ignore[arg-type]
@@ -148,4 +175,10 @@ async def test_bad_calls_on_open_pools_submit_nothing(ray_cluster: SessionCluste
             await actors.call(123)  # type: ignore[arg-type]
         with pytest.raises(AttributeError):
             actors.map("_hidden", [1])
+        with pytest.raises(TypeError, match="num_returns"):
+            await actors.call("split", 1)
+        with pytest.raises(TypeError, match=r"Echo\.echo"):
+            await actors.call("echo", threading.Lock())
+        with pytest.raises(TypeError):
+            actors.map("echo", [1], ordered="yes")  # type: ignore[arg-type]
         assert actors.stats.submitted == 0

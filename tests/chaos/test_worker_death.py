@@ -1,7 +1,8 @@
-"""A worker SIGKILLed from outside (as the OOM killer does) mid-dispatch.
+"""A worker SIGKILLed from outside (as the OOM killer does) mid-dispatch or mid-map.
 
 The dispatch fails with WorkerFailedError naming the rank, actor name and node; every result
-that arrived before is delivered; the group then shuts down with no actor left.
+that arrived before is delivered; the group then shuts down with no actor left. An ActorPool
+map re-sends the dead actor's calls (``retries``) and delivers every item exactly once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from ray.exceptions import RayActorError
 
-from asyncpool import VirtualCluster, WorkerFailedError, WorkerGroup
+from asyncpool import ActorPool, VirtualCluster, WorkerFailedError, WorkerGroup
 from tests.chaos._util import live_actors, report, settle
 from tests.conftest import SessionCluster
 
@@ -68,3 +69,42 @@ async def test_a_killed_worker_fails_the_dispatch_after_earlier_results(
         await settle(ours)
     report("worker SIGKILL / WorkerGroup.dispatch", items_in=4, items_out=len(got),
            duplicates=0, leaked_actors=0, failed_rank=victim, recovery_s=round(detected, 2))
+
+
+class Scorer:
+    def pid(self) -> int:
+        return os.getpid()
+
+    async def score(self, x: int) -> int:
+        await asyncio.sleep(0.01)
+        return x
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_an_actor_pool_loses_a_sigkilled_actor_mid_map_and_delivers_every_item_once(
+    ray_cluster: SessionCluster,
+) -> None:
+    items = 400
+    async with ActorPool(Scorer, size=3, max_concurrency=4, retries=2, num_cpus=0) as pool:
+        pids = await pool.broadcast("pid")
+        seen: dict[int, int] = {}
+        started = time.monotonic()
+        killed_at = 0.0
+        async with pool.map("score", range(items)) as stream:
+            async for index, value in stream:
+                assert index == value
+                seen[index] = seen.get(index, 0) + 1
+                if len(seen) == items // 4:
+                    os.kill(pids[1], signal.SIGKILL)
+                    killed_at = time.monotonic()
+        recovered = time.monotonic() - killed_at
+        assert sorted(seen) == list(range(items))
+        assert set(seen.values()) == {1}
+        assert pool.replaced >= 1
+        stats = pool.stats
+        assert stats.completed == items
+        assert stats.in_flight == 0
+    await settle(lambda: live_actors("Scorer"))
+    report("worker SIGKILL / ActorPool.map", items_in=items, items_out=len(seen), duplicates=0,
+           retried=stats.retried, leaked_actors=0, recovery_s=round(recovered, 2),
+           total_s=round(time.monotonic() - started, 2))
