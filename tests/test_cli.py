@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import SessionCluster
@@ -118,13 +119,21 @@ def test_version_prints_the_installed_version() -> None:
     assert proc.stdout.strip() == f"asyncpool {importlib.metadata.version('asyncpool')}"
 
 
-def test_serve_stops_on_sigterm_quietly_and_starts_without_warnings(
-    ray_cluster: SessionCluster, tmp_path: Path
+def test_serve_on_its_embedded_cluster_starts_without_warnings_and_stops_quietly(
+    tmp_path: Path,
 ) -> None:
-    """A normal stop prints no "SIGTERM received" stack dump; a start prints no warnings."""
+    """``asyncpool serve`` with no address starts its own cluster (with a tag no other cluster
+    here carries), answers, and on SIGTERM shuts down gracefully, stopping that cluster, with
+    no "SIGTERM received" stack dump and no warnings."""
+    from asyncpool.runtime import _local_clusters_with, tag_resource
     from tests.test_server import start_serve
 
-    srv = start_serve(["--address", ray_cluster.address], tmp_path)
+    tag = tag_resource("cvd_4241")
+    srv = start_serve([], tmp_path, env_extra={"CUDA_VISIBLE_DEVICES": "4241"}, startup=180)
+    assert _local_clusters_with({tag}), "the server did not start its own tagged cluster"
+    r = httpx.post(srv.url + "/run_code", json={"code": "print(1)", "language": "python"},
+                   timeout=120)  # fmt: skip
+    assert r.json()["run_result"]["stdout"] == "1\n"
     srv.proc.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then exits by the signal it caught (as a service should).
     assert srv.proc.wait(timeout=60) in (0, -signal.SIGTERM)
@@ -133,6 +142,10 @@ def test_serve_stops_on_sigterm_quietly_and_starts_without_warnings(
     assert "SIGTERM received" not in log, log[-3000:]
     assert "WARNING" not in log, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
+    deadline = time.monotonic() + 30
+    while _local_clusters_with({tag}):  # the raylets exit with the server
+        assert time.monotonic() < deadline, "the embedded cluster outlived its server"
+        time.sleep(0.2)
 
 
 STATE_PROBE = """

@@ -85,11 +85,13 @@ def start_serve(
     command: list[str] | None = None,
     subcommand: bool = True,
     startup: float = 120,
+    env_extra: dict[str, str] | None = None,
 ) -> ServeProcess:
     """Start ``asyncpool serve`` (or ``command`` [serve]) with ``args`` on a free port; return
     once ``/health`` is ok."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    env.update(env_extra or {})
     log = log_dir / f"serve-{port}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
