@@ -713,6 +713,27 @@ def test_the_default_layout_and_workers_per_node_give_ranks_in_node_order() -> N
     assert group.tied_groups == [[0, 1], [2]]
 
 
+def test_the_string_worker_helpers_are_shipped_by_value_and_need_no_asyncpool_remotely() -> None:
+    from asyncpool.workers import _build, _remote
+
+    _build._remote_helpers()  # registers _remote to be pickled by value
+    payload = ray.cloudpickle.dumps((_remote.describe, _remote.AsyncpoolHost))
+    script = (
+        "import sys; sys.modules['asyncpool'] = None  # importing asyncpool now fails\n"
+        "import ray.cloudpickle as cp\n"
+        "describe, host = cp.loads(sys.stdin.buffer.read())\n"
+        "info = describe('collections.OrderedDict', [])\n"
+        "assert 'move_to_end' in info['methods'] and info['hook'] is None, info\n"
+        "assert host('collections.Counter', 'aab').call('most_common', 1) == [('a', 2)]\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], input=payload, capture_output=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stdout.decode().strip() == "ok"
+
+
 # --------------------------------------------------------------------------------------------
 # the example
 # --------------------------------------------------------------------------------------------
