@@ -151,6 +151,7 @@ _LOCK_DIRS = (
 TMP_SIZE_MB = 1024
 _JUDGE = types.ModuleType("_asyncpool_judge")  # replaced by the real modules in main()
 _NS = types.ModuleType("_asyncpool_sandbox_ns")
+_SECCOMP = types.ModuleType("_asyncpool_sandbox_seccomp")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _ANCHOR_FDS: list[int] = []  # O_PATH fds of import directories (see _anchor_import_path)
@@ -410,6 +411,7 @@ def _child(
             else:
                 workdir = f"{scratch}/tmp"
             _limit(server, req, uid)
+            _SECCOMP.install()  # last: every later call of the program goes through it
             os.chdir(workdir)
             # The environment is the server's, exactly _ENV (see main): HOME and TMPDIR are
             # not set (putenv in every child costs ~40 page faults); tempfile uses workdir.
@@ -1242,9 +1244,10 @@ def main(argv: list[str]) -> None:
             sys.path.append(path)
     os.environ.clear()
     os.environ.update(_ENV)
-    global _JUDGE, _NS
+    global _JUDGE, _NS, _SECCOMP
     _JUDGE = _load_sibling("_judge")
     _NS = _load_sibling("_sandbox_ns")
+    _SECCOMP = _load_sibling("_sandbox_seccomp")
     server = _Server(int(argv[1]))
     gc.collect()
     gc.freeze()  # keep the preloaded heap out of the children's collections: fewer COW copies

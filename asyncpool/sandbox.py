@@ -126,7 +126,9 @@ child (two for ``run_tests``), which, before running the program:
   :data:`MAX_PROCESSES`), and the program cannot signal or ptrace the caller, the server, its
   judge or any other run;
 * sets ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing) and ``PR_SET_PDEATHSIG`` (it
-  dies with the server);
+  dies with the server), then installs a seccomp filter (:mod:`asyncpool._sandbox_seccomp`:
+  ``ptrace``, new namespaces, ``mount``, ``bpf``, ``io_uring``... answer ``EPERM``; threads,
+  ``fork`` and ``subprocess`` work);
 * gets an environment built from scratch (``PATH``, ``LANG``/``LC_ALL=C.UTF-8``,
   ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE=1``; no ``HOME``): nothing of the caller's
   environment, so no secret in it, reaches the program.
@@ -156,7 +158,10 @@ namespaces back but not a second uid (they map one), so they are not used.
 
 What does NOT hold, even as root - it is not a VM
 --------------------------------------------------
-* Shared kernel, no seccomp filter: a kernel exploit escapes.
+* Shared kernel: a kernel exploit escapes. The seccomp filter
+  (:mod:`asyncpool._sandbox_seccomp`, x86-64 only) denies the calls such exploits and escapes
+  are usually made of (``ptrace``, ``process_vm_*``, new namespaces, ``mount``, ``bpf``,
+  ``perf_event_open``, ``userfaultfd``, ``io_uring``, keyrings, modules...), not everything.
 * The runs of one fork server share its network namespace (abstract Unix sockets) and its
   ``/tmp`` tmpfs space: concurrent runs can talk to each other (never to a later run, never to
   a judge or the caller, and none of them ever holds an expected output) and fill that tmpfs

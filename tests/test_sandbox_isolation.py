@@ -128,3 +128,34 @@ def test_fetched_files_never_follow_symlinks_out_of_the_run() -> None:
     """
     result = run_program(textwrap.dedent(code), fetch_files=["host", "d/up/hostname", "real"])
     assert result.files == {"real": b"ok"}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the seccomp filter is x86-64 only")
+def test_seccomp_denies_ptrace_namespaces_io_uring_but_not_threads_fork_or_subprocess() -> None:
+    out = _run(
+        """
+        import ctypes, os, subprocess, sys, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        calls = {
+            "ptrace": lambda: libc.ptrace(0, 0, 0, 0),  # PTRACE_TRACEME
+            "unshare": lambda: libc.unshare(0x10000000),  # CLONE_NEWUSER
+            "io_uring_setup": lambda: libc.syscall(425, 8, 0),
+            "bpf": lambda: libc.syscall(321, 0, 0, 0),
+        }
+        for name, call in calls.items():
+            print(name, call(), ctypes.get_errno())
+        done = []
+        thread = threading.Thread(target=done.append, args=(1,))
+        thread.start()
+        thread.join()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(7)
+        child = subprocess.run([sys.executable, "-c", "print(5)"], capture_output=True)
+        print(done, os.waitpid(pid, 0)[1] >> 8, child.stdout)
+    """,
+        timeout=20,
+    )
+    lines = out.splitlines()
+    assert lines[:4] == [f"{name} -1 1" for name in ("ptrace", "unshare", "io_uring_setup", "bpf")]
+    assert lines[4] == "[1] 7 b'5\\n'"
