@@ -24,6 +24,7 @@ read untrusted bytes, and ``json`` cannot tell a tuple from a list or carry byte
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import keyword
 import os
@@ -219,9 +220,18 @@ def _recv(fd: int) -> tuple[bytes, bytes]:
 # -- the solution's side (runs inside the jail; nothing here is trusted by the judge) ---------
 
 
-def serve_solution(fd: int, namespace: dict[str, Any]) -> NoReturn:
+def _pin(cpu: int | None) -> None:
+    """Run on ``cpu`` from now on: the judge and the solution take turns, and a turn on one CPU
+    is a local wakeup, much cheaper than one across CPUs (own time does not change)."""
+    if cpu is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {cpu})
+
+
+def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
     """Announce the solution's top-level callables (and the modules it imported, by name) on
-    ``fd``, then answer calls until EOF."""
+    ``fd``, then answer calls until EOF (on ``cpu``, see :func:`_pin`)."""
+    _pin(cpu)
     names = [
         name
         for name, value in list(namespace.items())
@@ -374,15 +384,19 @@ def _broken(reason: str) -> NoReturn:
     raise SolutionBroke(reason)
 
 
-def judge(sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None) -> NoReturn:
+def judge(
+    sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None, cpu: int | None = None
+) -> NoReturn:
     """Run ``tests`` against the solution behind ``sock_fd``; write ``P`` or ``F<reason>`` on
-    ``verdict_fd``; exit. ``P`` is written only when every test ran to its end."""
+    ``verdict_fd``; exit. ``P`` is written only when every test ran to its end. Once the
+    solution is ready, runs on ``cpu`` (see :func:`_pin`)."""
     verdict = b"F"
     try:
         try:
             kind, body = _recv(sock_fd)
         except (EOFError, OSError):
             _broken("the solution exited or failed before defining its functions")
+        _pin(cpu)
         greeting = decode(body) if kind == b"H" else None
         if not _valid_greeting(greeting):
             _broken("the solution sent a malformed greeting")

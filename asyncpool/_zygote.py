@@ -206,7 +206,7 @@ def _print_exception(exc: BaseException) -> None:
         traceback.print_exception(type(exc), exc, tb)
 
 
-def _run_program(source: str, serve_fd: int | None = None) -> NoReturn:
+def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = None) -> NoReturn:
     """Run ``source`` as ``__main__`` with CPython's exit semantics, then ``_exit``.
 
     With ``serve_fd`` (a judged run), a program that ran to its end without exiting goes on to
@@ -227,7 +227,7 @@ def _run_program(source: str, serve_fd: int | None = None) -> NoReturn:
             with contextlib.suppress(BaseException):
                 sys.stdout.flush()
                 sys.stderr.flush()
-            _JUDGE.serve_solution(serve_fd, main.__dict__)
+            _JUDGE.serve_solution(serve_fd, main.__dict__, cpu)
     except SystemExit as exc:
         rc = _exit_status(exc)
     except MemoryError as exc:
@@ -437,7 +437,7 @@ def _child(
             os.write(fds.reply, b"E" + f"sandbox setup failed: {exc!r}".encode()[:4000])
         finally:
             os._exit(1)
-    _run_program(source, serve_fd)
+    _run_program(source, serve_fd, server.pin_cpu)
 
 
 def _judge_child(
@@ -469,7 +469,7 @@ def _judge_child(
             os.write(fds.reply, b"E" + f"judge setup failed: {exc!r}".encode()[:4000])
         finally:
             os._exit(1)
-    _JUDGE.judge(sock_fd, fds.verdict, source, entry_point)
+    _JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu)
     os._exit(1)  # not reached: judge() exits
 
 
@@ -731,6 +731,13 @@ class _Server:
         self.scratch_base = tempfile.mkdtemp(prefix=f"asyncpool-sandbox-{self.pid}-")
         os.chmod(self.scratch_base, 0o711)
         self.scratch_seq = 0
+        # A judged run's two processes take turns (each call is a round trip): on one CPU a
+        # turn is a local wakeup, across CPUs an inter-processor one, twice as slow here. Own
+        # time does not change with it (waiting for the CPU is not counted).
+        self.cpus = sorted(os.sched_getaffinity(0))
+        self.cpu_turn = 0
+        self.pin_cpu: int | None = None  # read by the children of the judged run being forked
+        # (each pins itself once its own setup is done, so the two setups still overlap)
         self.poller = select.poll()
         self.poller.register(self.ctl.fileno(), select.POLLIN)
         self.poller.register(self.wake_r, select.POLLIN)
@@ -870,9 +877,12 @@ class _Server:
                 self._give_back(leased, scratch)
                 raise
         serve_fd = judge_fd = -1
+        self.pin_cpu = None
         if req.judged:
             a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             serve_fd, judge_fd = a.detach(), b.detach()
+            self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
+            self.cpu_turn += 1
         started = time.monotonic()
         try:
             pid = os.fork()
