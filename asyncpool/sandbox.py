@@ -69,7 +69,7 @@ then ``--- judge:`` and the reason of a failure.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
 "passed" when the program exited 0 and its output equals the expected one after
-:func:`normalize_output` (``\r\n`` read as ``\n``, trailing whitespace of every line and
+:func:`normalize_output` (``\\r\\n`` read as ``\\n``, trailing whitespace of every line and
 trailing empty lines ignored) - computed in the caller.
 
 Time: the program's own time, not the machine's load
@@ -173,7 +173,12 @@ What does NOT hold, even as root - it is not a VM
 * Own time subtracts the run-queue wait of the program's most-waiting thread: a program whose
   threads or child processes spin on a loaded machine gets a little more wall-clock time (never
   more CPU time than ``RLIMIT_CPU``, never past the starvation cap). The two processes of a
-  ``run_tests`` check start in parallel; their overlapping wait is subtracted twice.
+  ``run_tests`` check start in parallel; their overlapping wait is subtracted twice. Once set
+  up, they run on one CPU (round-robin per check; calls are then local wakeups): a solution's
+  threads share that CPU, which changes its wall-clock time, not its own time.
+* Cost: a ``run_tests`` check forks two processes (the judge's is most of the difference) and
+  makes a round trip per call; on HumanEval it costs about twice a bare fork of the same
+  program (``python -m benchmarks.bench_sandbox``), ``run_python`` about 1.25x.
 * A ``run_tests`` check is as strong as its tests: tests that compare the candidate with itself
   (HumanEval/33 calls the entry point by name) stay weak.
 * ``sys.executable`` works, but a program that starts a new interpreter pays its start-up.
