@@ -88,8 +88,8 @@ def test_every_workload_has_a_handwritten_baseline_asyncpool_peers_and_a_ceiling
         assert 0 < workload.quick_items <= workload.items
         assert all(m.describe for m in workload.methods)
     assert [m.name for m in harness.HUMANEVAL.methods] == [
-        "asyncio", "sequential", "executor", "asyncpool", "ray_data_tasks", "ray_data_actors",
-        "mp_pool", "limit",
+        "asyncio", "sequential", "executor", "asyncpool", "asyncpool_auto", "ray_data_tasks",
+        "ray_data_actors", "mp_pool", "limit",
     ]
     assert [m.name for m in harness.MATH.methods] == [
         "asyncio", "sequential", "asyncpool", "asyncpool_batch1", "ray_data", "limit"
@@ -177,7 +177,7 @@ def _run(workload: harness.Workload, n: int) -> list[harness.Row]:
     return asyncpool.run(harness.run_workloads, [workload], n, True, False, 1)
 
 
-@pytest.mark.timeout(400)  # 8 methods' sessions (Ray Data, a Pool, fork servers) start
+@pytest.mark.timeout(400)  # 9 methods' sessions (Ray Data, a Pool, fork servers) start
 def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
     n = 12
     rows = _run(harness.HUMANEVAL, n)

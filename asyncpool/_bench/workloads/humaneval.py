@@ -85,6 +85,7 @@ class HumanEvalSession:
     programs: list[str]
     expected: list[bool]
     pool: TaskPool[[Case], str]
+    auto: TaskPool[[Case], str]
     mp_pool: Any
     cores: int
     cpus: int
@@ -106,12 +107,16 @@ async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
     cpus = cluster_cpus()
     mp_pool = await asyncio.to_thread(Pool, cpus)
     try:
-        async with humaneval_pool() as pool:
+        async with (
+            humaneval_pool() as pool,
+            TaskPool(sandbox_status, strategy="SPREAD", batch_size="auto") as auto,
+        ):
             session = HumanEvalSession(
                 cases=[(it.solution, it.tests, it.entry_point) for it in work],
                 programs=[it.program for it in work],
                 expected=[it.expected for it in work],
                 pool=pool,
+                auto=auto,
                 mp_pool=mp_pool,
                 cores=limit_cores(),
                 cpus=cpus,
@@ -126,6 +131,7 @@ async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
             await _executor(session, k, ignore_progress)
             await _asyncio(session, k, ignore_progress)
             await _asyncpool(session, 4 * k, ignore_progress)
+            await _asyncpool_auto(session, 4 * k, ignore_progress)
             await _data_tasks(session, k, ignore_progress)
             await _mp_pool(session, k, ignore_progress)
             yield session
@@ -182,8 +188,18 @@ async def _asyncio(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
 
 
 async def _asyncpool(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
+    return await _map(s.pool, s, n, progress)
+
+
+async def _asyncpool_auto(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
+    return await _map(s.auto, s, n, progress)
+
+
+async def _map(
+    pool: TaskPool[[Case], str], s: HumanEvalSession, n: int, progress: Progress
+) -> Outcome:
     correct = errors = 0
-    async with s.pool.map(s.cases[:n], return_exceptions=True) as stream:
+    async with pool.map(s.cases[:n], return_exceptions=True) as stream:
         async for i, status in stream:
             if isinstance(status, BaseException):
                 errors += 1
@@ -252,6 +268,9 @@ HUMANEVAL = Workload(
         Method("asyncpool", _asyncpool,
                f"TaskPool(run_tests check, SPREAD, batch_size={HUMANEVAL_BATCH}).map(items)",
                kind="asyncpool"),
+        Method("asyncpool_auto", _asyncpool_auto,
+               'TaskPool(run_tests check, SPREAD, batch_size="auto").map(items): batches '
+               "sized from the workers' CPU time per item", kind="asyncpool"),
         Method("ray_data_tasks", _data_tasks,
                "ray.data.from_items(items).map_batches(check, "
                f"batch_size={HUMANEVAL_BATCH}) (tasks), iter_rows() in a thread", kind="peer",
