@@ -125,7 +125,9 @@ async def handwritten(
 ) -> list[T | BaseException]:
     """The best asyncio code a Ray user writes by hand, every workload's baseline:
     ``await call(i)`` (an ObjectRef, awaited natively) for every item under an
-    ``asyncio.Semaphore(limit)``, all gathered; results in input order, exceptions kept."""
+    ``asyncio.Semaphore(limit)``, all gathered; results in input order, exceptions kept.
+    Cancelling it cancels every pending ``call`` (what ``asyncio.gather`` does; Ray cancels
+    a task whose awaited ref is cancelled only if the call does so itself)."""
     sem = asyncio.Semaphore(limit)
 
     async def one(i: int) -> T:
@@ -142,7 +144,8 @@ async def drain_in_thread(
 ) -> list[Any]:
     """Run a peer's blocking iterator (Ray's ``as_completed``, ``Pool.imap_unordered``, Ray
     Data's ``iter_rows``...) to its end in a worker thread, as an async program must (it
-    cannot block its event loop), counting progress per element."""
+    cannot block its event loop), counting progress per element. Cancelling the awaiting task
+    does not stop the thread: the iterator runs to its end (the bench never cancels one)."""
 
     def loop() -> list[Any]:
         out = []
