@@ -563,7 +563,17 @@ class _StreamCore:
                     continue
                 token = engine.try_acquire()
                 if token is None:
-                    token = await engine.acquire()
+                    try:
+                        token = await engine.acquire()
+                    except PoolClosedError:
+                        raise
+                    except Exception as exc:
+                        # No slot could be had for these items (a pool of actors with none
+                        # alive and none that can start): they fail, the map goes on.
+                        for i, _ in chunk:
+                            self.deliver(i, exc, True)
+                        chunk = []
+                        continue
                     last_yield = time.perf_counter()
                 # Ray serialises arguments at submission; an item that cannot be
                 # serialised fails alone, and everything before it stays in flight.
@@ -588,6 +598,8 @@ class _StreamCore:
                 base = next(index)
             self.input_error = exc
         except BaseException as exc:
+            for i, _ in chunk:  # taken from the input, never sent
+                self.deliver(i, exc, True)
             self.input_error = exc
         finally:
             self.input_done = True

@@ -194,6 +194,7 @@ class ActorPool(PoolBase, Generic[A]):
 
         Cancellation: the actors are already killed.
         """
+        wait = _validate.positive_number(timeout, "timeout")
         if self._state == "closed":
             return
         self._state = "closed"
@@ -205,7 +206,7 @@ class ActorPool(PoolBase, Generic[A]):
             member.alive = False
             _kill(member.handle)
         if self._engine is not None:
-            await self._engine.wait_settled(timeout)
+            await self._engine.wait_settled(wait)
 
     @property
     def _cls_name(self) -> str:

@@ -268,12 +268,13 @@ class TaskPool(PoolBase, Generic[P, R]):
 
         Cancellation: the cancels are already sent; the tasks stop without us.
         """
+        wait = _validate.positive_number(timeout, "timeout")
         if self._state == "closed":
             return
         self._state = "closed"
         if self._engine is not None:
             self._engine.close()
-            await self._engine.wait_settled(timeout)
+            await self._engine.wait_settled(wait)
 
     # -- one item
 

@@ -5,8 +5,9 @@ Two scenarios, each reported as items per minute and as ratios from the same run
 * **latency-bound** (each item waits 50 ms, as a call to a remote judge does; 512 in flight):
   ``executor`` — ``async with sem: await loop.run_in_executor(None, ray.get, f.remote(x))``
   with SPREAD tasks, the common pattern; ``actor_pool`` — :class:`ActorPool` of async judge
-  actors; ``ray_actors`` — the same actors called raw and collected with one ``ray.get``
-  (the ceiling).
+  actors (reporting to Ray's metrics, the default); ``actor_pool_no_metrics`` — the same
+  with ``metrics=False`` (what the metrics cost); ``ray_actors`` — the same actors called raw
+  and collected with one ``ray.get`` (the ceiling).
 * **tiny** (microseconds of work per item): ``per_item_tasks`` — one Ray task per item,
   collected with ``ray.get``; ``task_pool_auto`` — :class:`TaskPool` with ``batch_size="auto"``.
 
@@ -53,23 +54,30 @@ async def executor_pattern(n: int) -> int:
 
     async def one(x: int) -> int:
         async with sem:
-            return await loop.run_in_executor(None, ray.get, remote.remote(x))  # type: ignore[no-any-return]
+            value: int = await loop.run_in_executor(None, ray.get, remote.remote(x))
+            return value
 
     values = await asyncio.gather(*(one(x) for x in range(n)))
     return sum(v == x + 1 for x, v in enumerate(values))
 
 
-def make_judge_methods(pool: ActorPool[Judge]) -> dict[str, Callable[[int], Awaitable[int]]]:
+def make_judge_methods(
+    pool: ActorPool[Judge], quiet: ActorPool[Judge]
+) -> dict[str, Callable[[int], Awaitable[int]]]:
     async def actor_pool(n: int) -> int:
         return sum([v == x + 1 async for x, v in pool.map("score", range(n))])
+
+    async def actor_pool_no_metrics(n: int) -> int:
+        return sum([v == x + 1 async for x, v in quiet.map("score", range(n))])
 
     async def ray_actors(n: int) -> int:
         actors = pool.actors
         refs = [actors[x % len(actors)].score.remote(x) for x in range(n)]
-        values = ray.get(refs)
+        values: list[int] = ray.get(refs)
         return sum(v == x + 1 for x, v in enumerate(values))
 
-    return {"actor_pool": actor_pool, "ray_actors": ray_actors}
+    return {"actor_pool": actor_pool, "actor_pool_no_metrics": actor_pool_no_metrics,
+            "ray_actors": ray_actors}
 
 
 async def per_item_tasks(n: int) -> int:
@@ -99,14 +107,19 @@ async def measure(judge_items: int, executor_items: int, tiny_items: int, rounds
         t[2] += correct
 
     per_actor = IN_FLIGHT // JUDGE_ACTORS
-    async with ActorPool(Judge, size=JUDGE_ACTORS, max_concurrency=per_actor, num_cpus=0) as pool:
-        methods = make_judge_methods(pool)
+    async with ActorPool(
+        Judge, size=JUDGE_ACTORS, max_concurrency=per_actor, num_cpus=0, name="bench-judge"
+    ) as pool, ActorPool(
+        Judge, size=JUDGE_ACTORS, max_concurrency=per_actor, num_cpus=0, metrics=False
+    ) as quiet:
+        methods = make_judge_methods(pool, quiet)
         await methods["actor_pool"](64)  # warm-up
+        await methods["actor_pool_no_metrics"](64)
         await per_item_tasks(200)
         await task_pool_auto(2000)
         for r in range(rounds):
-            order = ["executor", "actor_pool", "ray_actors"]
-            order = order[r % 3 :] + order[: r % 3]
+            order = ["executor", "actor_pool", "actor_pool_no_metrics", "ray_actors"]
+            order = order[r % 4 :] + order[: r % 4]
             for name in order:
                 if name == "executor":
                     seconds, correct = await timed(executor_pattern, executor_items)
@@ -122,10 +135,10 @@ async def measure(judge_items: int, executor_items: int, tiny_items: int, rounds
                 seconds, correct = await timed(fn, n)
                 add("tiny", name, n, seconds, correct)
     rows: list[dict[str, object]] = []
-    for (scenario, method), (n, seconds, correct) in totals.items():
-        rows.append({"scenario": scenario, "method": method, "items": int(n),
-                     "seconds": round(seconds, 3), "per_minute": round(n / seconds * 60, 1),
-                     "correct": int(correct)})
+    for (scenario, method), (count, total_s, right) in totals.items():
+        rows.append({"scenario": scenario, "method": method, "items": int(count),
+                     "seconds": round(total_s, 3), "per_minute": round(count / total_s * 60, 1),
+                     "correct": int(right)})
     return rows
 
 
@@ -155,6 +168,8 @@ def main() -> None:
         / rate[("latency_bound", "executor")],
         "actor_pool / ray_actors": rate[("latency_bound", "actor_pool")]
         / rate[("latency_bound", "ray_actors")],
+        "actor_pool / actor_pool_no_metrics": rate[("latency_bound", "actor_pool")]
+        / rate[("latency_bound", "actor_pool_no_metrics")],
         "task_pool_auto / per_item_tasks": rate[("tiny", "task_pool_auto")]
         / rate[("tiny", "per_item_tasks")],
     }
