@@ -896,7 +896,7 @@ class _Server:
             _child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
         job = _Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
         job.files_out, job.fetch = fds.files_out, fetch
-        job.next_check = started + req.timeout if req.limits else math.inf
+        job.next_check = started + min(req.timeout, req.wall_cap) if req.limits else math.inf
         self.jobs[pid] = job
         if req.judged:
             os.close(serve_fd)
@@ -961,7 +961,7 @@ class _Server:
                 job.starved = True
             else:
                 # Own time grows at most as fast as wall-clock time: nothing to do before this.
-                job.next_check = now + (job.req.timeout - own)
+                job.next_check = min(now + (job.req.timeout - own), job.started + job.req.wall_cap)
                 continue
             for target in (job.pid, job.judge_pid):
                 if target is not None and target in self.jobs:
