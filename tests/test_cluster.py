@@ -8,6 +8,7 @@ nodes with 2 CPUs and 4 fake GPUs each. A bundle of ``VirtualCluster`` is
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -22,6 +23,7 @@ from ray.util.placement_group import (
     remove_placement_group,
 )
 
+from asyncpool._concurrent import side_by_side
 from asyncpool.cluster import VirtualCluster
 from asyncpool.errors import (
     AsyncPoolError,
@@ -127,6 +129,42 @@ def test_virtual_cluster_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(error):
         VirtualCluster(*args, **kwargs)
+
+
+@pytest.mark.asyncio
+async def test_side_by_side_raises_the_first_error_unwrapped_and_cancels_the_others() -> None:
+    # The helper VirtualCluster.open and WorkerGroup.open run their steps with.
+    cancelled: list[str] = []
+
+    async def slow() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+
+    async def fails() -> None:
+        await asyncio.sleep(0.01)
+        raise ResourceInsufficientError("the first error")
+
+    async def fails_later() -> None:
+        try:
+            await asyncio.sleep(60)
+        finally:
+            raise ValueError("a consequence, dropped")
+
+    started = time.monotonic()
+    with pytest.raises(ResourceInsufficientError, match="the first error"):
+        await side_by_side([slow, fails, fails_later])
+    assert cancelled == ["slow"]
+    assert time.monotonic() - started < 30
+    done: list[int] = []
+
+    async def record(i: int) -> None:
+        done.append(i)
+
+    await side_by_side([functools.partial(record, i) for i in range(3)])
+    assert sorted(done) == [0, 1, 2]
 
 
 def test_unopened_cluster_refuses_what_needs_placement_groups() -> None:
