@@ -12,7 +12,7 @@ import anyio
 import pytest
 import ray
 
-from asyncpool import TaskTimeoutError, _cancel, as_completed, cancel, gather, resolve
+from asyncpool import TaskTimeoutError, as_completed, cancel, gather, resolve
 from tests.conftest import SessionCluster, async_wait_for
 
 
@@ -235,14 +235,18 @@ async def test_gather_of_1000_refs_does_not_stall_the_event_loop(
 
     refs = [sleepy.remote(i, 0.002) for i in range(1000)]  # submitting is synchronous work
     tick = asyncio.create_task(ticker())
+    started = time.perf_counter()
     values = await gather(refs)
+    elapsed = time.perf_counter() - started
     stop.set()
     await tick
     assert values == list(range(1000))
     assert len(lags) > 5
     # The ticker starts once the 1,000 tasks are submitted: what we check is that waiting
-    # on them never holds the loop: no tick is delayed by more than a fraction of a second.
-    assert max(lags) < 0.5, max(lags)
+    # on them never holds the loop. A wait that blocked it would show as one tick delayed by
+    # about the whole gather; judged against the gather's own time, not a fixed figure, so
+    # that a loaded machine (where everything is slower) does not decide.
+    assert max(lags) < 0.25 * elapsed, (sorted(lags)[-3:], elapsed)
 
 
 # --------------------------------------------------------------------------- issue 11 regressions
@@ -328,7 +332,6 @@ async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
     # Before issue 11 closing a stream called ray.cancel on every pending ref on the loop
     # (and the cancel follower re-scanned all of them every 0.5 s): seconds of blocked loop.
     refs = [never.remote() for _ in range(20_000)]
-    issued = _cancel.stats()["issued"]
     lags: list[float] = []
     stop = asyncio.Event()
 
@@ -342,14 +345,21 @@ async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
     await asyncio.sleep(0.05)
     stream = as_completed(refs)
     await stream.open()
+    started = time.perf_counter()
     await stream.aclose()  # returns at once; the canceller thread issues the cancels
+    closing = time.perf_counter() - started
     await cancel(refs[:100], force=True)  # waits until these (queued later) were issued too
-    await async_wait_for(lambda: _cancel.stats()["issued"] >= issued + 20_100, timeout=120)
+    ready, _ = await asyncio.to_thread(
+        ray.wait, refs, num_returns=len(refs), timeout=100, fetch_local=False
+    )
+    storm = time.perf_counter() - started
     stop.set()
     await tick
+    assert len(ready) == len(refs)  # every one of them settled: cancelled
+    assert all(_cancelled(r) for r in refs[::2000])
     assert len(lags) > 10
-    lags.sort()
-    # A stalled loop shows as one lag as long as the whole storm (seconds); a loaded machine
-    # and the canceller thread's share of the GIL show as a few milliseconds.
-    assert lags[-1] < 0.25, lags[-5:]
-    assert all(_cancelled(r) for r in refs[:: 2000])
+    # Judged against the storm itself, so that a loaded machine (slower everything) does not
+    # decide: cancelling on the loop holds it for about the whole storm; issuing the cancels
+    # from the canceller thread leaves the loop a few milliseconds per tick.
+    assert closing < 0.2 * storm, (closing, storm)
+    assert max(lags) < 0.5 * storm, (sorted(lags)[-5:], storm)

@@ -53,11 +53,12 @@ async def test_a_handler_awaiting_gather_of_1000_refs_leaves_the_server_responsi
     )
     serving = asyncio.create_task(server.serve())
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=110) as client:
             deadline = time.monotonic() + 30
             while not server.started:
                 assert time.monotonic() < deadline, "server did not start"
                 await asyncio.sleep(0.05)
+            started = time.perf_counter()
             slow = asyncio.create_task(client.get("/gather"))
             await asyncio.wait_for(submitted.wait(), timeout=30)
             latencies = []
@@ -68,10 +69,13 @@ async def test_a_handler_awaiting_gather_of_1000_refs_leaves_the_server_responsi
                 assert reply.json() == {"ok": True}
                 await asyncio.sleep(0.02)
             assert (await slow).json() == {"sum": sum(range(1000))}
+            elapsed = time.perf_counter() - started
     finally:
         server.should_exit = True
         await serving
     assert len(latencies) >= 5, "the gather finished before the server could be probed"
     # Submitting 1,000 tasks inside the handler is synchronous work of its own, so pings are
-    # timed from when it is done: waiting on the refs never holds the loop.
-    assert max(latencies) < 0.5, max(latencies)
+    # timed from when it is done: waiting on the refs never holds the loop. A wait that held
+    # it would delay one ping by about the whole gather; judged against the gather's own time
+    # so that a loaded machine (where everything is slower) does not decide.
+    assert max(latencies) < 0.25 * elapsed, (sorted(latencies)[-3:], elapsed)
