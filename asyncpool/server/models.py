@@ -14,7 +14,7 @@ back unchanged: only the output text of ``response`` is read.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -146,5 +146,3 @@ class VerifyResponse(VerifyRequest):
     reasoning_format_violation_rate: float = 0.0
     difficulty: str | None = None
 
-
-Outcome = Literal["ok", "rejected", "overloaded", "error", "cancelled"]

@@ -32,13 +32,16 @@ from .models import UnitTests, VerifyRequest, VerifyResponse
 
 __all__ = [
     "LCB_IMPORTS",
+    "BadRequest",
     "VerifyJob",
     "execute",
     "extract_code",
     "output_text",
     "prepare",
     "reasoning_format_violation",
+    "request_cases",
     "respond",
+    "unit_tests_of",
 ]
 
 #: LiveCodeBench's ``import_string``: what every solution runs after.
@@ -157,6 +160,7 @@ def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
 
 
 def prepare(code: str, tests: UnitTests, timeout: float, memory_mb: int) -> VerifyJob:
+    """The job of one request: its extracted code and checked tests, with the server's limits."""
     return VerifyJob(
         code=code,
         inputs=tuple(tests.inputs),

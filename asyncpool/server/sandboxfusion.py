@@ -44,7 +44,15 @@ from .models import (
     RunStatus,
 )
 
-__all__ = ["Limits", "RunCodeJob", "execute", "prepare", "respond", "unsupported_language"]
+__all__ = [
+    "BadRequest",
+    "Limits",
+    "RunCodeJob",
+    "execute",
+    "prepare",
+    "respond",
+    "unsupported_language",
+]
 
 
 class BadRequest(ValueError):
