@@ -104,7 +104,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=4000)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--address", default=None)
+    ap.add_argument(
+        "--address", default="local",
+        help="cluster to run on (default: a new embedded one, so other clusters are not disturbed)",
+    )
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     rt = asyncpool.init(args.address, log_to_driver=False)

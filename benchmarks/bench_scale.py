@@ -1,0 +1,265 @@
+"""Scale: queued submissions, thousands of concurrent streams, and the event loop under both.
+
+Issue 11's "Must show", measured side by side in one run, each method against its baseline
+in the same round (rounds interleave the methods, rotating their order, so that machine noise
+hits them alike), reported as ratios:
+
+(a) ``N`` queued ``TaskPool.submit`` through 4 slots (``max_in_flight=4``), for N in
+    ``--queued`` (default 2k, 10k, 100k): event-loop CPU per 1k acquires (flat from 2k to
+    100k means O(1) per queued caller) and total time against the same items sent as
+    ``await fn.remote(x)`` under an ``asyncio.Semaphore(4)`` (target: <= 1.1x).
+(b) ``--streams`` (default 10,000) concurrent ``gather([ref])`` and ``as_completed([ref])``
+    streams against as many concurrent ``await ref``: peak extra OS threads (target <= 4) and
+    rate (target >= 0.9x of ``await ref``).
+(c) event-loop lag p99 (target < 50 ms) while (a) and (b) run, from a ticker started before
+    anything is submitted.
+
+    python -m benchmarks.bench_scale [--quick] [--rounds 3] [--address ADDR] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+
+import asyncpool
+from asyncpool import TaskPool, _cancel, _completion, as_completed, gather
+
+SLOTS = 4
+TICK_S = 0.005
+
+
+def noop(x: int) -> int:
+    return x
+
+
+_noop_remote = ray.remote(noop)
+
+
+@dataclass
+class _Ticker:
+    """Event-loop lag: how late a ``sleep(TICK_S)`` wakes up, sampled for the whole run."""
+
+    lags: list[float] = field(default_factory=list)
+    peak_threads: int = 0
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while not self._stop.is_set():
+            t0 = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            self.lags.append(time.perf_counter() - t0 - TICK_S)
+            self.peak_threads = max(self.peak_threads, threading.active_count())
+
+    def mark(self) -> int:
+        return len(self.lags)
+
+    def reset_peak(self) -> None:
+        self.peak_threads = threading.active_count()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+
+def _p99(values: list[float]) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+
+# --------------------------------------------------------------------------- (a) queued submits
+
+
+async def a_pool(n: int, pool: TaskPool[[int], int]) -> None:
+    results = await asyncio.gather(*(pool.submit(i) for i in range(n)))
+    assert results[-1] == n - 1
+
+
+async def a_semaphore(n: int, remote: Any) -> None:
+    sem = asyncio.Semaphore(SLOTS)
+
+    async def one(i: int) -> int:
+        async with sem:
+            return await remote.remote(i)  # type: ignore[no-any-return]
+
+    results = await asyncio.gather(*(one(i) for i in range(n)))
+    assert results[-1] == n - 1
+
+
+# --------------------------------------------------------------------------- (b) streams
+
+
+async def b_await_ref(refs: list[ray.ObjectRef[int]]) -> None:
+    async def one(ref: ray.ObjectRef[int]) -> int:
+        return await ref
+
+    await asyncio.gather(*(one(r) for r in refs))
+
+
+async def b_gather(refs: list[ray.ObjectRef[int]]) -> None:
+    await asyncio.gather(*(gather([r]) for r in refs))
+
+
+async def b_as_completed(refs: list[ray.ObjectRef[int]]) -> None:
+    async def one(ref: ray.ObjectRef[int]) -> int:
+        async with as_completed([ref]) as stream:
+            async for _, value in stream:
+                return value  # type: ignore[no-any-return]
+        raise AssertionError("empty stream")
+
+    await asyncio.gather(*(one(r) for r in refs))
+
+
+B_METHODS: dict[str, Callable[[list[ray.ObjectRef[int]]], Awaitable[None]]] = {
+    "await_ref": b_await_ref,
+    "gather([ref])": b_gather,
+    "as_completed([ref])": b_as_completed,
+}
+
+
+# --------------------------------------------------------------------------- the run
+
+
+async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any]:
+    ticker = _Ticker()
+    ticker.start()  # before anything is submitted
+    remote = _noop_remote.options(scheduling_strategy="SPREAD", max_retries=3)
+    a_rows: dict[tuple[str, int], dict[str, list[float]]] = {}
+    b_rows: dict[str, dict[str, list[float]]] = {m: {"s": [], "threads": []} for m in B_METHODS}
+    lag_marks: dict[str, list[float]] = {"a": [], "b": []}
+    async with TaskPool(noop, max_in_flight=SLOTS, name="bench_scale") as pool:
+        # Warm-up: workers started, functions exported, both paths exercised once.
+        await a_pool(min(200, queued[0]), pool)
+        await a_semaphore(min(200, queued[0]), remote)
+        for fn in B_METHODS.values():
+            await fn([remote.remote(i) for i in range(min(200, streams))])
+        for r in range(rounds):
+            for n in queued:
+                order: list[tuple[str, Callable[[int, Any], Awaitable[None]], Any]] = [
+                    ("pool", a_pool, pool), ("semaphore", a_semaphore, remote)
+                ]
+                if r % 2:
+                    order.reverse()
+                for name, fn_a, arg in order:
+                    start_mark = ticker.mark()
+                    cpu0, t0 = time.thread_time(), time.perf_counter()
+                    await fn_a(n, arg)
+                    wall, cpu = time.perf_counter() - t0, time.thread_time() - cpu0
+                    row = a_rows.setdefault((name, n), {"s": [], "cpu_per_1k": []})
+                    row["s"].append(wall)
+                    row["cpu_per_1k"].append(cpu / n * 1000)
+                    lag_marks["a"].extend(ticker.lags[start_mark:])
+            names = list(B_METHODS)
+            names = names[r % len(names) :] + names[: r % len(names)]
+            for name in names:
+                refs = [remote.remote(i) for i in range(streams)]  # submitted, then awaited
+                before = threading.active_count()
+                ticker.reset_peak()
+                start_mark = ticker.mark()
+                t0 = time.perf_counter()
+                await B_METHODS[name](refs)
+                b_rows[name]["s"].append(time.perf_counter() - t0)
+                b_rows[name]["threads"].append(
+                    max(ticker.peak_threads, threading.active_count()) - before
+                )
+                lag_marks["b"].extend(ticker.lags[start_mark:])
+    await ticker.stop()
+    helpers = [t.name for t in _completion.helper_threads() + _cancel.helper_threads()]
+    return {"helpers": helpers, "a": a_rows, "b": b_rows, "lags": ticker.lags,
+            "lag_marks": lag_marks, "queued": queued, "streams": streams}
+
+
+def report(data: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    a = data["a"]
+    for n in data["queued"]:
+        base = statistics.median(a[("semaphore", n)]["s"])
+        for name in ("pool", "semaphore"):
+            got = a[(name, n)]
+            med = statistics.median(got["s"])
+            rows.append({
+                "part": "a", "method": f"TaskPool.submit x{n}" if name == "pool"
+                else f"Semaphore(4)+await x{n}",
+                "items": n, "median_s": round(med, 3),
+                "loop_cpu_ms_per_1k": round(statistics.median(got["cpu_per_1k"]) * 1000, 2),
+                "time_vs_baseline": round(med / base, 3), "target": "<= 1.1x" if name == "pool"
+                else "baseline",
+            })
+    b = data["b"]
+    base = statistics.median(b["await_ref"]["s"])
+    for name, got in b.items():
+        med = statistics.median(got["s"])
+        rows.append({
+            "part": "b", "method": f"{name} x{data['streams']}", "items": data["streams"],
+            "median_s": round(med, 3), "per_second": round(data["streams"] / med, 1),
+            "rate_vs_await_ref": round(base / med, 3),
+            "peak_extra_threads": max(got["threads"]),
+            "target": "baseline" if name == "await_ref" else ">= 0.9x, <= 4 threads",
+        })
+    for part in ("a", "b"):
+        lags = data["lag_marks"][part]
+        rows.append({"part": "c", "method": f"loop lag during ({part})",
+                     "p99_ms": round(_p99(lags) * 1000, 2),
+                     "max_ms": round(max(lags, default=0.0) * 1000, 2),
+                     "ticks": len(lags), "target": "p99 < 50 ms"})
+    return rows
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    print(f"{'part':<5}{'method':<34}{'median s':>10}{'loop ms/1k':>12}{'ratio':>8}"
+          f"{'threads':>9}{'p99 ms':>9}{'max ms':>9}  target")
+    for row in rows:
+        ratio = row.get("time_vs_baseline", row.get("rate_vs_await_ref", ""))
+        print(f"{row['part']:<5}{row['method']:<34}{row.get('median_s', ''):>10}"
+              f"{row.get('loop_cpu_ms_per_1k', ''):>12}{ratio:>8}"
+              f"{row.get('peak_extra_threads', ''):>9}{row.get('p99_ms', ''):>9}"
+              f"{row.get('max_ms', ''):>9}  {row['target']}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    ap.add_argument("--queued", type=int, nargs="+", default=None)
+    ap.add_argument("--streams", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument(
+        "--address", default="local",
+        help="cluster to run on (default: a new embedded one, so other clusters are not disturbed)",
+    )
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    queued = args.queued or ([200, 1000, 2000] if args.quick else [2000, 10_000, 100_000])
+    streams = args.streams or (500 if args.quick else 10_000)
+    rounds = args.rounds or (1 if args.quick else 3)
+    rt = asyncpool.init(args.address, log_to_driver=False)
+    try:
+        data = asyncpool.run(measure, queued, streams, rounds)
+    finally:
+        rt.shutdown()
+    rows = report(data)
+    _print(rows)
+    print(f"asyncpool helper threads alive at the end: {len(data['helpers'])} {data['helpers']}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"ray_version": ray.__version__, "rounds": rounds, "rows": rows,
+                       "helper_threads": data["helpers"]}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
