@@ -879,7 +879,11 @@ class _Server:
         serve_fd = judge_fd = -1
         self.pin_cpu = None
         if req.judged:
-            a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            except BaseException:
+                self._give_back(leased, scratch)
+                raise
             serve_fd, judge_fd = a.detach(), b.detach()
             self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
             self.cpu_turn += 1
