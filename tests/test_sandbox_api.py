@@ -80,6 +80,17 @@ def test_plain_data_of_every_builtin_type_crosses_exactly(value: str, expected: 
     assert run_tests(solution, tests).status == "passed"
 
 
+def test_large_values_cross_intact_both_ways() -> None:
+    solution = "def echo(x):\n    return [x, x[::-1]]\n"
+    tests = _d("""
+        big = "ab" * 3_000_000 + "\u00e9"
+        assert echo(big) == [big, big[::-1]]
+        many = list(range(20_000))
+        assert echo(many) == [many, many[::-1]]
+    """)
+    assert run_tests(solution, tests, timeout=30).status == "passed"
+
+
 def test_solution_exceptions_are_raised_as_builtin_types_in_the_tests() -> None:
     solution = _d("""
         def f(x):
