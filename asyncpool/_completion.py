@@ -86,7 +86,9 @@ class Subscription:
         self._refs = refs
         self._deliver: Deliver | None = deliver
         self._loop = loop
-        self._everything = everything
+        #: True also once nothing is left to stream (or nothing was ever subscribed), so that
+        #: the core's count of streaming subscribers stays exact.
+        self._everything = everything or not refs
         #: ref -> positions still waited for (a ref given twice has two positions).
         self._positions: dict[ObjectRef[Any], list[int]] = {}
         for position, ref in enumerate(refs):

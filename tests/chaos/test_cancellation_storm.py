@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 
 import anyio
 import pytest
+import ray
 
-from asyncpool import ActorPool, TaskPool
+from asyncpool import ActorPool, TaskPool, _completion, as_completed, gather, resolve
 from tests.chaos._util import live_actors, live_tasks, report, settle
 from tests.conftest import SessionCluster, async_wait_for
 
@@ -131,3 +133,55 @@ async def test_maps_abandoned_at_random_points_cancel_their_tasks(
         await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
         await settle(lambda: live_tasks("asyncpool_nap"), timeout=60)
         assert await pool.submit(0.0) == 0.0
+
+
+@ray.remote(num_cpus=0.25)  # 24 at once on the session cluster; the rest wait in Ray's queue
+def asyncpool_storm_nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.asyncio(loop_factories=["uvloop"])
+async def test_a_cancellation_storm_on_gather_as_completed_and_resolve_leaves_nothing_running(
+    ray_cluster: SessionCluster,
+) -> None:
+    """1,000 consumers of the ref layer itself, cancelled at random: every Ray task they were
+    waiting for is cancelled, no helper thread per consumer, and the core still serves."""
+    rng = random.Random(5)
+    # Workers up (and the shared completion thread started) before the storm.
+    await gather([asyncpool_storm_nap.remote(0.0) for _ in range(24)])
+    before = threading.active_count()
+    peak = [before]
+    sampling = asyncio.Event()
+
+    async def sample() -> None:
+        while not sampling.is_set():
+            peak[0] = max(peak[0], threading.active_count())
+            await asyncio.sleep(0.005)
+
+    async def call(seconds: float) -> float:
+        ref = asyncpool_storm_nap.remote(seconds)
+        kind = rng.randrange(3)
+        if kind == 0:
+            return (await gather([ref]))[0]  # type: ignore[no-any-return]
+        if kind == 1:
+            async with as_completed([ref]) as stream:
+                async for _, value in stream:
+                    return value  # type: ignore[no-any-return]
+            raise AssertionError("as_completed ended without the value")
+        return await resolve(ref)  # type: ignore[no-any-return]
+
+    sampler = asyncio.create_task(sample())
+    outcome = await _storm(call, rng)
+    sampling.set()
+    await sampler
+    assert outcome["done"] > 0
+    assert outcome["cancelled"] + outcome["scope_expired"] > 0
+    # The completion core and the canceller: never a thread per stream.
+    assert peak[0] - before <= 1, (before, peak[0])
+    leaked = await settle(lambda: live_tasks("asyncpool_storm_nap"), timeout=90)
+    assert await gather([asyncpool_storm_nap.remote(0.0)]) == [0.0]  # still serving
+    assert len(_completion.helper_threads()) == 1
+    report("cancellation storm / refs", items_in=CONSUMERS, items_out=outcome["done"],
+           cancelled=outcome["cancelled"] + outcome["scope_expired"], leaked_tasks=0,
+           peak_extra_threads=peak[0] - before, settle_s=round(leaked, 2))
