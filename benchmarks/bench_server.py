@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_server [--requests 2000] [--concurrency 256] [--address ADDR]
                                       [--url http://127.0.0.1:8000] [--json PATH]
+                                      [--compare-bench]
 
 Starts its own ``asyncpool serve`` on a free 127.0.0.1 port (on ``--address``, or the server's
 own embedded cluster), unless ``--url`` names a running one. Sends ``--requests`` programs (the
@@ -9,6 +10,10 @@ HumanEval canonical solutions and broken variants, half expected to pass), ``--c
 at a time, while a separate process polls ``/health`` every 50 ms. Reports requests/min, client
 latency p50/p99, ``/health`` p50/p99/max under load, non-200 answers and wrong verdicts. Bounded:
 it gives up after ``--deadline`` seconds, and stops the server it started by its pid.
+
+``--compare-bench`` then runs ``asyncpool bench --workload humaneval --quick`` on the same
+cluster (``--address``, else its own embedded one) and reports the server's requests/min as a
+ratio of the bench's ``asyncpool`` row: what HTTP, JSON and admission cost end to end.
 """
 
 from __future__ import annotations
@@ -154,6 +159,19 @@ async def _load(url: str, n: int, concurrency: int, deadline: float) -> dict[str
     }
 
 
+def _bench_humaneval_rate(address: str | None) -> float:
+    """``asyncpool bench --workload humaneval --quick``'s ``asyncpool`` rate, per minute."""
+    with tempfile.TemporaryDirectory(prefix="bench-humaneval-") as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [sys.executable, "-m", "asyncpool", "bench", "--workload", "humaneval", "--quick",
+               "--no-progress", "--json", str(out)]  # fmt: skip
+        if address:
+            cmd += ["--address", address]
+        subprocess.run(cmd, check=True, timeout=1800)
+        rows = json.loads(out.read_text())["rows"]
+    return float(next(r["per_minute"] for r in rows if r["method"] == "asyncpool"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--requests", type=int, default=2000)
@@ -162,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", default=None, help="a running server instead of starting one")
     p.add_argument("--deadline", type=float, default=900.0, help="give up after this many s")
     p.add_argument("--json", default=None, metavar="PATH")
+    p.add_argument("--compare-bench", action="store_true",
+                   help="also run asyncpool bench humaneval and report the ratio")  # fmt: skip
     args = p.parse_args(argv)
     if args.requests < 1 or args.concurrency < 1:
         p.error("--requests and --concurrency must be >= 1")
@@ -193,6 +213,12 @@ def main(argv: list[str] | None = None) -> int:
         f"5xx {report['server_errors_5xx']}, wrong verdicts {report['wrong_verdicts']}; "
         f"load average {report['load_average'][0]:.1f}"
     )
+    if args.compare_bench:
+        bench = _bench_humaneval_rate(args.address)
+        report["bench_asyncpool_per_minute"] = bench
+        report["ratio_to_bench"] = round(report["requests_per_minute"] / bench, 3)
+        print(f"asyncpool bench humaneval (asyncpool row): {bench:.0f}/min; the server reaches "
+              f"{report['ratio_to_bench']:.2f}x of it")  # fmt: skip
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0 if report["server_errors_5xx"] == 0 and report["wrong_verdicts"] == 0 else 1

@@ -149,3 +149,29 @@ def test_sandboxed_programs_run_below_the_servers_cpu_priority(
     got = run_code(small_server, code="import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))")
     assert got["status"] == "Success", got
     assert int(got["run_result"]["stdout"]) > server_nice
+
+
+def test_two_servers_share_one_cluster_and_both_verify(
+    small_server: ServeProcess, ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    """Several ``asyncpool serve`` processes (behind a load balancer) on one Ray cluster."""
+    other = start_serve(["--address", ray_cluster.address], tmp_path)
+    try:
+
+        async def both() -> list[httpx.Response]:
+            async with httpx.AsyncClient(timeout=120) as client:
+                return list(await asyncio.gather(*(
+                    client.post(srv.url + "/run_code",
+                                json={"code": f"print({i} * 2)", "language": "python"})
+                    # two each: the small server admits two at once
+                    for i, srv in enumerate([small_server, other] * 2)
+                )))  # fmt: skip
+
+        answers = asyncio.run(both())
+        assert [a.json()["run_result"]["stdout"] for a in answers] == [
+            f"{i * 2}\n" for i in range(4)
+        ]
+        # Stopping one leaves the cluster to the other.
+    finally:
+        stop(other.proc)
+    assert run_code(small_server, code="print('still here')")["status"] == "Success"
