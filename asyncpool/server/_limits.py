@@ -34,7 +34,7 @@ class BodyLimit:
         app: ASGIApp,
         *,
         max_bytes: int,
-        on_reject: Callable[[], None],
+        on_reject: Callable[[str], None],
         drain_bytes: int = 8 * 1024 * 1024,
     ) -> None:
         self.app = app
@@ -48,12 +48,12 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared == -1:
-            await self._refuse(send, 400, "invalid Content-Length header")
+            await self._refuse(scope, send, 400, "invalid Content-Length header")
             return
         if declared is not None and declared > self.max_bytes:
             if declared <= self.drain_bytes:
                 await _drain(receive, self.drain_bytes)
-            await self._refuse(send, 413, self._too_large(declared))
+            await self._refuse(scope, send, 413, self._too_large(declared))
             return
         chunks: list[bytes] = []
         size = 0
@@ -66,7 +66,7 @@ class BodyLimit:
             if size > self.max_bytes:
                 if message.get("more_body", False):
                     await _drain(receive, self.drain_bytes - size)
-                await self._refuse(send, 413, self._too_large(None))
+                await self._refuse(scope, send, 413, self._too_large(None))
                 return
             chunks.append(body)
             if not message.get("more_body", False):
@@ -87,8 +87,8 @@ class BodyLimit:
         size = f" of {declared} bytes" if declared is not None else ""
         return f"request body{size} is over the limit of {self.max_bytes} bytes"
 
-    async def _refuse(self, send: Send, status: int, message: str) -> None:
-        self.on_reject()
+    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
+        self.on_reject(str(scope.get("path", "")))
         body = json.dumps({"detail": message, "message": message}).encode()
         await send(
             {

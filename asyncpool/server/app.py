@@ -301,8 +301,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """NeMo-Gym's liveness probe."""
         return {"status": "ok"}
 
-    def on_reject() -> None:
-        metrics.requests.labels("(body too large)", "rejected").inc()
+    def on_reject(path: str) -> None:
+        metrics.requests.labels(path, "rejected").inc()
 
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, on_reject=on_reject)
     return app
