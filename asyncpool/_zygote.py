@@ -695,7 +695,7 @@ class _Job:
 
 
 class _Server:
-    def __init__(self, ctl_fd: int) -> None:
+    def __init__(self, ctl_fd: int, namespaces: bool = True) -> None:
         self.pid = os.getpid()
         self.ctl = socket.socket(fileno=ctl_fd)
         self.ctl.setblocking(False)
@@ -707,10 +707,12 @@ class _Server:
             self._check_uid_map()
             self.uids = _Uids()
             try:
-                _NS.isolate_server(tmp_size_mb=TMP_SIZE_MB)
-                self.isolated = True
+                if namespaces:
+                    _NS.isolate_server(tmp_size_mb=TMP_SIZE_MB)
+                    self.isolated = True
             except OSError as exc:  # e.g. no CAP_SYS_ADMIN: no namespaces (documented)
                 sys.stderr.write(f"asyncpool sandbox: no namespace isolation: {exc}\n")
+            if not self.isolated:
                 _anchor_import_path()
         self.jobs: dict[int, _Job] = {}  # child pid (program or judge) -> job
         self.by_reply: dict[int, _Job] = {}  # reply fd -> job
@@ -1262,7 +1264,7 @@ def main(argv: list[str]) -> None:
     _JUDGE = _load_sibling("_judge")
     _NS = _load_sibling("_sandbox_ns")
     _SECCOMP = _load_sibling("_sandbox_seccomp")
-    server = _Server(int(argv[1]))
+    server = _Server(int(argv[1]), namespaces="--no-namespaces" not in argv[2:])
     gc.collect()
     gc.freeze()  # keep the preloaded heap out of the children's collections: fewer COW copies
     server.serve()

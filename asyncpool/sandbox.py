@@ -144,17 +144,23 @@ program does reaches the caller; if the server dies it is restarted transparentl
 
 When the caller is not root
 ---------------------------
-No namespaces (they need ``CAP_SYS_ADMIN``; the same when root lacks it, e.g. a default Docker
-container: the server logs it and goes on) and no uid change: the program runs under the
+No namespaces (they need ``CAP_SYS_ADMIN``) and no uid change: the program runs under the
 caller's uid. It can then read whatever that uid can read (datasets with expected outputs
 included), use the network, see every process in ``/proc``, leave files in ``/tmp`` for a later
 run, signal the caller's processes (``os.kill(-1, 9)`` kills the caller) and outlive its run
 when it escapes its process group. ``RLIMIT_NPROC`` is then the uid's current task count plus
 :data:`MAX_PROCESSES`. What still holds: ``run_tests``'s judge is a separate, non-dumpable
 process (the solution can kill it - no verdict, so "failed" - but cannot ptrace it, read its
-memory or reach its verdict pipe), plain data only across, and ``run_stdio``'s comparison in
-the caller; own-time deadlines and limits. Unprivileged user namespaces could give the
-namespaces back but not a second uid (they map one), so they are not used.
+memory or reach its verdict pipe), plain data only across, ``run_stdio``'s comparison in the
+caller, the seccomp filter, own-time deadlines and limits. Unprivileged user namespaces could
+give the namespaces back but not a second uid (they map one), so they are not used.
+
+Root without namespaces (``CAP_SYS_ADMIN`` missing, e.g. a default Docker container: the
+server logs it and goes on; or ``ASYNCPOOL_SANDBOX_NAMESPACES=0`` in the caller's environment,
+for hosts where they must not be used): the uid separation, the limits, the seccomp filter
+and the judge hold; what the namespaces give (no network, a private ``/tmp`` and
+``/dev/shm``, nothing of the machine's files but system directories, ``/proc`` showing only
+the program's own processes) does not.
 
 What does NOT hold, even as root - it is not a VM
 --------------------------------------------------
@@ -347,9 +353,12 @@ class _Zygote:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-S", "-s", "-B", _ZYGOTE_PATH, str(theirs.fileno())]
+        if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
+            argv.append("--no-namespaces")  # see "When the caller is not root"
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-s", "-B", _ZYGOTE_PATH, str(theirs.fileno())],
+                argv,
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

@@ -6,8 +6,11 @@ from __future__ import annotations
 import ast
 import os
 import socket
+import subprocess
+import sys
 import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +162,30 @@ def test_seccomp_denies_ptrace_namespaces_io_uring_but_not_threads_fork_or_subpr
     lines = out.splitlines()
     assert lines[:4] == [f"{name} -1 1" for name in ("ptrace", "unshare", "io_uring_setup", "bpf")]
     assert lines[4] == "[1] 7 b'5\\n'"
+
+
+def test_without_namespaces_the_judge_uids_and_limits_still_hold() -> None:
+    # ASYNCPOOL_SANDBOX_NAMESPACES=0 takes the path of a host that refuses namespaces: a
+    # separate caller process, so that this one's fork server is not the one tested.
+    script = textwrap.dedent("""
+        import os, sys
+        os.environ["ASYNCPOOL_SANDBOX_NAMESPACES"] = "0"
+        sys.path.insert(0, sys.argv[1])
+        from asyncpool import sandbox
+        print(sandbox.run_tests("def f(x):\\n    return x + 1\\n", "assert f(1) == 2\\n").status)
+        print(sandbox.run_tests("import os\\nos._exit(0)\\n", "assert f(1) == 2\\n").status)
+        print(sandbox.run_stdio("print(int(input()) * 2)", [("21", "42")]).status)
+        code = "import os\\nopen('o', 'w').write(str(os.getuid() != 0))\\nimport numpy\\n"
+        result = sandbox.run_program(code, fetch_files=["o"])
+        print(result.status, result.files, sandbox._isolated())
+    """)
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", script, root], capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.splitlines() == [
+        "passed",
+        "failed",
+        "passed",
+        "passed {'o': b'True'} False",
+    ], out.stderr
