@@ -83,11 +83,6 @@ def _split(
 # --------------------------------------------------------------------------- cancellation
 
 
-def _cancel_now(refs: Iterable[Ref | ObjectRefGenerator], *, force: bool) -> None:
-    """Deprecated alias of :func:`asyncpool._cancel.request`, kept while callers switch."""
-    _cancel.request(refs, force=force)
-
-
 async def cancel(
     refs: Ref | ObjectRefGenerator | Sequence[Ref] | Mapping[Any, Ref],
     *,

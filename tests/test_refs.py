@@ -17,7 +17,8 @@ from tests.conftest import SessionCluster, async_wait_for
 
 
 @ray.remote(num_cpus=0)
-def sleepy(value: object, seconds: float = 0.0) -> object:
+def sleepy(value: object, seconds: float = 0.0, after: object = None) -> object:
+    """``value`` after ``seconds``; ``after`` (a ref) makes it start only once that one is done."""
     time.sleep(seconds)
     return value
 
@@ -75,8 +76,11 @@ async def test_gather_same_ref_twice_gives_the_value_twice(ray_cluster: SessionC
 
 @pytest.mark.asyncio
 async def test_as_completed_yields_in_completion_order(ray_cluster: SessionCluster) -> None:
-    # num_cpus=0 tasks all start at once, so completion order is the order of their sleeps.
-    refs = [sleepy.remote(i, s) for i, s in enumerate([1.2, 0.1, 0.6])]
+    # Chained through their arguments, so the completion order is 1, 2, 0 however loaded
+    # the machine is (no reliance on when each worker happens to start).
+    first = sleepy.remote(1, 0.1)
+    second = sleepy.remote(2, 0.1, first)
+    refs = [sleepy.remote(0, 0.1, second), first, second]
     async with as_completed(refs) as stream:
         keys = [key async for key, _ in stream]
     assert keys == [1, 2, 0]
