@@ -13,8 +13,13 @@ per ref on Ray 2.60, while a batched ``ray.wait`` costs about 1 us per pending r
 the batched fetch about 28 us per ready ref in all. So the cost is in the scans, and the core
 bounds it: the time between two scans (the *slice*) grows with the number of pending refs
 (``_FLOOR_S`` for a pool's small in-flight set, ``_PER_REF_S`` more per pending ref), so that
-scans take a bounded share of one core whatever the scale. A new subscription is picked up
-within about one slice; when nothing is pending the thread sleeps on a condition (no polling).
+scans take a bounded share of one core whatever the scale. When nothing finished for a few
+slices and nothing new was subscribed (a pool's tasks all running long), the blocking wait
+stretches up to ``_IDLE_MAX_S`` (a finish still ends it at once: ``ray.wait`` is event-driven);
+so a new subscription is picked up within one slice while results flow and within
+``_IDLE_MAX_S`` otherwise, and a small idle in-flight set costs well under 1% of a core instead
+of a ``ray.wait`` every floor slice. When nothing is pending the thread sleeps on a condition
+(no polling).
 
 If Ray is shut down (or ``ray.wait`` fails) under it, every pending subscriber receives an
 :class:`~asyncpool.errors.AsyncPoolError` for each position it was still waiting for, and the
@@ -52,6 +57,8 @@ _FLOOR_S = 0.0015
 #: The slice grows by this much per pending ref: a scan costs ~1 us per pending ref, so scans
 #: take at most ~10-20% of one core (two scans per slice at most) however many refs are pending.
 _PER_REF_S = 1e-5
+#: The longest blocking wait once nothing finished and nothing new came for a few slices.
+_IDLE_MAX_S = 0.01
 #: Ready refs fetched with one ``ray.get`` at most (bounds the memory of one batch in flight).
 _FETCH_CHUNK = 4096
 
@@ -183,6 +190,7 @@ class _Core:
         self._watch: dict[ObjectRef[Any], list[Subscription]] = {}
         self._streaming = 0  # open subscriptions that want early batches
         self._thread: threading.Thread | None = None
+        self._added = False  # a subscription came since the thread last looked
         self._generation = 0  # bumped when the thread resets after a failure
 
     # -- subscriber side (any thread, under the lock)
@@ -197,6 +205,7 @@ class _Core:
                     subs.append(sub)
             if not sub._everything:
                 self._streaming += 1
+            self._added = True
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, args=(self._generation,), name="asyncpool-completions",
@@ -223,6 +232,7 @@ class _Core:
 
     def _run(self, generation: int) -> None:
         flowing = False
+        idle = 0  # scans in a row that found nothing, with nothing new subscribed
         while True:
             with self.lock:
                 while not self._watch:
@@ -230,8 +240,12 @@ class _Core:
                     self._wake.wait()
                 refs = list(self._watch)
                 streaming = self._streaming > 0
+                added, self._added = self._added, False
             n = len(refs)
             slice_s = max(_FLOOR_S, n * _PER_REF_S)
+            if added or flowing:
+                idle = 0
+            wait_s = max(slice_s, min(_IDLE_MAX_S, _FLOOR_S * 2**idle))
             failure: Exception | None = None
             # Under Ray's init/shutdown lock, including where this thread may drop the last
             # reference to a ref (a subscriber closed meanwhile).
@@ -243,22 +257,19 @@ class _Core:
                     if streaming and not flowing:
                         # Block until one is ready (event-driven inside Ray) for at most a
                         # slice, so that new subscriptions are picked up; then take all ready.
-                        ready, _ = ray.wait(
-                            refs, num_returns=1, timeout=slice_s, fetch_local=True
-                        )
+                        ready, _ = ray.wait(refs, num_returns=1, timeout=wait_s, fetch_local=True)
                         if ready and n > 1:
                             ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=True)
                     else:
                         # Results are flowing (or only gathers wait): one scan per slice
                         # collects a batch, and returns early once everything is ready.
-                        ready, _ = ray.wait(
-                            refs, num_returns=n, timeout=slice_s, fetch_local=True
-                        )
+                        ready, _ = ray.wait(refs, num_returns=n, timeout=wait_s, fetch_local=True)
                 except Exception as exc:
                     failure = exc
                     ready = []
                 del refs
                 flowing = bool(ready)
+                idle = 0 if flowing else min(idle + 1, 8)
                 for start in range(0, len(ready), _FETCH_CHUNK):
                     self._hand_over(ready[start : start + _FETCH_CHUNK])
                 del ready
