@@ -186,8 +186,9 @@ class _Core:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._wake = threading.Condition(self.lock)
-        #: ref -> the subscriptions waiting for it.
-        self._watch: dict[ObjectRef[Any], list[Subscription]] = {}
+        #: ref -> the subscriptions waiting for it (a dict: O(1) removal when one of many
+        #: waiters on a shared ref closes).
+        self._watch: dict[ObjectRef[Any], dict[Subscription, None]] = {}
         self._streaming = 0  # open subscriptions that want early batches
         self._thread: threading.Thread | None = None
         self._added = False  # a subscription came since the thread last looked
@@ -200,9 +201,9 @@ class _Core:
             for ref in sub._positions:
                 subs = self._watch.get(ref)
                 if subs is None:
-                    self._watch[ref] = [sub]
+                    self._watch[ref] = {sub: None}
                 else:
-                    subs.append(sub)
+                    subs[sub] = None
             if not sub._everything:
                 self._streaming += 1
             self._added = True
@@ -221,8 +222,7 @@ class _Core:
             subs = self._watch.get(ref)
             if subs is None:
                 continue
-            with contextlib.suppress(ValueError):
-                subs.remove(sub)
+            subs.pop(sub, None)
             if not subs:
                 del self._watch[ref]
         if not sub._everything:
