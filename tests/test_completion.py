@@ -251,3 +251,22 @@ async def test_the_waiter_sleeps_when_nothing_is_pending(ray_cluster: SessionClu
     cpu = time.clock_gettime(time.pthread_getcpuclockid(ident))
     await asyncio.sleep(0.5)
     assert time.clock_gettime(time.pthread_getcpuclockid(ident)) - cpu < 0.01
+
+
+@pytest.mark.asyncio
+async def test_waiters_of_one_shared_ref_can_leave_while_the_others_stay(
+    ray_cluster: SessionCluster,
+) -> None:
+    shared = sleepy.remote("v", 0.5)
+    collectors = [_Collector() for _ in range(4000)]
+    subs = []
+    for got in collectors:
+        got.expect = 1
+        subs.append(subscribe([shared], got))
+    for sub in subs[::2]:
+        assert sub.close() == [0]  # still pending when it left
+    await asyncio.wait_for(
+        asyncio.gather(*(c.done.wait() for c in collectors[1::2])), timeout=30
+    )
+    assert all(c.items == {0: ("v", False)} for c in collectors[1::2])
+    assert all(not c.items for c in collectors[::2])

@@ -367,3 +367,18 @@ async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
     # from the canceller thread leaves the loop a few milliseconds per tick.
     assert closing < 0.2 * storm, (closing, storm)
     assert max(lags) < 0.5 * storm, (sorted(lags)[-5:], storm)
+
+
+@pytest.mark.asyncio
+async def test_fail_after_around_resolve_behaves_like_its_timeout(
+    ray_cluster: SessionCluster,
+) -> None:
+    ref = sleepy.remote(None, 30)
+
+    async def wait() -> None:
+        with anyio.fail_after(0.3):
+            await resolve(ref)
+
+    with pytest.raises(TimeoutError):
+        await wait()
+    await async_wait_for(lambda: _cancelled(ref), timeout=10)
