@@ -73,16 +73,17 @@ async def test_slow_batches_under_a_timeout_count_each_item_from_its_own_start(
 async def test_a_sync_actor_method_past_its_timeout_fails_at_the_deadline_and_the_actor_goes(
     ray_cluster: SessionCluster,
 ) -> None:
-    async with ActorPool(Sleeper, size=1, max_concurrency=2, timeout=3.0, num_cpus=0) as pool:
+    async with ActorPool(Sleeper, size=1, max_concurrency=2, timeout=5.0, num_cpus=0) as pool:
         (old_pid,) = await pool.broadcast("pid")
         started = time.monotonic()
         hung = asyncio.create_task(pool.call("block", 60.0))
         await asyncio.sleep(1.5)
-        # Sent later, still running on the same actor when the first one's deadline comes.
+        # Sent later, still running on the same actor when the first one's deadline comes,
+        # and 3.5 s from its own (Ray may take a while to report the death on a busy machine).
         neighbour = asyncio.create_task(pool.call("block", 60.0))
         with pytest.raises(TaskTimeoutError):
             await hung
-        assert time.monotonic() - started < 6.0
+        assert time.monotonic() - started < 8.0
         # The other call on the killed actor fails as on any dead actor (retries=0).
         with pytest.raises(WorkerFailedError):
             await neighbour
