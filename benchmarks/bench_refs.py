@@ -27,7 +27,7 @@ def _noop(i: int) -> int:
     return i
 
 
-def _submit(n: int) -> list[ray.ObjectRef]:
+def _submit(n: int) -> list[ray.ObjectRef[int]]:
     return [_noop.remote(i) for i in range(n)]
 
 
@@ -55,7 +55,8 @@ async def m_executor(n: int, limit: int = 512) -> None:
 
     async def one(i: int) -> int:
         async with sem:
-            return await loop.run_in_executor(None, ray.get, _noop.remote(i))  # type: ignore[no-any-return]
+            value: int = await loop.run_in_executor(None, ray.get, _noop.remote(i))
+            return value
 
     await asyncio.gather(*(one(i) for i in range(n)))
 
