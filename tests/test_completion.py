@@ -211,6 +211,11 @@ _SHUTDOWN_SCRIPT = textwrap.dedent(
         assert is_error, got
         assert isinstance(error, AsyncPoolError), got
         assert "shut down" in str(error), error
+        # Neither helper thread reconnects Ray behind the user's back.
+        from asyncpool import _cancel
+        _cancel.request([ref], force=True)
+        await asyncio.sleep(1.0)
+        assert not ray.is_initialized()
         # The core reset: a new session is served again.
         ray.init(address=ADDRESS, log_to_driver=False)
         again = []
@@ -226,7 +231,7 @@ _SHUTDOWN_SCRIPT = textwrap.dedent(
 )
 
 
-def test_ray_shut_down_under_the_core_fails_pending_subscribers_clearly(
+def test_ray_shut_down_under_the_core_fails_pending_subscribers_clearly_and_is_not_restarted(
     ray_cluster: SessionCluster,
 ) -> None:
     script = _SHUTDOWN_SCRIPT.replace("ADDRESS", repr(ray_cluster.address))
