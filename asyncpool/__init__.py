@@ -1,8 +1,6 @@
 """asyncpool: async-first actor pools, verification pools and worker groups on Ray."""
 
 from .actors import ActorPool as ActorPool
-from .cluster import LayoutGroup as LayoutGroup
-from .cluster import LayoutWorker as LayoutWorker
 from .cluster import VirtualCluster as VirtualCluster
 from .errors import AsyncPoolError as AsyncPoolError
 from .errors import ClusterStateError as ClusterStateError
@@ -37,7 +35,6 @@ from .sandbox import SandboxResult as SandboxResult
 from .sandbox import SandboxStatus as SandboxStatus
 from .sandbox import run_python as run_python
 from .sandbox import run_python_async as run_python_async
-from .sandbox import run_python_bare as run_python_bare
 from .sharding import shard as shard
 from .sharding import unshard as unshard
 from .stats import PoolStats as PoolStats
@@ -53,8 +50,6 @@ __all__ = [
     "Backoff",
     "ClusterStateError",
     "Dispatch",
-    "LayoutGroup",
-    "LayoutWorker",
     "NodeInfo",
     "PlacementTimeoutError",
     "PoolClosedError",
@@ -88,7 +83,6 @@ __all__ = [
     "run",
     "run_python",
     "run_python_async",
-    "run_python_bare",
     "shard",
     "topology",
     "unshard",

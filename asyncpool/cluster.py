@@ -79,11 +79,6 @@ class _LayoutGroup(Protocol):
     def metadata(self) -> Sequence[_LayoutWorker | Mapping[str, Any]]: ...
 
 
-# Kept importable until the package stops re-exporting them; not part of the contract.
-LayoutGroup = _LayoutGroup
-LayoutWorker = _LayoutWorker
-
-
 @dataclass(frozen=True)
 class _Placement:
     """Where the bundles of one virtual node's group landed (filled in when opened)."""
