@@ -12,7 +12,6 @@ from .errors import SandboxError as SandboxError
 from .errors import TaskTimeoutError as TaskTimeoutError
 from .errors import WorkerFailedError as WorkerFailedError
 from .errors import WorkerGroupStateError as WorkerGroupStateError
-from .placement import WORKER_LABEL as WORKER_LABEL
 from .placement import Backoff as Backoff
 from .placement import NodeInfo as NodeInfo
 from .placement import ReplicaSpec as ReplicaSpec
@@ -22,7 +21,6 @@ from .placement import free_port as free_port
 from .placement import plan_replica as plan_replica
 from .placement import reap as reap
 from .placement import topology as topology
-from .refs import AsCompleted as AsCompleted
 from .refs import as_completed as as_completed
 from .refs import cancel as cancel
 from .refs import gather as gather
@@ -32,20 +30,19 @@ from .runtime import connect as connect
 from .runtime import init as init
 from .runtime import run as run
 from .sandbox import SandboxResult as SandboxResult
-from .sandbox import SandboxStatus as SandboxStatus
+from .sandbox import StdioResult as StdioResult
 from .sandbox import run_python as run_python
-from .sandbox import run_python_async as run_python_async
+from .sandbox import run_stdio as run_stdio
+from .sandbox import run_tests as run_tests
 from .sharding import shard as shard
 from .sharding import unshard as unshard
 from .stats import PoolStats as PoolStats
 from .tasks import TaskPool as TaskPool
 from .workers import Dispatch as Dispatch
 from .workers import WorkerGroup as WorkerGroup
-from .workers import WorkerMetadata as WorkerMetadata
 
 __all__ = [
     "ActorPool",
-    "AsCompleted",
     "AsyncPoolError",
     "Backoff",
     "ClusterStateError",
@@ -60,15 +57,13 @@ __all__ = [
     "Runtime",
     "SandboxError",
     "SandboxResult",
-    "SandboxStatus",
+    "StdioResult",
     "TaskPool",
     "TaskTimeoutError",
     "VirtualCluster",
-    "WORKER_LABEL",
     "WorkerFailedError",
     "WorkerGroup",
     "WorkerGroupStateError",
-    "WorkerMetadata",
     "allocate",
     "as_completed",
     "bundle_node_ip",
@@ -82,7 +77,8 @@ __all__ = [
     "resolve",
     "run",
     "run_python",
-    "run_python_async",
+    "run_stdio",
+    "run_tests",
     "shard",
     "topology",
     "unshard",
