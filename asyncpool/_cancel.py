@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
-import os
 import threading
 import time
 from collections import OrderedDict, deque
@@ -36,6 +35,7 @@ import ray
 from ray import ObjectRef, ObjectRefGenerator
 
 from ._completion import ray_session
+from ._per_process import PerProcess
 
 __all__ = ["cancel", "request", "stats"]
 
@@ -278,28 +278,11 @@ class _Canceller:
                 _cancel_one(entry.ref, entry.force)
 
 
-_the_canceller: _Canceller | None = None
-_lock = threading.Lock()
+_CANCELLER: PerProcess[_Canceller] = PerProcess(_Canceller)
 
 
 def _canceller() -> _Canceller:
-    global _the_canceller
-    canceller = _the_canceller
-    if canceller is None:
-        with _lock:
-            if _the_canceller is None:
-                _the_canceller = _Canceller()
-            canceller = _the_canceller
-    return canceller
-
-
-def _reset_after_fork() -> None:
-    global _the_canceller, _lock
-    _the_canceller = None
-    _lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_reset_after_fork)
+    return _CANCELLER.get()
 
 
 def request(refs: Iterable[Cancellable], *, force: bool) -> None:
@@ -342,6 +325,6 @@ def stats() -> dict[str, int]:
 
 def helper_threads() -> list[threading.Thread]:
     """The canceller's live thread, if any (for tests and benchmarks that count threads)."""
-    canceller = _the_canceller
+    canceller = _CANCELLER.peek()
     thread = canceller._thread if canceller is not None else None
     return [thread] if thread is not None and thread.is_alive() else []

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -44,6 +43,7 @@ import ray
 import ray._private.worker as _ray_worker
 from ray import ObjectRef
 
+from ._per_process import PerProcess
 from .errors import AsyncPoolError
 
 __all__ = ["Item", "Subscription", "subscribe"]
@@ -361,28 +361,11 @@ def _deliver_batches(subs: list[Subscription]) -> None:
                 )
 
 
-_the_core: _Core | None = None
-_core_lock = threading.Lock()
+_CORE: PerProcess[_Core] = PerProcess(_Core)
 
 
 def _core() -> _Core:
-    global _the_core
-    core = _the_core
-    if core is None:
-        with _core_lock:
-            if _the_core is None:
-                _the_core = _Core()
-            core = _the_core
-    return core
-
-
-def _reset_after_fork() -> None:
-    global _the_core, _core_lock
-    _the_core = None
-    _core_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_reset_after_fork)
+    return _CORE.get()
 
 
 def subscribe(
@@ -415,6 +398,6 @@ def subscribe(
 
 def helper_threads() -> list[threading.Thread]:
     """The completion core's live threads (for tests and benchmarks that count threads)."""
-    core = _the_core
+    core = _CORE.peek()
     thread = core._thread if core is not None else None
     return [thread] if thread is not None and thread.is_alive() else []

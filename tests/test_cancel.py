@@ -131,7 +131,7 @@ def test_a_forked_child_starts_with_a_fresh_canceller(ray_cluster: SessionCluste
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        os.write(write, b"fresh" if _cancel._the_canceller is None else b"stale")
+        os.write(write, b"fresh" if _cancel._CANCELLER.peek() is None else b"stale")
         os._exit(0)
     os.close(write)
     answer = os.read(read, 16)

@@ -178,7 +178,7 @@ def test_a_forked_child_starts_with_a_fresh_core(ray_cluster: SessionCluster) ->
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
-        os.write(write, b"fresh" if _completion._the_core is None else b"stale")
+        os.write(write, b"fresh" if _completion._CORE.peek() is None else b"stale")
         os._exit(0)
     os.close(write)
     answer = os.read(read, 16)
