@@ -38,8 +38,6 @@ MS_NOEXEC = 8
 MS_BIND = 4096
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
-#: Where the server keeps a writable ``/proc`` only root can reach (see :func:`isolate_server`).
-CONTROL_PROC = "/.asyncpool/proc"
 MNT_DETACH = 2
 MOUNT_ATTR_RDONLY = 1
 AT_FDCWD = -100
@@ -138,12 +136,6 @@ def isolate_server(tmp_size_mb: int) -> None:
     mount("tmpfs", new_root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0711,size=1m")
     os.makedirs(new_root + "/proc", 0o755, exist_ok=True)
     mount("proc", new_root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
-    # A second, writable /proc behind a root-only (0700) directory: a run's setup, still root,
-    # sets its scheduling autogroup's nice there (see _zygote._lower_autogroup); the program,
-    # under its own uid, cannot even traverse to it.
-    os.makedirs(new_root + CONTROL_PROC, 0o755, exist_ok=True)
-    os.chmod(new_root + os.path.dirname(CONTROL_PROC), 0o700)
-    mount("proc", new_root + CONTROL_PROC, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.makedirs(new_root + "/tmp", 0o755, exist_ok=True)
     mount(
         "tmpfs", new_root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0711,size={tmp_size_mb}m"
@@ -160,7 +152,6 @@ def isolate_server(tmp_size_mb: int) -> None:
     os.rmdir("/.old")
     _set_readonly("/", readonly=True, recursive=True)
     _set_readonly("/tmp", readonly=False, recursive=False)
-    _set_readonly(CONTROL_PROC, readonly=False, recursive=False)
 
 
 def private_tmp(tmp_dir: str, shm_dir: str) -> None:

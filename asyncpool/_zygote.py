@@ -381,37 +381,6 @@ def _unpack_files(data: bytes) -> None:
         pos += size
 
 
-#: The nice value of a sandboxed run's scheduling autogroup (see :func:`_lower_autogroup`).
-AUTOGROUP_NICE = 10
-#: Where an isolated fork server keeps a writable ``/proc`` that only root can reach
-#: (``_sandbox_ns.CONTROL_PROC``; its own ``/proc`` is read-only).
-_CONTROL_PROC = "/.asyncpool/proc"
-
-
-def _lower_autogroup() -> None:
-    """Give this new session's scheduling autogroup a nice value of :data:`AUTOGROUP_NICE`.
-
-    With autogroups on (Linux's default), every session is its own CPU-scheduling group, and
-    the group's weight, not the process's nice value, decides its share against other
-    sessions: a program that just called ``setsid`` competes with a verification server as an
-    equal whatever its own nice. Raising one's own autogroup nice needs no privilege (as root,
-    no rate limit either). Verdicts do not depend on it: a run's time limit counts its own time,
-    not time spent waiting for a CPU. Quietly skipped where the kernel has no autogroups.
-    """
-    for proc in (_CONTROL_PROC, "/proc"):
-        try:
-            fd = os.open(f"{proc}/self/autogroup", os.O_WRONLY)
-        except OSError:
-            continue
-        try:
-            os.write(fd, str(AUTOGROUP_NICE).encode())
-            return
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-
-
 def _child(
     server: _Server, req: _Request, fds: _Fds, uid: int | None, scratch: str | None,
     serve_fd: int | None,
@@ -425,7 +394,6 @@ def _child(
         server.ctl.detach()  # the fd is closed below; the object must not close a reused number
         if req.limits:
             os.setsid()  # own session and process group: killed whole
-            _lower_autogroup()
         os.dup2(fds.stdin if fds.stdin >= 0 else server.devnull, 0)
         os.dup2(fds.stdout, 1)
         os.dup2(fds.stderr, 2)
@@ -483,7 +451,6 @@ def _judge_child(
         signal.signal(signal.SIGINT, signal.default_int_handler)
         server.ctl.detach()
         os.setsid()
-        _lower_autogroup()
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
         header, _, tests = _read_fd(fds.tests).partition(b"\0")
