@@ -32,10 +32,11 @@ import asyncio
 import contextlib
 import itertools
 import math
+import sys
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
@@ -48,6 +49,9 @@ from ._metrics import _Reporter
 from ._resource import AsyncResource
 from .errors import PoolClosedError, ResourceStateError, TaskTimeoutError
 from .stats import PoolStats, _Recorder
+
+if sys.version_info < (3, 11):  # anyio depends on the backport there
+    from exceptiongroup import BaseExceptionGroup
 
 T = TypeVar("T")
 
@@ -396,6 +400,24 @@ _LINGER_S = 0.002
 SubmitChunk = Callable[["_StreamCore", list[tuple[int, Any]], object], None]
 
 
+async def _close_quietly(aclose: Callable[[], Awaitable[Any]]) -> None:
+    """Close an async input the stream stopped early; what closing it raises is not the
+    consumer's concern, except a cancellation.
+
+    A generator suspended inside an anyio task group (or a trio nursery) does not raise the
+    ``GeneratorExit`` that ``aclose`` expects: the group wraps it in a ``BaseExceptionGroup``.
+    That is a clean close too.
+    """
+    try:
+        await aclose()
+    except Exception:
+        pass
+    except BaseExceptionGroup as group:
+        _, rest = group.split((GeneratorExit, Exception))
+        if rest is not None:
+            raise rest from None
+
+
 class _StreamCore:
     """Everything a :class:`MapStream` runs on, with no reference to the stream itself.
 
@@ -503,8 +525,7 @@ class _StreamCore:
             if not exhausted and aclose is not None:
                 # Closed here, in the task that stepped it: a cancel scope it holds exits
                 # in the task that entered it.
-                with contextlib.suppress(Exception):
-                    await aclose()
+                await _close_quietly(aclose)
 
     async def _next_chunk(self, sync_iter: Iterator[Any] | None, index: Iterator[int]
                           ) -> tuple[list[tuple[int, Any]], bool]:

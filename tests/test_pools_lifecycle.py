@@ -209,10 +209,15 @@ async def test_an_async_generator_input_keeps_its_cancel_scope_and_contextvar_ac
         got = {i: v async for i, v in pool.map(produce())}
         assert got == {i: i * i for i in range(20)}
         assert seen == ["producer"] * 20
-        # Leaving early closes the generator in the task that stepped it.
-        async with pool.map(produce_forever()) as stream:
-            async for _ in stream:
-                break
+        # Leaving early closes the generator in the task that stepped it. Closing a generator
+        # suspended inside a task group raises a BaseExceptionGroup of GeneratorExit (anyio
+        # wraps it), which is a clean close: the stream's exit must not raise it. Whether the
+        # close meets the generator at its yield or in a cancellation depends on timing, so
+        # the early leave is repeated.
+        for _ in range(5):
+            async with pool.map(produce_forever()) as stream:
+                async for _ in stream:
+                    break
 
 
 @pytest.mark.asyncio
