@@ -67,6 +67,15 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _batch_size(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1 or 'auto', got {text}") from None
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -147,6 +156,14 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
         type=_positive_int,
         default=None,
         help="verifications running at once (default: twice the cluster's CPUs)",
+    )
+    serve.add_argument(
+        "--batch-size",
+        type=_batch_size,
+        default=None,
+        metavar="N|auto",
+        help="verifications per Ray task when requests arrive together; a lone request is "
+        "sent alone (16: the bench's batch; 'auto' sizes from measured run time)",
     )
     serve.add_argument(
         "--max-pending",
@@ -285,6 +302,7 @@ def _serve(args: argparse.Namespace) -> int:
         run_code=Limits(max_run_timeout=args.max_run_timeout, default_memory_mb=args.memory_mb),
         verify_timeout=args.verify_timeout,
         verify_memory_mb=args.memory_mb,
+        **({"batch_size": args.batch_size} if args.batch_size is not None else {}),
     )
     serve(settings, host=args.host, port=args.port, log_level=args.log_level)
     return 0

@@ -7,13 +7,16 @@ its URL here unchanged and its verifications spread over every node of the clust
 
 Needs the ``[server]`` extra (FastAPI, uvicorn, prometheus-client). From the command line::
 
-    asyncpool serve --port 8000 [--address ADDR] [--max-in-flight N]
+    asyncpool serve --port 8000 [--address ADDR] [--max-in-flight N] [--batch-size N|auto]
 
 or from Python: ``asyncpool.server.serve(Settings(...), host=..., port=...)``, or mount
 ``create_app(Settings(...))`` in your own ASGI server.
 """
 
 from __future__ import annotations
+
+import asyncio
+import socket
 
 from .app import Settings, create_app, package_version
 
@@ -30,15 +33,32 @@ def serve(
 ) -> None:
     """Run the server on uvicorn (uvloop) until SIGINT/SIGTERM; then close the pool and Ray.
 
-    Binds 127.0.0.1 unless told otherwise: it runs untrusted code for whoever can reach it.
-    Blocks the calling thread.
+    On SIGTERM/SIGINT it stops listening and admitting, gives the verifications in progress
+    ``settings.drain_s`` seconds, answers those still waiting ``503`` with ``Retry-After``
+    (a load balancer sends them elsewhere), then closes the pool. Binds 127.0.0.1 unless
+    told otherwise: it runs untrusted code for whoever can reach it. Blocks the calling
+    thread.
     """
     import uvicorn
 
     from asyncpool.runtime import run
 
+    settings = settings or Settings()
+    app = create_app(settings)
+
+    class _Server(uvicorn.Server):
+        """uvicorn's server, draining the app while it waits for its connections: uvicorn
+        would otherwise cut the requests still running at its grace timeout, unanswered."""
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            drain = asyncio.ensure_future(app.state.drain())
+            try:
+                await super().shutdown(sockets)
+            finally:
+                drain.cancel()
+
     config = uvicorn.Config(
-        create_app(settings),
+        app,
         host=host,
         port=port,
         loop="uvloop",
@@ -49,10 +69,11 @@ def serve(
         # balancers 60 s): a server that closes a kept-alive connection first races the
         # client's next request on it, which then fails with a reset instead of an answer.
         timeout_keep_alive=int(keep_alive),
-        timeout_graceful_shutdown=5,
+        # A backstop: the drain answers what waits after settings.drain_s.
+        timeout_graceful_shutdown=int(settings.drain_s) + 10,
         server_header=False,
     )
-    run(uvicorn.Server(config).serve)
+    run(_Server(config).serve)
 
 
 __version__ = package_version()

@@ -57,17 +57,17 @@ class ServerMetrics:
         )
         self.in_flight = Gauge(
             "asyncpool_serve_pool_in_flight",
-            "Ray tasks of the verification pool running now",
+            "Verifications inside the pool's Ray tasks now (a task carries up to batch_size)",
             registry=self.registry,
         )
         self.waiting = Gauge(
             "asyncpool_serve_queue_depth",
-            "Verifications admitted and waiting for a pool slot",
+            "Verifications admitted and not yet inside a Ray task",
             registry=self.registry,
         )
         self.max_in_flight = Gauge(
             "asyncpool_serve_pool_max_in_flight",
-            "The verification pool's bound on Ray tasks at once",
+            "The verification pool's bound on Ray tasks (batches) at once",
             registry=self.registry,
         )
         self.pool_completed = Gauge(
@@ -81,12 +81,13 @@ class ServerMetrics:
             registry=self.registry,
         )
 
-    def render(self, pending: int, stats: PoolStats | None, max_in_flight: int) -> bytes:
+    def render(
+        self, pending: int, stats: PoolStats | None, max_in_flight: int, queue_depth: int
+    ) -> bytes:
         """The Prometheus text exposition, with the gauges read now."""
         self.pending.set(pending)
-        in_flight = stats.in_flight if stats is not None else 0
-        self.in_flight.set(in_flight)
-        self.waiting.set(max(0, pending - in_flight))
+        self.in_flight.set(stats.in_flight if stats is not None else 0)
+        self.waiting.set(queue_depth)
         self.max_in_flight.set(max_in_flight)
         if stats is not None:
             self.pool_completed.set(stats.completed)
