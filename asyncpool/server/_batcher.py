@@ -91,7 +91,6 @@ class Batcher:
         self._arrived = asyncio.Event()
         self._map: _Map | None = None
         self._generation = 0
-        self._stopped = asyncio.Event()
 
     # -- requests
 
@@ -126,6 +125,11 @@ class Batcher:
         if current.live == 0:
             log.info("every request inside the verification map left: cancelling its Ray tasks")
             current.scope.cancel()
+
+    def stop_admitting(self) -> None:
+        """``put`` raises :class:`ServerClosing` from now on; what was put still runs."""
+        self.closed = True
+        self._arrived.set()
 
     def fail_waiting(self, error: BaseException) -> None:
         """Every request still waiting gets ``error`` now; later ``put`` raise it too."""
@@ -185,7 +189,6 @@ class Batcher:
                 self._after(current, error)
         finally:
             self._map = None
-            self._stopped.set()
 
     def _after(self, current: _Map, error: BaseException | None) -> None:
         """What a map that ended leaves behind: requests still waiting inside it get ``error``;
@@ -242,6 +245,3 @@ class Batcher:
             yield (seq, job.kind, job.job)
             seq += 1
 
-    async def wait_stopped(self) -> None:
-        """Return once :meth:`run` has ended."""
-        await self._stopped.wait()

@@ -198,7 +198,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         batcher = state.batcher
         if batcher is None or batcher.closed:
             return
-        batcher.closed = True  # nothing new is admitted
+        batcher.stop_admitting()
         if state.idle is not None and state.pending:
             log.info("shutting down: %d verification(s) pending", state.pending)
             with anyio.move_on_after(settings.drain_s):
