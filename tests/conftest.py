@@ -26,9 +26,16 @@ WORKER_LABEL = {"asyncpool-role": "worker"}
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:
-    """Every async test runs on the standard asyncio loop and on uvloop."""
+    """Every async test runs on the standard asyncio loop and on uvloop.
+
+    A test marked ``one_loop`` runs on uvloop only: a scale, stress or chaos test whose point
+    is a property of asyncpool (not of the loop) pays its cost once, while lighter tests of the
+    same code keep both loops.
+    """
     import uvloop
 
+    if item.get_closest_marker("one_loop") is not None:
+        return {"uvloop": uvloop.new_event_loop}
     return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
 
 
