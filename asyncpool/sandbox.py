@@ -30,7 +30,7 @@ Two processes per check, forked by the fork server:
 * the **solution** process, jailed as every program (below), under a sandbox uid of its own,
   runs ``solution`` as ``__main__``, then serves calls to its top-level callables over a
   socket;
-* the **judge** process, trusted code under *another* uid (``_zygote.JUDGE_UID``, outside the
+* the **judge** process, trusted code under *another* uid (``_zygote_wire.JUDGE_UID``, outside the
   pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
   ptrace even for its own uid), with its own limits, runs ``tests`` in a fresh namespace where
   each of the solution's callables is a proxy, calls ``check(candidate)`` when
@@ -83,7 +83,7 @@ wall-clock deadline passes and again as often as needed, and kills the run when 
 an idle machine), and a correct program that needs 0.45 s of CPU passes ``timeout=1.5``
 however many other jobs share the cores. ``RLIMIT_CPU`` (``ceil(timeout) + 1`` s) also applies.
 A run the machine starves so much that it has not used its ``timeout`` within
-``16 * timeout + 10`` s of wall-clock time (``_zygote.hard_wall_cap``) is killed without a
+``16 * timeout + 10`` s of wall-clock time (``_zygote_wire.hard_wall_cap``) is killed without a
 verdict, run once more, and then raises :class:`~asyncpool.errors.SandboxError`: starvation is
 never a "timeout".
 
@@ -135,7 +135,7 @@ child (two for ``run_tests``), which, before running the program:
 
 When the run is over or out of time its whole process group gets ``SIGKILL``; the server is a
 child subreaper and reaps every descendant. A uid is used again only after a helper running
-under it did ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool._zygote.SWEEP_AFTER` s, at
+under it did ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool._zygote_uids.SWEEP_AFTER` s, at
 once when the program left files), so a process that escaped its process group dies within a
 fraction of a second and never meets a later program. The server never reads a run's payload
 (program, stdin, tests, files) into its own memory, so no later fork inherits it. Nothing the
@@ -219,7 +219,7 @@ from typing import Literal
 import anyio
 import anyio.to_thread
 
-from asyncpool import _zygote
+from asyncpool import _zygote, _zygote_wire
 from asyncpool.errors import SandboxError
 
 # The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES...) are public but reached
@@ -362,7 +362,7 @@ class _Zygote:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                env=dict(_zygote._ENV),
+                env=dict(_zygote_wire.ENV),
                 cwd="/",
                 start_new_session=True,
             )
@@ -621,12 +621,12 @@ def _read_all(fd: int) -> bytes:
 
 def _wall_cap(timeout: float) -> float:
     """The starvation cap of a run (a seam for the tests, which cannot reach the server)."""
-    return _zygote.hard_wall_cap(timeout)
+    return _zygote_wire.hard_wall_cap(timeout)
 
 
 def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
     z = _get_zygote()
-    flags = _zygote.FLAG_LIMITS if spec.limits else 0
+    flags = _zygote_wire.FLAG_LIMITS if spec.limits else 0
     owned: list[int] = []  # every fd this call opened, closed at the end
     ours = theirs = None
 
@@ -642,24 +642,24 @@ def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
             err_r, err_w = (new_fd(fd) for fd in os.pipe())
         fds = [out_w, err_w, new_fd(_memfd("asyncpool-program", spec.program))]
         if spec.stdin is not None:
-            flags |= _zygote.FLAG_STDIN
+            flags |= _zygote_wire.FLAG_STDIN
             fds.append(new_fd(_memfd("asyncpool-stdin", spec.stdin, seal=True)))
         if spec.files:
-            flags |= _zygote.FLAG_FILES_IN
+            flags |= _zygote_wire.FLAG_FILES_IN
             fds.append(new_fd(_memfd("asyncpool-files", _pack_files(spec.files))))
         files_out = -1
         if spec.fetch:
-            flags |= _zygote.FLAG_FILES_OUT
+            flags |= _zygote_wire.FLAG_FILES_OUT
             listing = "\0".join(spec.fetch).encode("utf-8", "surrogateescape")
             files_out = new_fd(_memfd("asyncpool-fetch", listing))
             fds.append(files_out)
         verdict_r = -1
         if spec.tests is not None:
-            flags |= _zygote.FLAG_JUDGE
+            flags |= _zygote_wire.FLAG_JUDGE
             verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
             fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
         wall_cap = _wall_cap(spec.timeout)
-        header = _zygote.REQUEST.pack(
+        header = _zygote_wire.REQUEST.pack(
             spec.timeout,
             spec.memory_mb * 1024 * 1024,
             FILE_SIZE_LIMIT,
@@ -683,7 +683,7 @@ def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
         theirs = None
         out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
         err = _Sink(tail=OUTPUT_TAIL_BYTES)
-        patience = wall_cap + _zygote.GRACE if spec.limits else None
+        patience = wall_cap + _zygote_wire.GRACE if spec.limits else None
         raw = _collect(z, ours, {out_r: out, err_r: err}, patience, cancel)
         if verdict_r >= 0:
             raw.verdict = _read_pipe(verdict_r)
@@ -736,7 +736,7 @@ def _collect(
     out, err = [*sinks.values(), _Sink(tail=1)][:2]
 
     def raw(status: SandboxStatus, rc: int | None = None, duration: float = 0.0) -> _Raw:
-        return _Raw(status, rc, duration, duration, _zygote.RESULT_JUDGE_NONE, 0,
+        return _Raw(status, rc, duration, duration, _zygote_wire.RESULT_JUDGE_NONE, 0,
                     out.value(), err.value())  # fmt: skip
 
     while True:
@@ -759,13 +759,13 @@ def _collect(
             msg = b""
         if msg[:1] == b"S":
             started = True
-            _, isolated = _zygote.STARTED.unpack(msg[1:])
+            _, isolated = _zygote_wire.STARTED.unpack(msg[1:])
             z.isolated = bool(isolated)
             continue
         if msg[:1] == b"E":
             raise SandboxError(msg[1:].decode("utf-8", "replace"))
         if msg[:1] == b"R":
-            code, returncode, rc_none, own, wall, judge, flags = _zygote.RESULT.unpack(msg[1:])
+            code, returncode, rc_none, own, wall, judge, flags = _zygote_wire.RESULT.unpack(msg[1:])
             for fd in list(open_fds):  # what is still in the pipes; bounded: writers are dead
                 for _ in range(64):
                     if not _read_some(fd, mv, sinks[fd]):
@@ -817,7 +817,7 @@ def _run(spec: _Spec, cancel: _Cancel | None = None) -> _Raw:
                 msg = "the sandbox fork server died before it ran the program"
                 raise SandboxError(msg) from exc
             continue
-        if not raw.flags & _zygote.RESULT_STARVED:
+        if not raw.flags & _zygote_wire.RESULT_STARVED:
             return raw
         starved += 1
         if starved >= STARVED_ATTEMPTS:
@@ -899,7 +899,7 @@ def run_program(
     ``stdout`` and ``stderr`` are separate, each its first :data:`OUTPUT_LIMIT_BYTES` bytes
     (UTF-8, invalid bytes replaced). ``files`` holds each fetched path that exists after the run
     and is a regular file (read without following any symlink, at most
-    :data:`asyncpool._zygote.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files smaller
+    :data:`asyncpool._zygote_wire.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files smaller
     anyway). ``duration`` is the program's own time. Thread-safe; blocks the calling thread.
     """
     _validate(code, timeout, memory_mb, name="code")
@@ -917,8 +917,8 @@ def run_program(
     if isinstance(fetch_files, (str, bytes)) or not isinstance(fetch_files, Sequence):
         raise TypeError("fetch_files must be a sequence of relative paths")
     fetch = [_check_relative_path("fetch_files item", p) for p in fetch_files]
-    if len(fetch) > _zygote.MAX_FETCH:
-        raise ValueError(f"fetch_files may name at most {_zygote.MAX_FETCH} paths")
+    if len(fetch) > _zygote_wire.MAX_FETCH:
+        raise ValueError(f"fetch_files may name at most {_zygote_wire.MAX_FETCH} paths")
     raw = _run(
         _Spec(
             code.encode("utf-8", "surrogatepass"), float(timeout), memory_mb,
@@ -970,7 +970,7 @@ def _judged(raw: _Raw) -> SandboxResult:
     output = _decode(raw.stdout)
     if raw.verdict == b"P" and raw.judge == 0:
         return SandboxResult("passed", raw.returncode, output, raw.duration)
-    killed_by_us = bool(raw.flags & _zygote.RESULT_KILLED_AFTER_JUDGE)
+    killed_by_us = bool(raw.flags & _zygote_wire.RESULT_KILLED_AFTER_JUDGE)
     status: SandboxStatus = "failed"
     if raw.status in ("timeout", "memory", "crashed") and not killed_by_us:
         status = raw.status

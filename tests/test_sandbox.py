@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool import _zygote, sandbox
+from asyncpool import _zygote_child, _zygote_wire, sandbox
 from asyncpool.sandbox import (
     MAX_PROCESSES,
     OUTPUT_TAIL_BYTES,
@@ -40,7 +40,7 @@ root_only = pytest.mark.skipif(not ROOT, reason="uid separation needs the caller
 
 def _within(timeout: float) -> float:
     """The longest a run of ``timeout`` may take in wall-clock time on a loaded machine."""
-    return _zygote.hard_wall_cap(timeout) + 2.0
+    return _zygote_wire.hard_wall_cap(timeout) + 2.0
 
 
 def _run_timed(program: str, **kwargs: float) -> tuple[SandboxResult, float]:
@@ -408,7 +408,7 @@ def test_program_runs_unprivileged_and_cannot_read_roots_files() -> None:
     """
     result, _ = _run_timed(program)
     uid, gid, *_ = result.stdout_tail.split()
-    assert _zygote.UID_BASE <= int(uid) < _zygote.UID_BASE + _zygote.UID_COUNT
+    assert _zygote_wire.UID_BASE <= int(uid) < _zygote_wire.UID_BASE + _zygote_wire.UID_COUNT
     assert uid == gid
     assert result.stdout_tail.endswith("[]\ndenied\n")
 
@@ -479,8 +479,8 @@ def test_fork_server_exits_when_its_caller_is_killed(tmp_path: Path) -> None:
 
 
 def test_count_of_user_tasks_for_the_unprivileged_fallback() -> None:
-    assert _zygote._count_user_tasks(os.getuid()) >= threading.active_count()
-    assert _zygote._count_user_tasks(_zygote.JUDGE_UID + 1) == 0  # a uid no process has
+    assert _zygote_child.count_user_tasks(os.getuid()) >= threading.active_count()
+    assert _zygote_child.count_user_tasks(_zygote_wire.JUDGE_UID + 1) == 0  # a uid no process has
 
 
 def test_bare_run_forks_without_limits() -> None:

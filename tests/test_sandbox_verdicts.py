@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from asyncpool import _zygote, sandbox
+from asyncpool import _zygote_wire, sandbox
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import SandboxResult, run_python, run_tests
 
@@ -143,7 +143,7 @@ def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
     for result in (spinning.result(), sleeping.result()):
         assert result.status == "timeout", result
         assert 0.5 <= result.duration < 1.5
-    assert elapsed < _zygote.hard_wall_cap(1.5) * 2
+    assert elapsed < _zygote_wire.hard_wall_cap(1.5) * 2
 
 
 def test_a_run_the_machine_starves_raises_sandbox_error_never_timeout(

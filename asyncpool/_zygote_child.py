@@ -1,0 +1,351 @@
+"""What a forked child of the fork server does: isolate and limit itself, then run.
+
+Owns: the per-run setup of a program's child (:func:`run_child`: own session, its pipes, every
+other descriptor closed, private ``/tmp``, resource limits, the uid drop, seccomp, then the
+program as ``__main__`` with CPython's exit semantics) and of a judge's child
+(:func:`run_judge_child`), as the docstring of :mod:`asyncpool.sandbox` describes them.
+
+Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
+server's clean interpreter, loaded as a sibling of :mod:`asyncpool._zygote`), nor hold any
+state of the server: what it needs from the server comes in the ``server`` argument, and the
+helper modules (:mod:`asyncpool._judge`, :mod:`asyncpool._sandbox_ns`,
+:mod:`asyncpool._sandbox_seccomp`) are set on :data:`JUDGE`, :data:`NS` and :data:`SECCOMP` by
+the server's ``main`` before it forks anything.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import math
+import os
+import resource
+import signal
+import stat
+import struct
+import sys
+import tempfile
+import types
+from typing import TYPE_CHECKING, NoReturn
+
+from ._zygote_wire import JUDGE_NPROC, MEMORY_EXIT, Fds, Request
+
+if TYPE_CHECKING:
+    from ._zygote import _Server
+
+#: The sandbox's helper modules, loaded by file path by the server's ``main`` (the package is
+#: never imported there); placeholders until then.
+JUDGE = types.ModuleType("_asyncpool_judge")
+NS = types.ModuleType("_asyncpool_sandbox_ns")
+SECCOMP = types.ModuleType("_asyncpool_sandbox_seccomp")
+#: ``O_PATH`` descriptors of import directories every child keeps (see
+#: :func:`anchor_import_path`).
+ANCHOR_FDS: list[int] = []
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+def _exit_status(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    with contextlib.suppress(BaseException):  # best effort, like CPython
+        sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _print_exception(exc: BaseException) -> None:
+    import traceback
+
+    with contextlib.suppress(BaseException):  # e.g. MemoryError while printing
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+        traceback.print_exception(type(exc), exc, tb)
+
+
+def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = None) -> NoReturn:
+    """Run ``source`` as ``__main__`` with CPython's exit semantics, then ``_exit``.
+
+    With ``serve_fd`` (a judged run), a program that ran to its end without exiting goes on to
+    serve its top-level callables to the judge on that socket (:func:`_judge.serve_solution`)
+    instead of exiting.
+    """
+    import builtins
+
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = main
+    rc = 0
+    try:
+        code = compile(source, "<program>", "exec")
+        del source
+        exec(code, main.__dict__)
+        if serve_fd is not None:
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            JUDGE.serve_solution(serve_fd, main.__dict__, cpu)
+    except SystemExit as exc:
+        rc = _exit_status(exc)
+    except MemoryError as exc:
+        _print_exception(exc)
+        rc = MEMORY_EXIT
+    except BaseException as exc:
+        _print_exception(exc)
+        rc = 1
+    try:
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            threading._shutdown()  # join non-daemon threads, as CPython does at exit
+        atexit._run_exitfuncs()
+    except MemoryError:
+        rc = rc or MEMORY_EXIT
+    except BaseException:
+        pass
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        rc = rc or 120  # like CPython when flushing fails
+    with contextlib.suppress(BaseException):
+        sys.stderr.flush()
+    os._exit(rc)
+
+
+def count_user_tasks(uid: int) -> int:
+    """Tasks (processes and threads) of ``uid``: what ``RLIMIT_NPROC`` counts."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        uid_line = text.split(b"\nUid:", 1)[1].split(None, 1)[0] if b"\nUid:" in text else b""
+        if uid_line == str(uid).encode():
+            threads = text.split(b"\nThreads:", 1)[1].split(None, 1)[0]
+            total += int(threads)
+    return total
+
+
+def read_fd(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks = []
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _close_all_but(keep: tuple[int, ...]) -> None:
+    low = 3
+    for fd in sorted(k for k in keep if k >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
+def _limit(server: _Server, req: Request, uid: int | None, nproc: int | None = None) -> None:
+    """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
+    the request's process limit (judges share one uid: theirs counts them all)."""
+    cpu = math.ceil(req.timeout) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (req.memory, req.memory))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    if uid is not None:
+        limit = req.nproc if nproc is None else nproc
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    else:
+        # Not root: the program keeps the caller's uid, whose other processes count too.
+        nproc = count_user_tasks(os.getuid()) + req.nproc
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    # After the uid change (which clears it): die with the server.
+    if server.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != server.pid:
+        os._exit(1)
+    if server.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+def _unpack_files(data: bytes) -> None:
+    """Write the caller's files (``[u32 name length][name][u64 size][bytes]...``, names checked
+    by the caller: relative, no ``..``) into the working directory, as the program's uid."""
+    view = memoryview(data)
+    pos = 0
+    while pos < len(view):
+        (n,) = struct.unpack_from("=I", view, pos)
+        name = bytes(view[pos + 4 : pos + 4 + n]).decode("utf-8", "surrogateescape")
+        pos += 4 + n
+        (size,) = struct.unpack_from("=Q", view, pos)
+        pos += 8
+        parent = os.path.dirname(name)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            body = view[pos : pos + size]
+            while body:
+                body = body[os.write(fd, body) :]
+        finally:
+            os.close(fd)
+        pos += size
+
+
+def run_child(
+    server: _Server, req: Request, fds: Fds, uid: int | None, scratch: str | None,
+    serve_fd: int | None,
+) -> NoReturn:  # fmt: skip
+    """In the forked child: isolate and limit this process, then run the program (or, in a
+    judged run, the solution, then serve it on ``serve_fd``)."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        server.ctl.detach()  # the fd is closed below; the object must not close a reused number
+        if req.limits:
+            os.setsid()  # own session and process group: killed whole
+        os.dup2(fds.stdin if fds.stdin >= 0 else server.devnull, 0)
+        os.dup2(fds.stdout, 1)
+        os.dup2(fds.stderr, 2)
+        source = read_fd(fds.program).decode("utf-8", "surrogatepass")
+        files = read_fd(fds.files_in) if fds.files_in >= 0 else b""
+        # Close every inherited fd but the reply socket (for a setup error), the judge's
+        # socket and the anchors of the import path (see _anchor_import_path).
+        keep = (fds.reply, *ANCHOR_FDS, *(() if serve_fd is None else (serve_fd,)))
+        _close_all_but(keep)
+        if req.limits:
+            assert scratch is not None
+            if server.isolated:
+                NS.private_tmp(f"{scratch}/tmp", f"{scratch}/shm")
+                workdir = "/tmp"
+            else:
+                workdir = f"{scratch}/tmp"
+            _limit(server, req, uid)
+            SECCOMP.install()  # last: every later call of the program goes through it
+            os.chdir(workdir)
+            # The environment is the server's, exactly ENV (see main): HOME and TMPDIR are
+            # not set (putenv in every child costs ~40 page faults); tempfile uses workdir.
+            tempfile.tempdir = workdir
+        if files:
+            _unpack_files(files)
+            del files
+        # Fresh text streams over fds 1 and 2, now the output pipes (sys.__std*__ wrap the same
+        # fds; their buffers are empty: the server never writes them).
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(  # noqa: SIM115
+            2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False
+        )
+        if fds.stdin >= 0:
+            sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.argv[:] = ["<program>"]
+        atexit._clear()
+        os.close(fds.reply)  # the program must not be able to talk to the caller
+    except MemoryError:
+        os._exit(MEMORY_EXIT)  # memory_mb below what the interpreter itself needs: "memory"
+    except BaseException as exc:
+        try:
+            os.write(fds.reply, b"E" + f"sandbox setup failed: {exc!r}".encode()[:4000])
+        finally:
+            os._exit(1)
+    _run_program(source, serve_fd, server.pin_cpu)
+
+
+def run_judge_child(
+    server: _Server, req: Request, fds: Fds, uid: int | None, sock_fd: int
+) -> NoReturn:
+    """In the judge's forked child (trusted code): limit, drop to the judge's uid, become
+    non-dumpable (no ptrace, no ``/proc/PID/mem`` even for the same uid), run the tests."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        server.ctl.detach()
+        os.setsid()
+        for target in (0, 1, 2):
+            os.dup2(server.devnull, target)
+        header, _, tests = read_fd(fds.tests).partition(b"\0")
+        entry_point = header.decode() or None
+        source = tests.decode("utf-8", "surrogatepass")
+        _close_all_but((fds.reply, fds.verdict, sock_fd, *ANCHOR_FDS))
+        os.chdir("/")
+        _limit(server, req, uid, nproc=JUDGE_NPROC)
+        if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+        sys.argv[:] = ["<tests>"]
+        atexit._clear()
+        os.close(fds.reply)
+    except BaseException as exc:
+        try:
+            os.write(fds.reply, b"E" + f"judge setup failed: {exc!r}".encode()[:4000])
+        finally:
+            os._exit(1)
+    JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu)
+    os._exit(1)  # not reached: judge() exits
+
+
+def _world_readable_dir(path: str) -> bool:
+    """Whether any uid can list ``path`` (every ancestor searchable by others)."""
+    try:
+        if not stat.S_IMODE(os.stat(path).st_mode) & stat.S_IROTH:
+            return False
+        while True:
+            if not os.stat(path).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(path)
+            if parent == path:
+                return True
+            path = parent
+    except OSError:
+        return False
+
+
+def anchor_import_path() -> None:
+    """Keep the import path usable by programs that run under an unprivileged uid.
+
+    When Python is installed under a directory other users cannot search (pyenv in ``/root``,
+    mode 0700), a program that dropped to a sandbox uid could import nothing that was not
+    preloaded. For each such import directory the server keeps an ``O_PATH`` descriptor and
+    replaces the directory, in ``sys.path`` and in every loaded package's ``__path__``, by
+    ``/proc/self/fd/N``: the children inherit the descriptor, and a path walk from it checks
+    only the directories below it (which are world-readable), never its ancestors. It grants
+    nothing else: ``..`` from there still stops at the unsearchable ancestor.
+    """
+    anchors: dict[str, str] = {}
+    for entry in sys.path:
+        path = os.path.abspath(entry) if entry else ""
+        if not path or path in anchors or not os.path.isdir(path) or _world_readable_dir(path):
+            continue
+        if not _world_readable_dir(path) and stat.S_IMODE(os.stat(path).st_mode) & 0o005 == 0o005:
+            fd = os.open(path, os.O_PATH | os.O_DIRECTORY)
+            ANCHOR_FDS.append(fd)
+            anchors[path] = f"/proc/self/fd/{fd}"
+    if not anchors:
+        return
+    by_length = sorted(anchors, key=len, reverse=True)
+
+    def rewrite(path: str) -> str:
+        for old in by_length:
+            if path == old or path.startswith(old + "/"):
+                return anchors[old] + path[len(old) :]
+        return path
+
+    sys.path[:] = [rewrite(p) for p in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [rewrite(p) if isinstance(p, str) else p for p in search]
+    sys.path_importer_cache.clear()

@@ -1,0 +1,148 @@
+"""The fork server's wire format and the constants its caller and its children share.
+
+Owns: the records exchanged with :mod:`asyncpool._zygote` (``REQUEST``, ``STARTED``, ``RESULT``,
+the ``FLAG_*``, ``RESULT_*`` and ``STATUS_*`` codes), the sandbox uid range, the deadlines'
+constants (:func:`hard_wall_cap`), the environment of the server and its programs, and the
+parsed form of one request (:class:`Request`, :class:`Fds`).
+
+Protocol (all Unix sockets, all local):
+
+* ``CTL_FD`` is a ``SOCK_SEQPACKET`` socket to the caller. Each request is one record,
+  ``REQUEST`` packed, carrying file descriptors (``SCM_RIGHTS``) in this order: a per-run
+  ``SOCK_SEQPACKET`` reply socket, the write ends of the stdout and stderr pipes (the same pipe
+  twice for one stream), a memfd with the program's UTF-8 source, then, as the flags say, a
+  memfd for stdin (``FLAG_STDIN``), a memfd of files to write into the run's directory
+  (``FLAG_FILES_IN``), a memfd listing files to read back (``FLAG_FILES_OUT``; the server
+  replaces its content by the files), and for a judged run (``FLAG_JUDGE``, see
+  :mod:`asyncpool._judge`) a memfd with the entry point, NUL, the tests, and the write end of the
+  verdict pipe, both handed to the judge process only. The server never reads stdin, files or
+  tests into its own memory (children read them after the fork), so no later fork inherits
+  them. End of file on ``CTL_FD`` (the caller exited) makes the server kill every running
+  program and exit.
+* On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
+  ``b"R" + RESULT`` when the run is over and cleaned up: its process groups killed and its
+  directories removed (when the program left files there and runs as root: only after a
+  helper under its uid killed every process of that uid, then removed them), or
+  ``b"E" + message`` on an internal error. Otherwise the uids are swept (the same helper, for a
+  batch of uids) within ``SWEEP_AFTER`` seconds, and before they are used again in any case.
+  The caller closing the reply socket early means "abandon": the run is killed at once.
+* Deadlines are on the run's own time (wall-clock time minus run-queue wait, from
+  ``/proc/PID/schedstat``): see "Time" in :mod:`asyncpool.sandbox`. ``RESULT`` carries the own
+  time, the wall-clock time, the judge's exit and ``RESULT_STARVED`` when the starvation cap
+  (:func:`hard_wall_cap`) ended the run without a verdict.
+
+Must not: import anything outside the standard library, or anything heavier than ``struct``
+and ``dataclasses``: it is imported both by :mod:`asyncpool.sandbox` (in the caller, maybe a
+Ray worker) and by the fork server's clean interpreter, which never imports ``asyncpool``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+#: timeout (s), memory limit (bytes), file-size limit (bytes), max processes, flags,
+#: wall-clock cap (s, see hard_wall_cap)
+REQUEST = struct.Struct("=dqqqId")
+#: pid of the forked child, whether the server isolated itself with namespaces
+STARTED = struct.Struct("=qB")
+#: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
+#: judge's exit (exit status or -signal), flags (RESULT_*)
+RESULT = struct.Struct("=BqBddqB")
+
+FLAG_LIMITS = 1  #: apply every isolation step and limit; without it: the bare baseline
+FLAG_JUDGE = 2  #: run the program as a solution served to a judge process (run_tests)
+FLAG_STDIN = 4  #: a memfd for the program's stdin follows the program's memfd
+FLAG_FILES_IN = 8  #: a memfd with files to write into the working directory follows
+FLAG_FILES_OUT = 16  #: a memfd listing files to read back after the run follows
+
+RESULT_STARVED = 1  #: the machine starved the run past its wall-clock cap: no verdict
+RESULT_KILLED_AFTER_JUDGE = 2  #: the solution was killed because the judge was done
+RESULT_JUDGE_NONE = -1000  #: the judge's exit when there was no judge
+
+STATUS_PASSED = 0
+STATUS_FAILED = 1
+STATUS_TIMEOUT = 2
+STATUS_MEMORY = 3
+STATUS_CRASHED = 4
+
+#: Exit status the child uses to report an uncaught ``MemoryError`` (reported as returncode 1).
+MEMORY_EXIT = 231
+
+#: Unprivileged uids (and gids) the sandboxed programs run under when the server runs as root:
+#: one uid per running program (its judge runs under ``JUDGE_UID``), leased
+#: machine-wide through lock files, so that ``RLIMIT_NPROC`` counts only that program's
+#: processes and ``kill(-1, SIGKILL)`` issued under that uid after the run removes every
+#: process it left behind, including ones that escaped its process group.
+UID_BASE = 1_870_000_000
+UID_COUNT = 4096
+#: The uid every judge process (trusted code: the tests of ``run_tests``) runs under: outside
+#: the pool, so no sandboxed program ever has it. Judges share it (they trust each other) and
+#: are non-dumpable, so not even another judge can read their memory.
+JUDGE_UID = UID_BASE + UID_COUNT
+#: ``RLIMIT_NPROC`` of a judge: counts every judge's processes on the machine (one each).
+JUDGE_NPROC = 1 << 16
+
+#: How long after its deadline a run is given to be killed and cleaned up before the caller
+#: gives up on the server.
+GRACE = 30.0
+#: A run the machine starves is given at most ``STARVED_FACTOR * timeout + STARVED_SLACK``
+#: seconds of wall-clock time to use its ``timeout`` seconds of own time; past that it is
+#: killed and reported starved (never "timeout").
+STARVED_FACTOR = 16.0
+STARVED_SLACK = 10.0
+#: Most names a run may ask to read back, and the bytes of their list.
+MAX_FETCH = 256
+#: Largest file read back (bigger ones are skipped; RLIMIT_FSIZE keeps them smaller anyway).
+FETCH_FILE_LIMIT = 64 * 1024 * 1024
+
+
+def hard_wall_cap(timeout: float) -> float:
+    """Wall-clock seconds after which a run that has not used ``timeout`` of own time is
+    declared starved."""
+    return STARVED_FACTOR * timeout + STARVED_SLACK
+
+#: The whole environment of the fork server and of every program it runs.
+ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
+
+@dataclass
+class Request:
+    timeout: float
+    memory: int
+    fsize: int
+    nproc: int
+    flags: int
+    wall_cap: float
+
+    @property
+    def limits(self) -> bool:
+        return bool(self.flags & FLAG_LIMITS)
+
+    @property
+    def judged(self) -> bool:
+        return bool(self.flags & FLAG_JUDGE)
+
+
+@dataclass
+class Fds:
+    """The descriptors of one request (``-1``: absent)."""
+
+    reply: int
+    stdout: int
+    stderr: int
+    program: int
+    stdin: int = -1
+    files_in: int = -1
+    files_out: int = -1
+    tests: int = -1
+    verdict: int = -1
+
+    def all(self) -> list[int]:
+        return [fd for fd in vars(self).values() if fd >= 0]
