@@ -69,6 +69,9 @@ async def test_slow_batches_under_a_timeout_count_each_item_from_its_own_start(
     assert results == dict.fromkeys(range(6), 0.3)
 
 
+# Killing and replacing the actor (seconds of Ray's time) is the same on either loop; the
+# deadline timers themselves are checked on both loops by the batch and async-method tests.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_a_sync_actor_method_past_its_timeout_fails_at_the_deadline_and_the_actor_goes(
     ray_cluster: SessionCluster,
@@ -96,6 +99,9 @@ async def test_a_sync_actor_method_past_its_timeout_fails_at_the_deadline_and_th
     assert stats.timed_out == 1
 
 
+# Killing and replacing the actor (seconds of Ray's time) is the same on either loop; the
+# deadline timers themselves are checked on both loops by the batch and async-method tests.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_calls_beside_a_timed_out_sync_call_are_retried_when_retries_allow(
     ray_cluster: SessionCluster,

@@ -16,7 +16,10 @@ from asyncpool import gather
 from tests.conftest import SessionCluster
 
 
-@ray.remote(num_cpus=0)
+# One CPU each: the session cluster's 6 CPUs run them on workers that already exist, where
+# num_cpus=0 had Ray start dozens of new worker processes (20 s on 2 cores) for no part of what
+# this test checks; the gather still takes long enough for dozens of pings.
+@ray.remote(num_cpus=1)
 def work(i: int) -> int:
     time.sleep(0.005)
     return i
@@ -28,6 +31,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# The same property (waiting on refs never holds the loop) is checked on both loops by
+# tests/test_refs.py's 1,000-ref gather; this heavier server scenario runs once.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_a_handler_awaiting_gather_of_1000_refs_leaves_the_server_responsive(
     ray_cluster: SessionCluster,

@@ -35,18 +35,17 @@ PROBE = textwrap.dedent(
 
 HOLDER = textwrap.dedent(
     """
-    import json, sys, ray
+    import json, sys
     import asyncpool
-    if sys.argv[1] == "untagged":
-        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-        address = ray.get_runtime_context().gcs_address
-    else:
-        address = asyncpool.init(tag=sys.argv[1], num_cpus=1, log_to_driver=False).address
-    print(json.dumps({"address": address}), flush=True)
+    rt = asyncpool.init(tag=sys.argv[1], num_cpus=1, log_to_driver=False)
+    print(json.dumps({"address": rt.address, "started": rt.started, "source": rt.source}),
+          flush=True)
     sys.stdin.read()  # hold the cluster until the test closes our stdin
-    ray.shutdown()
+    rt.shutdown()
     """
 )
+
+HOLDER_TAG = "asyncpool-test-tag"
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -68,11 +67,17 @@ def _probe(*args: str, **env: str) -> dict[str, object]:
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-@pytest.fixture
-def holder(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A separate driver process holding a local cluster; yields that cluster's address."""
+@pytest.fixture(scope="module")
+def holder(ray_cluster: SessionCluster) -> Iterator[dict[str, object]]:
+    """A separate driver process that ran ``init(tag=HOLDER_TAG)`` while the session cluster
+    (a local cluster carrying no tag) was running, and holds what it got.
+
+    Started once for the module: its own start is the untagged-refusal case, and the cluster
+    it holds is the tagged cluster the reuse case joins (each local cluster start costs
+    seconds on this machine, so the two cases share one instead of starting two holders).
+    """
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, request.param],
+        [sys.executable, "-c", HOLDER, HOLDER_TAG],
         env=_env(),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -81,7 +86,7 @@ def holder(request: pytest.FixtureRequest) -> Iterator[str]:
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
-        yield json.loads(line)["address"]
+        yield json.loads(line)
     finally:
         assert proc.stdin is not None
         assert proc.stdout is not None
@@ -94,22 +99,24 @@ def holder(request: pytest.FixtureRequest) -> Iterator[str]:
             proc.wait(timeout=10)
 
 
-@pytest.mark.parametrize("holder", ["asyncpool-test-tag"], indirect=True)
 def test_init_reuses_a_local_cluster_carrying_its_tag(
-    ray_cluster: SessionCluster, holder: str
+    ray_cluster: SessionCluster, holder: dict[str, object]
 ) -> None:
-    got = _probe("asyncpool-test-tag")
-    assert got == {"address": holder, "started": False, "source": "tagged local cluster"}
+    got = _probe(HOLDER_TAG)
+    assert got == {"address": holder["address"], "started": False,
+                   "source": "tagged local cluster"}
 
 
-@pytest.mark.parametrize("holder", ["untagged"], indirect=True)
 def test_init_refuses_an_untagged_cluster_and_starts_its_own(
-    ray_cluster: SessionCluster, holder: str
+    ray_cluster: SessionCluster, holder: dict[str, object]
 ) -> None:
-    got = _probe("another-tag")
-    assert got["started"] is True
-    assert got["source"] == "new local cluster"
-    assert got["address"] not in (holder, ray_cluster.address)
+    # The session cluster is a local cluster that carries no tag, found by init's scan of
+    # this machine's raylets; the holder's init refused it and started its own.
+    assert ray_cluster.address in runtime._local_clusters_with({"CPU"})
+    assert holder["address"] in runtime._local_clusters_with({runtime.tag_resource(HOLDER_TAG)})
+    assert holder["started"] is True
+    assert holder["source"] == "new local cluster"
+    assert holder["address"] != ray_cluster.address
 
 
 def test_asyncpool_address_wins_over_ray_address(ray_cluster: SessionCluster) -> None:
