@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_server [--requests 2000] [--concurrency 256] [--address ADDR]
                                       [--url http://127.0.0.1:8000] [--json PATH]
-                                      [--compare-bench]
+                                      [--compare-bench] [--batch-size N|auto]
 
 Starts its own ``asyncpool serve`` on a free 127.0.0.1 port (on ``--address``, or the server's
 own embedded cluster), unless ``--url`` names a running one. Sends ``--requests`` programs (the
@@ -69,11 +69,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_server(address: str | None, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(address: str | None, log: Path, batch_size: str | None = None
+                  ) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     cmd = [sys.executable, "-m", "asyncpool", "serve", "--port", str(port)]
     if address:
         cmd += ["--address", address]
+    if batch_size:
+        cmd += ["--batch-size", batch_size]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)  # fmt: skip
@@ -180,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", default=None, help="a running server instead of starting one")
     p.add_argument("--deadline", type=float, default=900.0, help="give up after this many s")
     p.add_argument("--json", default=None, metavar="PATH")
+    p.add_argument("--batch-size", default=None, metavar="N|auto",
+                   help="the server's --batch-size (default: the server's own)")  # fmt: skip
     p.add_argument("--compare-bench", action="store_true",
                    help="also run asyncpool bench humaneval and report the ratio")  # fmt: skip
     args = p.parse_args(argv)
@@ -191,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.url:
                 url = args.url.rstrip("/")
             else:
-                proc, url = _start_server(args.address, Path(tmp) / "serve.log")
+                proc, url = _start_server(args.address, Path(tmp) / "serve.log",
+                                          args.batch_size)  # fmt: skip
             # Warm-up: Ray workers and their sandbox fork servers started.
             asyncio.run(_load(url, min(64, args.requests), min(64, args.concurrency),
                               args.deadline))  # fmt: skip

@@ -105,7 +105,7 @@ async def _saturate_then_leave(small_server: ServeProcess) -> None:
             await asyncio.sleep(0.1)
         # The slot is free again well before the 25 s the programs would have slept.
         r = await probe.post("/run_code", json={"code": "print(2)", "language": "python"})
-        assert r.status_code == 200
+        assert r.status_code == 200, f"{r.text}\n{small_server.log_tail()}"
         assert r.json()["run_result"]["stdout"] == "2\n"
     key = {"route": "/run_code"}
     assert _metric(text, "asyncpool_serve_requests_total", outcome="cancelled", **key) - _metric(

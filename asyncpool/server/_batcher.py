@@ -187,6 +187,8 @@ class Batcher:
                         log.exception("the verification map failed; restarting it")
                         error = exc
                 self._after(current, error)
+                if error is not None and not self.closed:
+                    await anyio.sleep(0.5)  # a map that keeps failing must not spin
         finally:
             self._map = None
 

@@ -76,7 +76,13 @@ DEFAULT_BATCH_SIZE = 16
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """How one ``asyncpool serve`` process runs (the command line's flags)."""
+    """How one ``asyncpool serve`` process runs (the command line's flags).
+
+    ``batch_size``: verifications per Ray task when requests arrive together (an int, or
+    ``"auto"``: sized from the measured time of an item), see :data:`DEFAULT_BATCH_SIZE`.
+    ``drain_s``: on SIGTERM under :func:`asyncpool.server.serve`, how long verifications in
+    progress may take before what still waits is answered 503.
+    """
 
     address: str | None = None
     max_in_flight: int | None = None
@@ -308,7 +314,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def health() -> dict[str, Any]:
         """Liveness for load balancers: never touches Ray."""
         return {
-            "status": "ok" if state.pool is not None else "starting",
+            "status": "starting" if state.pool is None
+            else "stopping" if state.batcher is None or state.batcher.closed
+            else "ok",
             "uptime_s": round(time.monotonic() - state.started, 3),
             "pending": state.pending,
         }
