@@ -194,33 +194,29 @@ Concurrency: every entry point may be called from many threads at once. ``run_py
 runs ``run_python`` in a worker thread (``anyio.to_thread``); cancelling the awaiting task
 kills the program's process group at once and re-raises the cancellation. A process that forks
 (e.g. ``multiprocessing``) gets its own fork server in the child.
+
+This module owns the entry points: their argument checks (a ``TypeError``/``ValueError``
+before anything runs) and their result types. How one run is carried out (the fork server
+of this process, sending the run, collecting its output, the retries) is
+:mod:`asyncpool._sandbox_run`; this module must not reach past it to the fork server.
 """
 
 from __future__ import annotations
 
-import array
-import atexit
-import contextlib
-import fcntl
 import functools
 import math
-import os
-import select
-import socket
-import struct
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import anyio
 import anyio.to_thread
 
-from asyncpool import _zygote, _zygote_wire
-from asyncpool.errors import SandboxError
+from asyncpool import _zygote_wire
+from asyncpool._sandbox_run import FILE_SIZE_LIMIT as FILE_SIZE_LIMIT
+from asyncpool._sandbox_run import MAX_PROCESSES as MAX_PROCESSES
+from asyncpool._sandbox_run import OUTPUT_TAIL_BYTES as OUTPUT_TAIL_BYTES
+from asyncpool._sandbox_run import STARVED_ATTEMPTS as STARVED_ATTEMPTS
+from asyncpool._sandbox_run import Cancel, Raw, SandboxStatus, Spec, run
 
 # The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES...) are public but reached
 # through the module, so that a re-export of __all__ by the package stays small.
@@ -238,22 +234,8 @@ __all__ = [
     "run_tests",
 ]
 
-SandboxStatus = Literal["passed", "failed", "timeout", "memory", "crashed"]
-
-#: How many bytes of combined stdout/stderr ``SandboxResult.stdout_tail`` keeps.
-OUTPUT_TAIL_BYTES = 4096
 #: How many bytes of each of stdout and stderr ``run_program`` keeps (the first ones).
 OUTPUT_LIMIT_BYTES = 1024 * 1024
-#: ``RLIMIT_FSIZE``: the largest file the program may write.
-FILE_SIZE_LIMIT = 16 * 1024 * 1024
-#: ``RLIMIT_NPROC``: processes plus threads the program may have at once, itself included.
-MAX_PROCESSES = 16
-#: How many times a run the machine starved is tried before ``SandboxError``.
-STARVED_ATTEMPTS = 2
-
-_STATUSES: tuple[SandboxStatus, ...] = ("passed", "failed", "timeout", "memory", "crashed")
-_READ_CHUNK = 1 << 16
-_ZYGOTE_PATH = _zygote.__file__
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,153 +296,6 @@ class StdioResult:
         return self.status == "passed"
 
 
-class _ZygoteGone(Exception):
-    """The fork server died before it started the program: safe to retry on a new one."""
-
-
-class _Starved(Exception):
-    """The machine starved the run past its wall-clock cap: no verdict, run it again."""
-
-
-class _Cancel:
-    """Lets another thread abandon a run: shuts its reply socket, so the server kills it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._sock: socket.socket | None = None
-        self.cancelled = False
-
-    def attach(self, sock: socket.socket | None) -> None:
-        with self._lock:
-            self._sock = sock
-            if sock is not None and self.cancelled:
-                self._shut(sock)
-
-    def cancel(self) -> None:
-        with self._lock:
-            self.cancelled = True
-            if self._sock is not None:
-                self._shut(self._sock)
-
-    @staticmethod
-    def _shut(sock: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-
-class _Zygote:
-    """One running fork server and the control socket to it."""
-
-    def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-S", "-s", "-B", _ZYGOTE_PATH, str(theirs.fileno())]
-        if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
-            argv.append("--no-namespaces")  # see "When the caller is not root"
-        try:
-            self.proc = subprocess.Popen(
-                argv,
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                env=dict(_zygote_wire.ENV),
-                cwd="/",
-                start_new_session=True,
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        self.ctl = ours
-        self.owner = os.getpid()
-        self.send_lock = threading.Lock()
-        self.isolated: bool | None = None  # learnt from the first run
-
-    @property
-    def alive(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None
-
-    def send(self, header: bytes, fds: list[int]) -> None:
-        with self.send_lock:
-            self.ctl.sendmsg(
-                [header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
-            )
-
-    def close(self, kill: bool = False) -> None:
-        """Close the control socket (the server then exits); reap it."""
-        with contextlib.suppress(OSError):
-            self.ctl.close()
-        if self.owner != os.getpid():
-            return
-        if kill:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-            self.proc.wait()
-
-
-_lock = threading.Lock()
-_current: _Zygote | None = None
-
-
-def _get_zygote() -> _Zygote:
-    global _current
-    with _lock:
-        z = _current
-        if z is None or not z.alive:
-            if z is not None:
-                z.close(kill=True)
-            z = _current = _Zygote()
-        return z
-
-
-def _discard_zygote(z: _Zygote) -> None:
-    """Forget ``z`` (it died or stopped answering) so the next run starts a new one."""
-    global _current
-    with _lock:
-        if _current is z:
-            _current = None
-    z.close(kill=True)
-
-
-def _zygote_pid() -> int | None:
-    """The current fork server's pid (for tests and diagnostics), ``None`` if none runs."""
-    with _lock:
-        z = _current
-        return z.proc.pid if z is not None and z.alive else None
-
-
-def _isolated() -> bool | None:
-    """Whether the current fork server runs in its own namespaces (``None``: not known yet)."""
-    with _lock:
-        return None if _current is None else _current.isolated
-
-
-def _after_fork_in_child() -> None:
-    # A forked caller gets its own fork server; it must not share (or hold open) the parent's.
-    global _lock, _current
-    _lock = threading.Lock()
-    z, _current = _current, None
-    if z is not None:
-        with contextlib.suppress(OSError):
-            z.ctl.close()
-
-
-def _at_exit() -> None:
-    global _current
-    z, _current = _current, None
-    if z is not None:
-        z.close()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_at_exit)
-
-
 # -- argument checks ---------------------------------------------------------------------------
 
 
@@ -504,327 +339,8 @@ def _check_relative_path(name: str, path: object) -> str:
     return path
 
 
-# -- one run -------------------------------------------------------------------------------------
-
-
-class _Sink:
-    """Keeps the first ``head`` bytes, or the last ``tail`` bytes, of what a pipe carries;
-    reads and discards the rest, never buffering more than four times its limit."""
-
-    def __init__(self, *, head: int = 0, tail: int = 0) -> None:
-        self.head = head
-        self.tail = tail
-        self.data = bytearray()
-        self.truncated = False
-
-    def add(self, chunk: memoryview) -> None:
-        if self.head:
-            room = self.head - len(self.data)
-            if room > 0:
-                self.data += chunk[:room]
-            if len(chunk) > max(room, 0):
-                self.truncated = True
-            return
-        if len(chunk) >= self.tail:
-            self.data[:] = chunk[-self.tail :]
-            self.truncated = True
-        else:
-            self.data += chunk
-            if len(self.data) > 4 * self.tail:
-                del self.data[: -self.tail]
-                self.truncated = True
-
-    def value(self) -> bytes:
-        return bytes(self.data if self.head else self.data[-self.tail :])
-
-
-@dataclass
-class _Spec:
-    """Everything one run sends to the fork server."""
-
-    program: bytes
-    timeout: float
-    memory_mb: int
-    limits: bool = True
-    merged_output: bool = True  # stdout and stderr into one pipe (run_python)
-    stdout_head: int = 0  # keep the first bytes of stdout (0: keep the tail)
-    stdin: bytes | None = None
-    files: Mapping[str, bytes] | None = None
-    fetch: Sequence[str] = ()
-    tests: bytes | None = None  # entry point, NUL, tests source (a judged run)
-
-
-@dataclass
-class _Raw:
-    """What one run produced, before a public result is made of it."""
-
-    status: SandboxStatus
-    returncode: int | None
-    duration: float
-    wall: float
-    judge: int
-    flags: int
-    stdout: bytes
-    stderr: bytes
-    verdict: bytes = b""
-    files: dict[str, bytes] = field(default_factory=dict)
-
-
-def _memfd(name: str, data: bytes, seal: bool = False) -> int:
-    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.lseek(fd, 0, os.SEEK_SET)
-        if seal:  # the program cannot write into it (nothing it writes reaches anyone)
-            fcntl.fcntl(
-                fd,
-                fcntl.F_ADD_SEALS,
-                fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL,
-            )
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _pack_files(files: Mapping[str, bytes]) -> bytes:
-    out = []
-    for name, data in files.items():
-        encoded = name.encode("utf-8", "surrogateescape")
-        out += [struct.pack("=I", len(encoded)), encoded, struct.pack("=Q", len(data)), data]
-    return b"".join(out)
-
-
-def _unpack_files(data: bytes) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    pos = 0
-    while pos + 4 <= len(data):
-        (n,) = struct.unpack_from("=I", data, pos)
-        name = data[pos + 4 : pos + 4 + n].decode("utf-8", "surrogateescape")
-        pos += 4 + n
-        (size,) = struct.unpack_from("=Q", data, pos)
-        pos += 8
-        files[name] = data[pos : pos + size]
-        pos += size
-    return files
-
-
-def _read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _wall_cap(timeout: float) -> float:
-    """The starvation cap of a run (a seam for the tests, which cannot reach the server)."""
-    return _zygote_wire.hard_wall_cap(timeout)
-
-
-def _run_once(spec: _Spec, cancel: _Cancel | None) -> _Raw:
-    z = _get_zygote()
-    flags = _zygote_wire.FLAG_LIMITS if spec.limits else 0
-    owned: list[int] = []  # every fd this call opened, closed at the end
-    ours = theirs = None
-
-    def new_fd(fd: int) -> int:
-        owned.append(fd)
-        return fd
-
-    try:
-        out_r, out_w = (new_fd(fd) for fd in os.pipe())
-        if spec.merged_output:
-            err_r, err_w = -1, out_w
-        else:
-            err_r, err_w = (new_fd(fd) for fd in os.pipe())
-        fds = [out_w, err_w, new_fd(_memfd("asyncpool-program", spec.program))]
-        if spec.stdin is not None:
-            flags |= _zygote_wire.FLAG_STDIN
-            fds.append(new_fd(_memfd("asyncpool-stdin", spec.stdin, seal=True)))
-        if spec.files:
-            flags |= _zygote_wire.FLAG_FILES_IN
-            fds.append(new_fd(_memfd("asyncpool-files", _pack_files(spec.files))))
-        files_out = -1
-        if spec.fetch:
-            flags |= _zygote_wire.FLAG_FILES_OUT
-            listing = "\0".join(spec.fetch).encode("utf-8", "surrogateescape")
-            files_out = new_fd(_memfd("asyncpool-fetch", listing))
-            fds.append(files_out)
-        verdict_r = -1
-        if spec.tests is not None:
-            flags |= _zygote_wire.FLAG_JUDGE
-            verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
-            fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
-        wall_cap = _wall_cap(spec.timeout)
-        header = _zygote_wire.REQUEST.pack(
-            spec.timeout,
-            spec.memory_mb * 1024 * 1024,
-            FILE_SIZE_LIMIT,
-            MAX_PROCESSES,
-            flags,
-            wall_cap,
-        )
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        if cancel is not None:
-            cancel.attach(ours)
-        try:
-            z.send(header, [theirs.fileno(), *fds])
-        except OSError as exc:
-            _discard_zygote(z)
-            raise _ZygoteGone from exc
-        # Only the server (and its children) may hold the write ends now.
-        for fd in set(fds) - {files_out}:
-            os.close(fd)
-            owned.remove(fd)
-        theirs.close()
-        theirs = None
-        out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
-        err = _Sink(tail=OUTPUT_TAIL_BYTES)
-        patience = wall_cap + _zygote_wire.GRACE if spec.limits else None
-        raw = _collect(z, ours, {out_r: out, err_r: err}, patience, cancel)
-        if verdict_r >= 0:
-            raw.verdict = _read_pipe(verdict_r)
-        if files_out >= 0:
-            raw.files = _unpack_files(_read_all(files_out))
-        return raw
-    finally:
-        if cancel is not None:
-            cancel.attach(None)
-        for fd in owned:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        for sock in (ours, theirs):
-            if sock is not None:
-                sock.close()
-
-
-def _read_pipe(fd: int) -> bytes:
-    """What is in a pipe whose writers are all gone (or the first 64 KiB of it)."""
-    os.set_blocking(fd, False)
-    data = b""
-    with contextlib.suppress(BlockingIOError):
-        while len(data) < 1 << 16:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    return data
-
-
-def _collect(
-    z: _Zygote,
-    sock: socket.socket,
-    sinks: dict[int, _Sink],
-    patience: float | None,
-    cancel: _Cancel | None,
-) -> _Raw:
-    """Read the outputs (into their sinks) until the server's verdict arrives."""
-    sinks = {fd: sink for fd, sink in sinks.items() if fd >= 0}
-    poller = select.poll()
-    for fd in sinks:
-        os.set_blocking(fd, False)
-        poller.register(fd, select.POLLIN)
-    poller.register(sock.fileno(), select.POLLIN)
-    buf = bytearray(_READ_CHUNK)
-    mv = memoryview(buf)
-    open_fds = set(sinks)
-    started = False
-    give_up = None if patience is None else time.monotonic() + patience
-    out, err = [*sinks.values(), _Sink(tail=1)][:2]
-
-    def raw(status: SandboxStatus, rc: int | None = None, duration: float = 0.0) -> _Raw:
-        return _Raw(status, rc, duration, duration, _zygote_wire.RESULT_JUDGE_NONE, 0,
-                    out.value(), err.value())  # fmt: skip
-
-    while True:
-        wait_ms = -1 if give_up is None else max(0, math.ceil((give_up - time.monotonic()) * 1e3))
-        events = poller.poll(wait_ms)
-        if not events:
-            # The server stopped answering: abandon the run (closing our socket kills it) and
-            # replace the server. Not a verdict on the program.
-            _discard_zygote(z)
-            raise SandboxError(f"the sandbox fork server did not answer within {patience} s")
-        for fd, _ in events:
-            if fd in open_fds and not _read_some(fd, mv, sinks[fd]):
-                open_fds.discard(fd)
-                poller.unregister(fd)
-        if not any(fd == sock.fileno() for fd, _ in events):
-            continue
-        try:
-            msg = sock.recv(8192)
-        except OSError:
-            msg = b""
-        if msg[:1] == b"S":
-            started = True
-            _, isolated = _zygote_wire.STARTED.unpack(msg[1:])
-            z.isolated = bool(isolated)
-            continue
-        if msg[:1] == b"E":
-            raise SandboxError(msg[1:].decode("utf-8", "replace"))
-        if msg[:1] == b"R":
-            code, returncode, rc_none, own, wall, judge, flags = _zygote_wire.RESULT.unpack(msg[1:])
-            for fd in list(open_fds):  # what is still in the pipes; bounded: writers are dead
-                for _ in range(64):
-                    if not _read_some(fd, mv, sinks[fd]):
-                        break
-            return _Raw(
-                _STATUSES[code], None if rc_none else returncode, own, wall, judge, flags,
-                out.value(), err.value(),
-            )  # fmt: skip
-        # End of file: the server died (or the run was cancelled).
-        if cancel is not None and cancel.cancelled:
-            return raw("crashed")
-        _discard_zygote(z)
-        if not started:
-            raise _ZygoteGone
-        return raw("crashed")
-
-
-def _read_some(fd: int, mv: memoryview, sink: _Sink) -> bool:
-    """Read what is available into ``sink``; ``False`` at end of file."""
-    try:
-        n = os.readv(fd, [mv])
-    except BlockingIOError:
-        return True
-    except InterruptedError:  # pragma: no cover - PEP 475 retries already
-        return True
-    except OSError:  # pragma: no cover - EIO and the like: treat as closed
-        return False
-    if n == 0:
-        return False
-    sink.add(mv[:n])
-    return True
-
-
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
-
-
-def _run(spec: _Spec, cancel: _Cancel | None = None) -> _Raw:
-    """One run, retried on a fresh fork server when the server died before starting it, and
-    run again when the machine starved it (:data:`STARVED_ATTEMPTS` in all)."""
-    starved = 0
-    crashed_servers = 0
-    while True:
-        try:
-            raw = _run_once(spec, cancel)
-        except _ZygoteGone as exc:
-            crashed_servers += 1
-            if crashed_servers == 3 or (cancel is not None and cancel.cancelled):
-                msg = "the sandbox fork server died before it ran the program"
-                raise SandboxError(msg) from exc
-            continue
-        if not raw.flags & _zygote_wire.RESULT_STARVED:
-            return raw
-        starved += 1
-        if starved >= STARVED_ATTEMPTS:
-            raise SandboxError(
-                f"the machine starved the run: {raw.duration:.2f} s of its own time in "
-                f"{raw.wall:.2f} s of wall-clock time, {starved} times; no verdict"
-            )
 
 
 # -- the public entry points -------------------------------------------------------------------
@@ -841,7 +357,7 @@ def run_python(program: str, *, timeout: float = 10.0, memory_mb: int = 512) -> 
     work or the machine starved the run too long to judge it.
     """
     _validate(program, timeout, memory_mb)
-    raw = _run(_Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb))
+    raw = run(Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb))
     return SandboxResult(raw.status, raw.returncode, _decode(raw.stdout), raw.duration)
 
 
@@ -857,9 +373,9 @@ async def run_python_async(
     awaiting task kills the program's process group at once and re-raises the cancellation.
     """
     _validate(program, timeout, memory_mb)
-    cancel = _Cancel()
-    spec = _Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb)
-    job = functools.partial(_run, spec, cancel)
+    cancel = Cancel()
+    spec = Spec(program.encode("utf-8", "surrogatepass"), float(timeout), memory_mb)
+    job = functools.partial(run, spec, cancel)
     try:
         raw = await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
     except BaseException:
@@ -878,7 +394,7 @@ def run_python_bare(program: str) -> SandboxResult:
     """
     if not isinstance(program, str):
         raise TypeError(f"program must be a str, not {type(program).__name__}")
-    raw = _run(_Spec(program.encode("utf-8", "surrogatepass"), math.inf, 1 << 20, limits=False))
+    raw = run(Spec(program.encode("utf-8", "surrogatepass"), math.inf, 1 << 20, limits=False))
     return SandboxResult(raw.status, raw.returncode, _decode(raw.stdout), raw.duration)
 
 
@@ -919,8 +435,8 @@ def run_program(
     fetch = [_check_relative_path("fetch_files item", p) for p in fetch_files]
     if len(fetch) > _zygote_wire.MAX_FETCH:
         raise ValueError(f"fetch_files may name at most {_zygote_wire.MAX_FETCH} paths")
-    raw = _run(
-        _Spec(
+    raw = run(
+        Spec(
             code.encode("utf-8", "surrogatepass"), float(timeout), memory_mb,
             merged_output=False, stdout_head=OUTPUT_LIMIT_BYTES, stdin=data, files=checked,
             fetch=fetch,
@@ -960,13 +476,13 @@ def run_tests(
         if not entry_point.isidentifier():
             raise ValueError(f"entry_point must be an identifier, got {entry_point!r}")
     payload = (entry_point or "").encode() + b"\0" + tests.encode("utf-8", "surrogatepass")
-    raw = _run(
-        _Spec(solution.encode("utf-8", "surrogatepass"), float(timeout), memory_mb, tests=payload)
+    raw = run(
+        Spec(solution.encode("utf-8", "surrogatepass"), float(timeout), memory_mb, tests=payload)
     )
     return _judged(raw)
 
 
-def _judged(raw: _Raw) -> SandboxResult:
+def _judged(raw: Raw) -> SandboxResult:
     output = _decode(raw.stdout)
     if raw.verdict == b"P" and raw.judge == 0:
         return SandboxResult("passed", raw.returncode, output, raw.duration)
@@ -1026,8 +542,8 @@ def run_stdio(
     results: list[StdioCaseResult] = []
     for stdin, expected in pairs:
         limit = OUTPUT_LIMIT_BYTES + 2 * len(expected)
-        raw = _run(
-            _Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
+        raw = run(
+            Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
                   stdin=stdin)
         )  # fmt: skip
         status = raw.status

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool import _zygote_child, _zygote_wire, sandbox
+from asyncpool import _sandbox_run, _zygote_child, _zygote_wire
 from asyncpool.sandbox import (
     MAX_PROCESSES,
     OUTPUT_TAIL_BYTES,
@@ -71,7 +71,7 @@ def _processes_of_uid(uid: int) -> list[int]:
 
 def _program_processes() -> list[int]:
     """Live children of this process's fork server that run a program (not its helpers)."""
-    zpid = sandbox._zygote_pid()
+    zpid = _sandbox_run.zygote_pid()
     if zpid is None:
         return []
     return [
@@ -82,7 +82,7 @@ def _program_processes() -> list[int]:
 
 
 def _zombie_children_of_fork_server() -> list[int]:
-    zpid = str(sandbox._zygote_pid())
+    zpid = str(_sandbox_run.zygote_pid())
     out = []
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -301,23 +301,23 @@ def test_killing_itself_by_signal_is_crashed() -> None:
 
 
 def test_killing_the_parent_does_not_stop_the_caller() -> None:
-    pid_before = sandbox._zygote_pid()
+    pid_before = _sandbox_run.zygote_pid()
     result, elapsed = _run_timed("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")
     assert elapsed <= _within(10.0)
     if ROOT:  # the program runs under another uid: it may not signal its parent
         assert result.status == "failed"
         assert "PermissionError" in result.stdout_tail
-        assert sandbox._zygote_pid() == pid_before
+        assert _sandbox_run.zygote_pid() == pid_before
     else:  # it kills the fork server, which is replaced
         assert result.status == "crashed"
 
 
 @root_only
 def test_kill_minus_one_reaches_only_the_programs_own_processes() -> None:
-    pid_before = sandbox._zygote_pid()
+    pid_before = _sandbox_run.zygote_pid()
     result = run_python("import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('alive')")
     assert result.status == "passed"
-    assert sandbox._zygote_pid() == pid_before
+    assert _sandbox_run.zygote_pid() == pid_before
 
 
 @root_only
@@ -446,12 +446,12 @@ def test_concurrent_calls_from_8_threads_are_all_correct() -> None:
 
 def test_fork_server_is_restarted_after_being_killed() -> None:
     assert run_python("pass").status == "passed"
-    old = sandbox._zygote_pid()
+    old = _sandbox_run.zygote_pid()
     assert old is not None
     os.kill(old, signal.SIGKILL)
     result = run_python("print('again')")
     assert (result.status, result.stdout_tail) == ("passed", "again\n")
-    new = sandbox._zygote_pid()
+    new = _sandbox_run.zygote_pid()
     assert new is not None
     assert new != old
 
@@ -461,9 +461,9 @@ def test_fork_server_exits_when_its_caller_is_killed(tmp_path: Path) -> None:
     script.write_text(
         "import sys, time\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-        "from asyncpool import sandbox\n"
+        "from asyncpool import _sandbox_run, sandbox\n"
         "sandbox.run_python('pass')\n"
-        "print(sandbox._zygote_pid(), flush=True)\n"
+        "print(_sandbox_run.zygote_pid(), flush=True)\n"
         "time.sleep(60)\n"
     )
     command = [sys.executable, str(script)]

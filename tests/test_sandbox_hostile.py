@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from asyncpool import sandbox
+from asyncpool import _sandbox_run
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import run_stdio, run_tests
 
@@ -550,7 +550,7 @@ def test_reward_hack_is_not_passed(name: str, kind: str, solution: str) -> None:
         verdict = "no verdict (starved)"
     _VERDICTS[name] = verdict
     assert verdict != "passed", f"{name}: scored passed"
-    assert sandbox._zygote_pid() is not None  # the caller's fork server survived it
+    assert _sandbox_run.zygote_pid() is not None  # the caller's fork server survived it
 
 
 @pytest.mark.parametrize(("name", "kind", "solution"), list(_params(HONEST)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool import sandbox
+from asyncpool import _sandbox_run
 from asyncpool.sandbox import run_program, run_python
 from tests.conftest import wait_for
 
@@ -30,7 +30,7 @@ def _run(program: str, **kwargs: float) -> str:
 @pytest.fixture(autouse=True)
 def _isolated() -> None:
     run_python("pass")
-    assert sandbox._isolated() is True
+    assert _sandbox_run.isolated() is True
 
 
 def test_no_network_not_even_a_listener_of_the_caller_on_loopback() -> None:
@@ -93,7 +93,7 @@ def test_tmp_and_dev_shm_are_private_to_each_run_and_vanish_with_it() -> None:
     assert during == after == "[] []\n"
     assert not os.path.exists("/tmp/secret")
     # The run's directories are gone from the server's own /tmp too.
-    zpid = sandbox._zygote_pid()
+    zpid = _sandbox_run.zygote_pid()
     base = f"/proc/{zpid}/root/tmp"
     wait_for(
         lambda: all(not os.listdir(f"{base}/{d}") for d in os.listdir(base)),
@@ -171,13 +171,13 @@ def test_without_namespaces_the_judge_uids_and_limits_still_hold() -> None:
         import os, sys
         os.environ["ASYNCPOOL_SANDBOX_NAMESPACES"] = "0"
         sys.path.insert(0, sys.argv[1])
-        from asyncpool import sandbox
+        from asyncpool import _sandbox_run, sandbox
         print(sandbox.run_tests("def f(x):\\n    return x + 1\\n", "assert f(1) == 2\\n").status)
         print(sandbox.run_tests("import os\\nos._exit(0)\\n", "assert f(1) == 2\\n").status)
         print(sandbox.run_stdio("print(int(input()) * 2)", [("21", "42")]).status)
         code = "import os\\nopen('o', 'w').write(str(os.getuid() != 0))\\nimport numpy\\n"
         result = sandbox.run_program(code, fetch_files=["o"])
-        print(result.status, result.files, sandbox._isolated())
+        print(result.status, result.files, _sandbox_run.isolated())
     """)
     root = str(Path(__file__).resolve().parents[1])
     out = subprocess.run(

@@ -17,29 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from asyncpool import _zygote_wire, sandbox
+from asyncpool import _sandbox_run, _zygote_wire
+from asyncpool._bench.humaneval import BROKEN_WRAPPER
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import SandboxResult, run_python, run_tests
-
-#: Appended to a canonical solution: the entry point now returns a wrong value of its kind.
-WRONG = """
-_original_{name} = {name}
-
-
-def {name}(*args, **kwargs):
-    value = _original_{name}(*args, **kwargs)
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, (int, float)):
-        return value + 1
-    if isinstance(value, str):
-        return value + "?"
-    if isinstance(value, (list, tuple)):
-        return type(value)([*value, None])
-    if isinstance(value, dict):
-        return {{**value, None: None}}
-    return 0
-"""
 
 
 def _humaneval() -> dict[str, dict[str, str]]:
@@ -54,7 +35,8 @@ def _judge_humaneval(item: tuple[dict[str, str], str]) -> tuple[str, str, Sandbo
     if kind == "canonical":
         solution = problem["prompt"] + problem["canonical_solution"]
     elif kind == "wrong value":
-        solution = problem["prompt"] + problem["canonical_solution"] + WRONG.format(name=name)
+        broken = problem["canonical_solution"] + BROKEN_WRAPPER.format(name=name)
+        solution = problem["prompt"] + broken
     else:  # "returns None"
         solution = problem["prompt"] + "    return None\n"
     # The prompt goes with the tests too: its helpers (HumanEval/32's poly) are then trusted.
@@ -152,7 +134,7 @@ def test_a_run_the_machine_starves_raises_sandbox_error_never_timeout(
     # The program (spinning: idle it would be "timeout" after 5 s) and 4 hogs share CPU 0: it
     # gets a fifth of it at most, so after 1 s of wall-clock time (the cap, lowered for the
     # test) it has used far less than its 5 s of own time: no verdict, and none is given.
-    monkeypatch.setattr(sandbox, "_wall_cap", lambda timeout: 1.0)
+    monkeypatch.setattr(_sandbox_run, "_wall_cap", lambda timeout: 1.0)
     pin = "import os\nos.sched_setaffinity(0, {0})\n"
     procs = [
         subprocess.Popen(
