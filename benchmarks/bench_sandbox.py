@@ -39,27 +39,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from asyncpool._bench.humaneval import BROKEN_WRAPPER
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import run_python, run_python_bare, run_tests
 
-WRONG = """
-_original_{name} = {name}
-
-
-def {name}(*args, **kwargs):
-    value = _original_{name}(*args, **kwargs)
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, (int, float)):
-        return value + 1
-    if isinstance(value, str):
-        return value + "?"
-    if isinstance(value, (list, tuple)):
-        return type(value)([*value, None])
-    if isinstance(value, dict):
-        return {{**value, None: None}}
-    return 0
-"""
 HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
 
 
@@ -92,7 +75,7 @@ def humaneval_items(kinds: tuple[str, ...] = ("canonical", "wrong value")) -> li
         name = p["entry_point"]
         bodies = {
             "canonical": p["canonical_solution"],
-            "wrong value": p["canonical_solution"] + WRONG.format(name=name),
+            "wrong value": p["canonical_solution"] + BROKEN_WRAPPER.format(name=name),
             "returns None": "    return None\n",
         }
         for kind in kinds:
