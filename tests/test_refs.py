@@ -224,6 +224,14 @@ def test_as_completed_checks_its_arguments_when_called(ray_cluster: SessionClust
         as_completed([ray.put(1)], timeout=0)
 
 
+# One CPU each: run by the workers the session cluster already has. As zero-CPU tasks, 1,000
+# at once had Ray start dozens of new worker processes (seconds on 2 cores), no part of this.
+@ray.remote(num_cpus=1)
+def _short(value: int) -> int:
+    time.sleep(0.002)
+    return value
+
+
 @pytest.mark.asyncio
 async def test_gather_of_1000_refs_does_not_stall_the_event_loop(
     ray_cluster: SessionCluster,
@@ -237,7 +245,7 @@ async def test_gather_of_1000_refs_does_not_stall_the_event_loop(
             await asyncio.sleep(0.01)
             lags.append(time.perf_counter() - t0 - 0.01)
 
-    refs = [sleepy.remote(i, 0.002) for i in range(1000)]  # submitting is synchronous work
+    refs = [_short.remote(i) for i in range(1000)]  # submitting is synchronous work
     tick = asyncio.create_task(ticker())
     started = time.perf_counter()
     values = await gather(refs)
