@@ -275,6 +275,9 @@ async def _sample_threads(peak: list[int], stop: asyncio.Event) -> None:
         await asyncio.sleep(0.001)
 
 
+# Threads per call are the completion core's property, not the loop's (the lighter gather
+# tests above run on both loops): one loop.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_two_thousand_concurrent_gathers_start_no_thread_per_call(
     ray_cluster: SessionCluster,
@@ -337,6 +340,9 @@ async def test_fail_after_around_as_completed_behaves_like_its_timeout(
     await async_wait_for(lambda: all(_cancelled(r) for r in slow), timeout=10)
 
 
+# Scale test of the canceller thread (20,000 pending tasks); cancelling on both loops is
+# checked by the lighter cancel tests above: one loop.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
     ray_cluster: SessionCluster,
