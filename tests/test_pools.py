@@ -125,6 +125,9 @@ async def test_a_crashed_worker_is_retried_by_ray_and_counted(ray_cluster: Sessi
     assert entered["crash"] == 2
 
 
+# A stress of the shared bound (280 calls); the bound on each loop is checked by the lighter
+# lazy-input and freed-slot tests below: one loop.
+@pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_the_in_flight_bound_holds_across_two_maps_and_200_submits(
     ray_cluster: SessionCluster,
