@@ -66,7 +66,7 @@ async def test_pool_statistics_reach_rays_prometheus_export_tagged_by_name(
         completed = _metric(text, "ray_asyncpool_pool_completed", name)
         if completed == 30:
             break
-        await asyncio.sleep(2)
+        await asyncio.sleep(0.5)  # the export lands every few seconds: poll finely
     assert completed == 30, f"no asyncpool metrics for {name} at {url}"
     assert _metric(text, "ray_asyncpool_pool_failed", name) == 10
     assert _metric(text, "ray_asyncpool_pool_latency_seconds_count", name) == 40
