@@ -79,6 +79,11 @@ async def _saturate_then_leave(small_server: ServeProcess) -> None:
         ]  # fmt: skip
         try:
             await _poll(probe, lambda h: h["pending"] == 2, 60)
+            # Both are in a Ray task or waiting for one (in one batch or two): the gauges say so.
+            text = (await probe.get("/metrics")).text
+            assert _metric(text, "asyncpool_serve_pending") == 2
+            assert _metric(text, "asyncpool_serve_pool_in_flight") + _metric(
+                text, "asyncpool_serve_queue_depth") == 2
             t0 = time.perf_counter()
             r = await probe.post("/run_code", json={"code": "print(1)", "language": "python"})
             assert time.perf_counter() - t0 < 5, "admission must answer at once"

@@ -56,6 +56,7 @@ def serve(
                 await super().shutdown(sockets)
             finally:
                 drain.cancel()
+                await asyncio.wait([drain])  # ended before the loop closes
 
     config = uvicorn.Config(
         app,
