@@ -29,14 +29,13 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 from . import _cancel, _validate, runtime
 from ._dispatch import (
     Engine,
-    MapStream,
     PoolBase,
     State,
     _Call,
-    _StreamCore,
     check_serialisable,
     serialisation_error,
 )
+from ._map_stream import MapStream, _StreamCore
 from .errors import PoolClosedError, TaskTimeoutError, WorkerFailedError
 from .refs import gather
 

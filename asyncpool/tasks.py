@@ -21,15 +21,14 @@ from ray.remote_function import RemoteFunction
 from . import _validate, runtime
 from ._dispatch import (
     Engine,
-    MapStream,
     PoolBase,
     State,
     _Call,
-    _StreamCore,
     check_serialisable,
     default_capacity,
     serialisation_error,
 )
+from ._map_stream import MapStream, _StreamCore
 from .errors import PoolClosedError, TaskTimeoutError
 
 __all__ = ["TaskPool"]
