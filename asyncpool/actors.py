@@ -10,7 +10,6 @@ back to ``min`` when actors have been idle for ``idle_timeout`` seconds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 import itertools
@@ -18,15 +17,14 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterable, Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
 import ray
 from ray.actor import ActorClass, ActorHandle
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from . import _cancel, _validate, runtime
+from ._actor_member import ACTOR_DEATH, Member, died, kill, node_of, python_class
 from ._dispatch import (
     Engine,
     PoolBase,
@@ -45,19 +43,8 @@ log = logging.getLogger(__name__)
 
 A = TypeVar("A")
 
-_ACTOR_DEATH = (ActorDiedError, ActorUnavailableError, RayActorError)
 #: A replacement actor that has not answered by then counts as a failed start.
 _START_TIMEOUT_S = 60.0
-
-
-@dataclass(eq=False)
-class _Member:
-    handle: ActorHandle[Any]
-    index: int
-    load: int = 0
-    alive: bool = True
-    ready: bool = False
-    idle_since: float = field(default_factory=time.monotonic)
 
 
 class ActorPool(PoolBase, Generic[A]):
@@ -114,7 +101,7 @@ class ActorPool(PoolBase, Generic[A]):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, got {name!r} ({type(name).__name__})")
         if isinstance(actor_cls, ActorClass):
-            self._cls: type[Any] | None = _python_class(actor_cls)
+            self._cls: type[Any] | None = python_class(actor_cls)
             remote_cls: Any = actor_cls
         elif isinstance(actor_cls, type):
             self._cls = actor_cls
@@ -141,7 +128,7 @@ class ActorPool(PoolBase, Generic[A]):
         self._metrics = metrics
         self._init_args = init_args
         self._init_kwargs = dict(init_kwargs or {})
-        self._members: list[_Member] = []
+        self._members: list[Member] = []
         self._starting = 0
         self._counter = itertools.count()
         self._rr = itertools.count()
@@ -203,7 +190,7 @@ class ActorPool(PoolBase, Generic[A]):
             self._engine.close()
         for member in self._members:
             member.alive = False
-            _kill(member.handle)
+            kill(member.handle)
         if self._engine is not None:
             await self._engine.wait_settled(wait)
 
@@ -266,7 +253,7 @@ class ActorPool(PoolBase, Generic[A]):
                 if self._state != "open" or engine is None:
                     return
                 handle = self._remote.remote(*self._init_args, **self._init_kwargs)
-                member = _Member(handle, next(self._counter))
+                member = Member(handle, next(self._counter))
                 self._members.append(member)
                 try:
                     ready = handle.__ray_ready__.remote()
@@ -276,7 +263,7 @@ class ActorPool(PoolBase, Generic[A]):
                         await ready
                 except Exception as exc:
                     member.alive = False
-                    _kill(handle)
+                    kill(handle)
                     self._members.remove(member)
                     if not keep_trying or self._state != "open":
                         raise
@@ -289,7 +276,7 @@ class ActorPool(PoolBase, Generic[A]):
                     continue
                 except BaseException:
                     member.alive = False
-                    _kill(handle)
+                    kill(handle)
                     raise
                 member.ready = True
                 member.idle_since = time.monotonic()
@@ -297,7 +284,7 @@ class ActorPool(PoolBase, Generic[A]):
                     engine.set_capacity(self.size * self.max_concurrency)
                 else:
                     member.alive = False
-                    _kill(handle)
+                    kill(handle)
                 return
         finally:
             self._starting -= 1
@@ -317,12 +304,12 @@ class ActorPool(PoolBase, Generic[A]):
         if self.size + self._starting < self.max_size:
             self._grow_by_one()
 
-    def _on_member_death(self, member: _Member, cause: BaseException) -> None:
+    def _on_member_death(self, member: Member, cause: BaseException) -> None:
         """Declare an actor dead: kill it (so every call on it ends) and replace it."""
         if not member.alive:
             return
         member.alive = False
-        _kill(member.handle)
+        kill(member.handle)
         self._members = [m for m in self._members if m.alive or m.load]
         log.warning("actor %d of %s declared dead (%s); replacing it",
                     member.index, self._cls_name, cause)
@@ -345,15 +332,15 @@ class ActorPool(PoolBase, Generic[A]):
                     member.alive = False
                     assert self._engine is not None
                     self._engine.set_capacity(self.size * self.max_concurrency)
-                    _kill(member.handle)
+                    kill(member.handle)
             self._members = [m for m in self._members if m.alive or m.load]
 
-    def _pick(self) -> _Member:
+    def _pick(self) -> Member:
         """The live actor with the least calls running; ties rotate."""
         members = self._members
         n = len(members)
         offset = next(self._rr)
-        best: _Member | None = None
+        best: Member | None = None
         for k in range(n):
             member = members[(offset + k) % n]
             if member.alive and member.ready and (best is None or member.load < best.load):
@@ -385,7 +372,7 @@ class ActorPool(PoolBase, Generic[A]):
         method: str,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        finish: Callable[[Any, BaseException | None, _Member, _Call], None],
+        finish: Callable[[Any, BaseException | None, Member, _Call], None],
     ) -> _Call:
         """Send one call (its slot ``token`` already taken) to the least-loaded live actor."""
         member = self._pick()
@@ -416,12 +403,12 @@ class ActorPool(PoolBase, Generic[A]):
         )
 
     def _failure(
-        self, engine: Engine, method: str, error: BaseException, member: _Member, call: _Call,
+        self, engine: Engine, method: str, error: BaseException, member: Member, call: _Call,
         *, retry: bool,
     ) -> BaseException | None:
         """Book a failed call; the error to report, or None when it will be retried."""
         latency = time.monotonic() - call.started
-        if isinstance(error, _ACTOR_DEATH):
+        if isinstance(error, ACTOR_DEATH):
             self._on_member_death(member, error)
             if retry and self._state == "open" and not call.abandoned and not engine.closing:
                 engine.stats.on_retry()
@@ -431,7 +418,7 @@ class ActorPool(PoolBase, Generic[A]):
                 f"{self._cls_name} actor {member.index} died during {method!r}",
                 rank=member.index,
                 name=self._cls_name,
-                node_id=_node_of(error),
+                node_id=node_of(error),
             )
             failed.__cause__ = error
             return failed
@@ -448,13 +435,13 @@ class ActorPool(PoolBase, Generic[A]):
                 if attempt:  # submitted before, failed while waiting to be re-sent
                     engine.stats.on_finish(ok=False, latency=0.0)
                 raise
-            fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = (
+            fut: asyncio.Future[tuple[Any, BaseException | None, Member, _Call]] = (
                 engine.loop.create_future()
             )
 
             def finish(
-                value: Any, error: BaseException | None, member: _Member, call: _Call,
-                fut: asyncio.Future[tuple[Any, BaseException | None, _Member, _Call]] = fut,
+                value: Any, error: BaseException | None, member: Member, call: _Call,
+                fut: asyncio.Future[tuple[Any, BaseException | None, Member, _Call]] = fut,
             ) -> None:
                 if not fut.done():
                     fut.set_result((value, error, member, call))
@@ -508,7 +495,7 @@ class ActorPool(PoolBase, Generic[A]):
 
         def start(core: _StreamCore, index: int, item: Any, attempt: int, token: object
                   ) -> None:
-            def finish(value: Any, error: BaseException | None, member: _Member, call: _Call
+            def finish(value: Any, error: BaseException | None, member: Member, call: _Call
                        ) -> None:
                 core.calls.discard(call)
                 if error is None:
@@ -574,46 +561,15 @@ class ActorPool(PoolBase, Generic[A]):
             raise serialisation_error(f"{self._cls_name}.{method}", exc) from None
         try:
             return await gather(refs, timeout=self.timeout)
-        except _ACTOR_DEATH as exc:
-            failed = next((m for m, r in zip(members, refs, strict=True) if _died(r)), None)
+        except ACTOR_DEATH as exc:
+            failed = next((m for m, r in zip(members, refs, strict=True) if died(r)), None)
             raise WorkerFailedError(
                 f"an actor of {self._cls_name} died during broadcast of {method!r}",
                 rank=failed.index if failed else None,
                 name=self._cls_name,
-                node_id=_node_of(exc),
+                node_id=node_of(exc),
             ) from exc
 
 
 async def _awaited(ref: Any) -> Any:
     return await ref
-
-
-def _python_class(actor_cls: Any) -> type[Any] | None:
-    meta = getattr(actor_cls, "__ray_metadata__", None)
-    cls = getattr(meta, "modified_class", None) or getattr(meta, "actor_class", None)
-    return cls if isinstance(cls, type) else None
-
-
-def _kill(handle: ActorHandle[Any]) -> None:
-    with contextlib.suppress(Exception):  # already dead or never created
-        ray.kill(handle, no_restart=True)
-
-
-def _died(ref: Any) -> bool:
-    try:
-        ray.get(ref, timeout=0)
-    except _ACTOR_DEATH:
-        return True
-    except Exception:
-        return False
-    return False
-
-
-def _node_of(error: BaseException) -> str | None:
-    """The node the dead actor ran on, when Ray's error says."""
-    for attr in ("node_id", "_node_id", "node_ip_address", "_node_ip_address"):
-        value = getattr(error, attr, None)
-        if value:
-            return str(value)
-    return None
-
