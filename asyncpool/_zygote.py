@@ -47,13 +47,10 @@ import contextlib  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
 import math  # noqa: E402
-import resource  # noqa: E402
 import select  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
-import stat  # noqa: E402
-import struct  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -61,7 +58,7 @@ from typing import cast  # noqa: E402
 
 from . import _zygote_child  # noqa: E402
 from ._zygote_child import anchor_import_path, read_fd, run_child, run_judge_child  # noqa: E402
-from ._zygote_job import Job, exited  # noqa: E402
+from ._zygote_job import Job, classify, exited, fetch_files  # noqa: E402
 from ._zygote_uids import (  # noqa: E402
     SWEEP_ATTEMPTS,
     Uids,
@@ -71,25 +68,18 @@ from ._zygote_uids import (  # noqa: E402
 )
 from ._zygote_wire import (  # noqa: E402
     ENV,
-    FETCH_FILE_LIMIT,
     FLAG_FILES_IN,
     FLAG_FILES_OUT,
     FLAG_JUDGE,
     FLAG_STDIN,
     JUDGE_UID,
     MAX_FETCH,
-    MEMORY_EXIT,
     REQUEST,
     RESULT,
     RESULT_JUDGE_NONE,
     RESULT_KILLED_AFTER_JUDGE,
     RESULT_STARVED,
     STARTED,
-    STATUS_CRASHED,
-    STATUS_FAILED,
-    STATUS_MEMORY,
-    STATUS_PASSED,
-    STATUS_TIMEOUT,
     UID_BASE,
     Fds,
     Request,
@@ -445,7 +435,7 @@ class _Server:
         assert job.status is not None
         assert job.usage is not None
         own = max(job.own_at_kill, job.own_time(now)) if job.req.limits else now - job.started
-        code, returncode, rc_none = self._classify(job, job.status, job.usage)
+        code, returncode, rc_none = classify(job, job.status, job.usage)
         if job.judge_status is None:
             judge = RESULT_JUDGE_NONE
         elif os.WIFSIGNALED(job.judge_status):
@@ -461,7 +451,7 @@ class _Server:
         if job.files_out >= 0:
             if job.scratch is not None:
                 with contextlib.suppress(OSError):
-                    self._fetch(job)
+                    fetch_files(job)
             os.close(job.files_out)
             job.files_out = -1
         if job.scratch is not None:
@@ -479,69 +469,6 @@ class _Server:
     def _release_uids(self, job: Job) -> None:
         if self.uids is not None and job.uid is not None:
             self.uids.used(job.uid, time.monotonic())
-
-    def _fetch(self, job: Job) -> None:
-        """Copy the files the caller asked for from the run's directory into ``files_out``
-        (``[u32 name length][name][u64 size][bytes]...``): each path component opened with
-        ``O_NOFOLLOW`` below the run's directory (no symlink leads out of it), regular files
-        only, kernel to kernel (``sendfile``: the server's memory never holds them, so no later
-        fork inherits them)."""
-        out = job.files_out
-        os.ftruncate(out, 0)
-        os.lseek(out, 0, os.SEEK_SET)
-        base = os.open(f"{job.scratch}/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            for name in job.fetch:
-                fd = _open_below(base, name)
-                if fd < 0:
-                    continue
-                try:
-                    size = os.fstat(fd).st_size
-                    encoded = name.encode("utf-8", "surrogateescape")
-                    header = struct.pack("=I", len(encoded)) + encoded
-                    os.write(out, header + struct.pack("=Q", size))
-                    sent = 0
-                    while sent < size:
-                        n = os.sendfile(out, fd, sent, size - sent)
-                        if n == 0:
-                            break
-                        sent += n
-                    if sent < size:  # shrank meanwhile: pad, so the record stays well-formed
-                        os.write(out, b"\0" * (size - sent))
-                finally:
-                    os.close(fd)
-        finally:
-            os.close(base)
-
-    @staticmethod
-    def _classify(job: Job, status: int, usage: resource.struct_rusage) -> tuple[int, int, int]:
-        """(status code, returncode, returncode-is-None)."""
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            cpu = usage.ru_utime + usage.ru_stime
-            cpu_soft = math.ceil(job.req.timeout) + 1 if job.req.limits else math.inf
-            if job.killed_after_judge and not job.killed_at_deadline:
-                return STATUS_FAILED, 0, 1  # nothing to say about the solution itself
-            if job.killed_at_deadline or sig == signal.SIGXCPU:
-                return STATUS_TIMEOUT, -sig, 0
-            if job.req.limits and sig == signal.SIGKILL and cpu >= cpu_soft:
-                return STATUS_TIMEOUT, -sig, 0  # the hard CPU limit
-            crash_signals = (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
-            if (
-                job.req.limits
-                and sig in crash_signals
-                and usage.ru_maxrss * 1024 >= (0.9 * job.req.memory)
-            ):
-                return STATUS_MEMORY, -sig, 0
-            return STATUS_CRASHED, -sig, 0
-        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255
-        if job.killed_at_deadline:
-            return STATUS_TIMEOUT, code, 0
-        if code == 0:
-            return STATUS_PASSED, 0, 0
-        if code == MEMORY_EXIT and job.req.limits:
-            return STATUS_MEMORY, 1, 0
-        return STATUS_FAILED, code, 0
 
     def _start_job_reaper(self, job: Job) -> None:
         assert job.uid is not None
@@ -579,31 +506,6 @@ class _Server:
                 break
             time.sleep(0.002)
         shutil.rmtree(self.scratch_base, ignore_errors=True)
-
-
-def _open_below(base: int, name: str) -> int:
-    """``name`` (relative) opened for reading below the directory ``base`` without following
-    any symlink; ``-1`` when it is missing, not a regular file, or too big."""
-    parts = [p for p in name.split("/") if p not in ("", ".")]
-    if not parts or ".." in parts:
-        return -1
-    fds: list[int] = []
-    try:
-        current = base
-        for part in parts[:-1]:
-            current = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
-            fds.append(current)
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=current)
-    except OSError:
-        return -1
-    finally:
-        for d in fds:
-            os.close(d)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > FETCH_FILE_LIMIT:
-        os.close(fd)
-        return -1
-    return fd
 
 
 def _load_sibling(name: str) -> types.ModuleType:

@@ -27,12 +27,25 @@ import struct
 import sys
 import tempfile
 import types
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from ._zygote_wire import JUDGE_NPROC, MEMORY_EXIT, Fds, Request
 
 if TYPE_CHECKING:
-    from ._zygote import _Server
+    import socket
+    from collections.abc import Callable
+
+class ServerView(Protocol):
+    """What a child reads of the fork server that forked it (the server's ``_Server``): it
+    takes these, and nothing else, from the server's state it inherited."""
+
+    pid: int
+    ctl: socket.socket
+    devnull: int
+    isolated: bool
+    pin_cpu: int | None
+    prctl: Callable[[int, int, int, int, int], int]
+
 
 #: The sandbox's helper modules, loaded by file path by the server's ``main`` (the package is
 #: never imported there); placeholders until then.
@@ -153,7 +166,7 @@ def _close_all_but(keep: tuple[int, ...]) -> None:
     os.closerange(low, 1 << 20)
 
 
-def _limit(server: _Server, req: Request, uid: int | None, nproc: int | None = None) -> None:
+def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None = None) -> None:
     """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
     the request's process limit (judges share one uid: theirs counts them all)."""
     cpu = math.ceil(req.timeout) + 1
@@ -206,7 +219,7 @@ def _unpack_files(data: bytes) -> None:
 
 
 def run_child(
-    server: _Server, req: Request, fds: Fds, uid: int | None, scratch: str | None,
+    server: ServerView, req: Request, fds: Fds, uid: int | None, scratch: str | None,
     serve_fd: int | None,
 ) -> NoReturn:  # fmt: skip
     """In the forked child: isolate and limit this process, then run the program (or, in a
@@ -265,7 +278,7 @@ def run_child(
 
 
 def run_judge_child(
-    server: _Server, req: Request, fds: Fds, uid: int | None, sock_fd: int
+    server: ServerView, req: Request, fds: Fds, uid: int | None, sock_fd: int
 ) -> NoReturn:
     """In the judge's forked child (trusted code): limit, drop to the judge's uid, become
     non-dumpable (no ptrace, no ``/proc/PID/mem`` even for the same uid), run the tests."""

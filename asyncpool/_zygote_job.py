@@ -1,8 +1,10 @@
-"""One run as the fork server tracks it, and its own time.
+"""One run as the fork server tracks it: its own time, its verdict, the files it leaves.
 
-Owns: :class:`Job` (a forked program, its judge, its deadline state and its result) and the
+Owns: :class:`Job` (a forked program, its judge, its deadline state and its result), the
 reading of ``/proc/PID/schedstat`` that its own time (wall-clock time minus the time spent
-waiting for a CPU, see "Time" in :mod:`asyncpool.sandbox`) is computed from.
+waiting for a CPU, see "Time" in :mod:`asyncpool.sandbox`) is computed from, the status a
+finished run is given (:func:`classify`), and the copy of the files the caller asked for out
+of the run's directory (:func:`fetch_files`).
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
 server's clean interpreter), nor act on a run: killing, reaping and replying are the server's
@@ -12,11 +14,24 @@ server's clean interpreter), nor act on a run: killing, reaping and replying are
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import resource
+import signal
+import stat
+import struct
 from dataclasses import dataclass, field
 
-from ._zygote_wire import Request
+from ._zygote_wire import (
+    FETCH_FILE_LIMIT,
+    MEMORY_EXIT,
+    STATUS_CRASHED,
+    STATUS_FAILED,
+    STATUS_MEMORY,
+    STATUS_PASSED,
+    STATUS_TIMEOUT,
+    Request,
+)
 
 
 def sched(pid: int, threads: bool) -> tuple[float, float]:
@@ -95,3 +110,92 @@ class Job:
     @property
     def over(self) -> bool:
         return self.status is not None and (self.judge_pid is None or self.judge_status is not None)
+
+
+def classify(job: Job, status: int, usage: resource.struct_rusage) -> tuple[int, int, int]:
+    """(status code, returncode, returncode-is-None)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        cpu = usage.ru_utime + usage.ru_stime
+        cpu_soft = math.ceil(job.req.timeout) + 1 if job.req.limits else math.inf
+        if job.killed_after_judge and not job.killed_at_deadline:
+            return STATUS_FAILED, 0, 1  # nothing to say about the solution itself
+        if job.killed_at_deadline or sig == signal.SIGXCPU:
+            return STATUS_TIMEOUT, -sig, 0
+        if job.req.limits and sig == signal.SIGKILL and cpu >= cpu_soft:
+            return STATUS_TIMEOUT, -sig, 0  # the hard CPU limit
+        crash_signals = (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
+        if (
+            job.req.limits
+            and sig in crash_signals
+            and usage.ru_maxrss * 1024 >= (0.9 * job.req.memory)
+        ):
+            return STATUS_MEMORY, -sig, 0
+        return STATUS_CRASHED, -sig, 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255
+    if job.killed_at_deadline:
+        return STATUS_TIMEOUT, code, 0
+    if code == 0:
+        return STATUS_PASSED, 0, 0
+    if code == MEMORY_EXIT and job.req.limits:
+        return STATUS_MEMORY, 1, 0
+    return STATUS_FAILED, code, 0
+
+
+def fetch_files(job: Job) -> None:
+    """Copy the files the caller asked for from the run's directory into ``files_out``
+    (``[u32 name length][name][u64 size][bytes]...``): each path component opened with
+    ``O_NOFOLLOW`` below the run's directory (no symlink leads out of it), regular files
+    only, kernel to kernel (``sendfile``: the server's memory never holds them, so no later
+    fork inherits them)."""
+    out = job.files_out
+    os.ftruncate(out, 0)
+    os.lseek(out, 0, os.SEEK_SET)
+    base = os.open(f"{job.scratch}/tmp", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name in job.fetch:
+            fd = _open_below(base, name)
+            if fd < 0:
+                continue
+            try:
+                size = os.fstat(fd).st_size
+                encoded = name.encode("utf-8", "surrogateescape")
+                header = struct.pack("=I", len(encoded)) + encoded
+                os.write(out, header + struct.pack("=Q", size))
+                sent = 0
+                while sent < size:
+                    n = os.sendfile(out, fd, sent, size - sent)
+                    if n == 0:
+                        break
+                    sent += n
+                if sent < size:  # shrank meanwhile: pad, so the record stays well-formed
+                    os.write(out, b"\0" * (size - sent))
+            finally:
+                os.close(fd)
+    finally:
+        os.close(base)
+
+
+def _open_below(base: int, name: str) -> int:
+    """``name`` (relative) opened for reading below the directory ``base`` without following
+    any symlink; ``-1`` when it is missing, not a regular file, or too big."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return -1
+    fds: list[int] = []
+    try:
+        current = base
+        for part in parts[:-1]:
+            current = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=current)
+            fds.append(current)
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=current)
+    except OSError:
+        return -1
+    finally:
+        for d in fds:
+            os.close(d)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > FETCH_FILE_LIMIT:
+        os.close(fd)
+        return -1
+    return fd
