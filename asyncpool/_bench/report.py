@@ -47,24 +47,26 @@ def _rates(rows: Sequence[Row], pick: Callable[[Workload], str | None]) -> dict[
     return out
 
 
+def _ratios_to(
+    rows: Sequence[Row], pick: Callable[[Workload], str | None]
+) -> dict[tuple[str, str], float]:
+    """Each row's rate over the rate of its workload's ``pick`` method (workloads that have one)."""
+    reference = _rates(rows, pick)
+    return {
+        (r.workload, r.method): round(r.per_minute / reference[r.workload], 3)
+        for r in rows
+        if reference.get(r.workload)
+    }
+
+
 def ratios(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
     """Each row's rate over its workload's baseline rate, from the same run."""
-    base = _rates(rows, lambda w: w.baseline)
-    return {
-        (r.workload, r.method): round(r.per_minute / base[r.workload], 3)
-        for r in rows
-        if base.get(r.workload)
-    }
+    return _ratios_to(rows, lambda w: w.baseline)
 
 
 def ceiling_ratios(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
     """Each row's rate over its workload's ceiling rate (workloads that have one)."""
-    top = _rates(rows, lambda w: w.ceiling)
-    return {
-        (r.workload, r.method): round(r.per_minute / top[r.workload], 3)
-        for r in rows
-        if top.get(r.workload)
-    }
+    return _ratios_to(rows, lambda w: w.ceiling)
 
 
 @dataclass(frozen=True)
