@@ -179,7 +179,9 @@ def _verdict(item: Item) -> str:
         return "no verdict"
 
 
-def _cpu_program(cpu_seconds: float) -> str:
+def cpu_program(cpu_seconds: float) -> str:
+    """A correct program (it asserts its own result) that needs about ``cpu_seconds`` of CPU
+    here, calibrated on this process's CPU time (not wall-clock time: the machine is loaded)."""
     n = 200_000
     while True:
         start = time.process_time()
@@ -191,7 +193,10 @@ def _cpu_program(cpu_seconds: float) -> str:
             break
         n *= 2
     loops = int(n * cpu_seconds / spent)
-    return f"total = 0\nfor i in range({loops}):\n    total += i * i\nassert total >= 0\n"
+    return (
+        f"total = 0\nfor i in range({loops}):\n    total += i * i\n"
+        f"assert total == {sum(i * i for i in range(loops))}\n"
+    )
 
 
 def _pass(work: list[Item], concurrency: int, program: str) -> tuple[list[str], list[str], float]:
@@ -207,7 +212,7 @@ def _pass(work: list[Item], concurrency: int, program: str) -> tuple[list[str], 
 
 def agreement(n_hogs: int, concurrency: int, limit: int | None) -> dict[str, object]:
     work = humaneval_items(("canonical", "wrong value", "returns None"))[:limit]
-    program = _cpu_program(0.45)
+    program = cpu_program(0.45)
     idle, idle_cpu, idle_s = _pass(work, concurrency, program)
     with hogs(n_hogs, seconds=3600):
         loaded, loaded_cpu, loaded_s = _pass(work, concurrency, program)

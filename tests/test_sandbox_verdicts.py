@@ -21,6 +21,8 @@ from asyncpool import _sandbox_run, _zygote_wire
 from asyncpool._bench.humaneval import BROKEN_WRAPPER
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import SandboxResult, run_python, run_tests
+from benchmarks import bench_sandbox
+from benchmarks.bench_sandbox import HOG, cpu_program
 
 
 def _humaneval() -> dict[str, dict[str, str]]:
@@ -62,52 +64,18 @@ def test_all_humaneval_canonical_solutions_pass_and_broken_variants_fail() -> No
 
 # -- load ----------------------------------------------------------------------------------------
 
-HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
-
-
-def _cpu_program(cpu_seconds: float) -> str:
-    """A correct program (it asserts its own result) that needs about ``cpu_seconds`` of CPU
-    here, calibrated on this process's CPU time (not wall-clock time: the machine is loaded)."""
-    n = 200_000
-    while True:
-        start = time.process_time()
-        total = 0
-        for i in range(n):
-            total += i * i
-        spent = time.process_time() - start
-        if spent >= 0.05:
-            break
-        n *= 2
-    loops = int(n * cpu_seconds / spent)
-    return (
-        f"total = 0\nfor i in range({loops}):\n    total += i * i\n"
-        f"assert total == {sum(i * i for i in range(loops))}\n"
-    )
-
-
 @pytest.fixture
 def hogs() -> Iterator[list[subprocess.Popen[bytes]]]:
     """8 CPU-bound processes (4 per core here), each in its own session, that stop by
     themselves within 90 s; killed (by pid, only these) when the test ends."""
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-S", "-c", HOG.format(seconds=90)], start_new_session=True
-        )
-        for _ in range(8)
-    ]
-    try:
+    with bench_sandbox.hogs(8, seconds=90) as procs:
         yield procs
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
     hogs: list[subprocess.Popen[bytes]],
 ) -> None:
-    program = _cpu_program(0.45)
+    program = cpu_program(0.45)
     # 8 verifications (4x the cores) at once while 8 hogs share the 2 cores: each gets a
     # fraction of a CPU, so each takes seconds of wall-clock time, past timeout=1.5.
     # (python -m benchmarks.bench_sandbox --agreement runs the full case: 16 hogs.)
