@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,20 +62,23 @@ def _exact(values: Sequence[Any], n: int) -> Outcome:
     return Outcome(n if sorted(values) == list(range(n)) else 0, 0)
 
 
-async def _asyncpool_map(pool: TaskPool[[int], int], n: int) -> Outcome:
+async def _count_identities(
+    opened: AbstractAsyncContextManager[AsyncIterator[tuple[int, Any]]],
+) -> Outcome:
+    """Drain a stream of ``(index, value)`` pairs; correct where the value is its index."""
     correct = 0
-    async with pool.map(range(n)) as stream:
+    async with opened as stream:
         async for i, value in stream:
             correct += i == value
     return Outcome(correct, 0)
+
+
+async def _asyncpool_map(pool: TaskPool[[int], int], n: int) -> Outcome:
+    return await _count_identities(pool.map(range(n)))
 
 
 async def _asyncpool_as_completed(pool: TaskPool[[int], int], n: int) -> Outcome:
-    correct = 0
-    async with refs.as_completed(noop_refs(n)) as stream:
-        async for i, value in stream:
-            correct += i == value
-    return Outcome(correct, 0)
+    return await _count_identities(refs.as_completed(noop_refs(n)))
 
 
 async def _asyncio(pool: TaskPool[[int], int], n: int) -> Outcome:
