@@ -4,7 +4,8 @@ failing alone, clients leaving, and closing.
 
 The worker function here stands for the server's ``run_item``: it takes one ``(seq, kind,
 job)`` item and echoes ``seq``; it also reports the Ray task it ran in, so that the tests can
-see the batches themselves.
+see the batches themselves. The two heavier tests run on uvloop only (the server's loop);
+the lighter ones keep both loops.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ async def running(pool: TaskPool[..., Any]) -> AsyncIterator[Batcher]:
 
 
 @pytest.mark.asyncio
+@pytest.mark.one_loop
 async def test_concurrent_jobs_share_ray_tasks_and_each_gets_its_own_verdict(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -115,6 +117,7 @@ async def test_a_job_that_leaves_drops_its_verdict_and_the_rest_of_its_batch_com
 
 
 @pytest.mark.asyncio
+@pytest.mark.one_loop
 async def test_when_every_job_inside_left_their_ray_tasks_are_cancelled_and_new_jobs_run(
     ray_cluster: SessionCluster,
 ) -> None:
