@@ -34,7 +34,7 @@ def test_bench_noop_writes_json_rows_and_a_plot(
 ) -> None:
     out, png = tmp_path / "out.json", tmp_path / "out.png"
     proc = _run(
-        "bench", "--address", ray_cluster.address, "--workload", "noop", "--items", "300",
+        "bench", "--address", ray_cluster.address, "--workload", "noop", "--items", "100",
         "--rounds", "1", "--no-progress", "--json", str(out), "--plot", str(png),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -44,8 +44,8 @@ def test_bench_noop_writes_json_rows_and_a_plot(
     methods = {row["method"] for row in doc["rows"]}
     assert methods >= {"ray_get", "asyncpool_gather", "asyncpool_as_completed"}
     for row in doc["rows"]:
-        assert row["items"] == 300
-        assert row["correct"] == 300
+        assert row["items"] == 100
+        assert row["correct"] == 100
         assert row["errors"] == 0
         assert row["per_minute"] > 0
     assert png.read_bytes().startswith(b"\x89PNG")
