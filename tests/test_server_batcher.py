@@ -11,6 +11,7 @@ the lighter ones keep both loops.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import time
 from collections import Counter
@@ -30,13 +31,15 @@ BATCH = 4
 
 
 def judge(item: tuple[int, str, Any]) -> tuple[int, dict[str, Any]]:
-    """``(seq, kind, job)``: ``sleep`` sleeps ``job`` ms, ``raise`` raises; the outcome names
-    the job and the Ray task that ran it."""
+    """``(seq, kind, job)``: ``sleep`` sleeps ``job`` ms, ``raise`` raises, ``die`` kills the
+    worker; the outcome names the job and the Ray task that ran it."""
     seq, kind, job = item
     if kind == "raise":
         raise ValueError(f"bad item {job}")
     if kind == "sleep":
         time.sleep(job / 1000)
+    if kind == "die":  # the worker process dies: the whole Ray task fails
+        os._exit(1)
     return seq, {"job": job, "task": ray.get_runtime_context().get_task_id()}
 
 
@@ -95,6 +98,24 @@ async def test_a_lone_job_is_sent_without_waiting_for_a_full_batch(
         for i in range(3):  # one at a time: each is a batch of one, sent after the linger
             ticket = batcher.put("fast", i)
             assert (await asyncio.wait_for(ticket.future, 30))["job"] == i
+
+
+@pytest.mark.asyncio
+async def test_a_batch_that_fails_as_a_whole_gives_its_error_to_each_of_its_jobs(
+    ray_cluster: SessionCluster,
+) -> None:
+    async with (
+        TaskPool(judge, batch_size=BATCH, max_in_flight=1, retries=0, num_cpus=0) as pool,
+        running(pool) as batcher,
+    ):
+        doomed = [batcher.put("die" if i == 2 else "fast", i) for i in range(BATCH)]
+        errors = await asyncio.wait_for(
+            asyncio.gather(*(t.future for t in doomed), return_exceptions=True), 60
+        )
+        after = batcher.put("fast", "after")  # the map goes on
+        assert (await asyncio.wait_for(after.future, 60))["job"] == "after"
+    assert all(isinstance(e, Exception) for e in errors), errors
+    assert len({type(e) for e in errors}) == 1, errors  # one error, delivered to each
 
 
 @pytest.mark.asyncio
