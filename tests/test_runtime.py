@@ -45,7 +45,8 @@ HOLDER = textwrap.dedent(
     """
 )
 
-HOLDER_TAG = "asyncpool-test-tag"
+# Unique per run: another engineer's test run on this machine holds a cluster of its own.
+HOLDER_TAG = f"asyncpool-test-tag-{os.getpid()}"
 
 
 def _env(**extra: str) -> dict[str, str]:
