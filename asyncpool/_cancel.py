@@ -9,6 +9,18 @@ does the same and waits (without blocking the loop) until the cancels were issue
 interrupt a task blocked in C code such as ``time.sleep``, Ray issue 32954); Ray refuses force
 for actor tasks, which are then cancelled without it (a running *sync* actor method finishes).
 
+Ray's completion race: in Ray 2.60 a ``ray.cancel`` that reaches a normal task in the instant
+between its worker's reply being taken off the executing set and the task being completed
+(``NormalTaskSubmitter::PushNormalTask``'s callback releases its lock before
+``CompletePendingTask``) fails the task, and the completion that follows aborts the *driver*
+(``task_manager.cc: Check failed: it != submissible_tasks_.end() Tried to complete task that was
+not pending``; the same race as ray-project/ray PR 54798's "retry" variant). On a loaded machine
+that instant stretches to hundreds of milliseconds, and closing a pool of fast tasks cancels
+many of them in it. So a cancel is issued only after :data:`_GRACE_S`, and only for the refs
+that one ``ray.wait(timeout=0)`` then finds unfinished: a task that was finishing has finished
+by then and is left alone. The grace delays only the Ray-side stop; callers already got their
+error (a timeout, a closed pool) when they asked.
+
 Lost cancels: a cancel that reaches a task while it is between scheduling states can be dropped
 (Ray issues 24359, 52703), and the task then runs to its end. Every cancelled ref is therefore
 *followed*: when its retry time comes, one ``ray.wait(timeout=0)`` over only the refs that are
@@ -43,6 +55,8 @@ Cancellable: TypeAlias = "ObjectRef[Any] | ObjectRefGenerator[Any]"
 
 #: ``ray.cancel`` calls issued between two looks at the follow-up book and the waiters.
 _CHUNK = 256
+#: How long after it was asked for a cancel is issued (see the module docstring).
+_GRACE_S = 0.2
 #: How many cancelled refs are followed at most (the oldest are dropped first beyond it).
 _MAX_FOLLOWED = 10_000
 #: First check of a cancelled ref, then twice as late each time, up to _MAX_DELAY_S.
@@ -168,7 +182,8 @@ class _Canceller:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
-        self._queue: deque[tuple[Cancellable, bool]] = deque()
+        #: (ref, force, not before): FIFO, so ``not before`` only grows along the queue.
+        self._queue: deque[tuple[Cancellable, bool, float]] = deque()
         self._enqueued = 0
         self._issued = 0
         self._waiters: list[tuple[int, int, Callable[[], None]]] = []
@@ -180,7 +195,8 @@ class _Canceller:
         """Queue the refs; return the ticket that :meth:`when_issued` can wait for."""
         with self._lock:
             before = len(self._queue)
-            self._queue.extend((ref, force) for ref in refs)
+            not_before = time.monotonic() + _GRACE_S
+            self._queue.extend((ref, force, not_before) for ref in refs)
             self._enqueued += len(self._queue) - before
             ticket = self._enqueued
             if self._thread is None:
@@ -216,27 +232,31 @@ class _Canceller:
         while True:
             with self._lock:
                 while True:
-                    if self._queue:
+                    now = time.monotonic()
+                    ready_at = self._queue[0][2] if self._queue else None
+                    if ready_at is not None and ready_at <= now:
                         break
                     next_due = self._book.next_due()
-                    now = time.monotonic()
                     if next_due is not None and next_due <= now:
                         break
-                    self._wake.wait(None if next_due is None else next_due - now)
-                chunk = [self._queue.popleft() for _ in range(min(_CHUNK, len(self._queue)))]
+                    wakes = [t for t in (ready_at, next_due) if t is not None]
+                    self._wake.wait(min(wakes) - now if wakes else None)
+                chunk: list[tuple[Cancellable, bool, float]] = []
+                while self._queue and len(chunk) < _CHUNK and self._queue[0][2] <= now:
+                    chunk.append(self._queue.popleft())
             # Under Ray's init/shutdown lock, including where this thread may drop the last
             # reference to a ref (the book forgetting one).
             with ray_session():
                 alive = ray.is_initialized()  # never auto-connect from this thread
-                if alive:
-                    for ref, force in chunk:
-                        _cancel_one(ref, force)
+                unfinished = _unfinished(chunk) if alive and chunk else []
+                for ref, force in unfinished:
+                    _cancel_one(ref, force)
                 done: list[Callable[[], None]] = []
                 with self._lock:
                     self._issued += len(chunk)
                     now = time.monotonic()
                     if alive:
-                        for ref, force in chunk:
+                        for ref, force in unfinished:
                             if isinstance(ref, ObjectRef):
                                 self._book.add(ref, force, now)
                     else:
@@ -244,7 +264,7 @@ class _Canceller:
                     while self._waiters and self._waiters[0][0] <= self._issued:
                         done.append(heapq.heappop(self._waiters)[2])
                     due = self._book.due(now, _CHUNK)
-                del chunk
+                del chunk, unfinished
                 for callback in done:
                     callback()
                 if due:
@@ -276,6 +296,21 @@ class _Canceller:
                 return
             for entry in again:
                 _cancel_one(entry.ref, entry.force)
+
+
+def _unfinished(chunk: list[tuple[Cancellable, bool, float]]) -> list[tuple[Cancellable, bool]]:
+    """The entries whose task has not finished (all of them when Ray cannot tell)."""
+    plain = list(dict.fromkeys(ref for ref, _, _ in chunk if isinstance(ref, ObjectRef)))
+    try:
+        ready, _ = (
+            ray.wait(plain, num_returns=len(plain), timeout=0, fetch_local=False)
+            if plain else ([], [])
+        )
+    except Exception:
+        ready = []
+    finished = set(ready)
+    return [(ref, force) for ref, force, _ in chunk
+            if not (isinstance(ref, ObjectRef) and ref in finished)]
 
 
 _CANCELLER: PerProcess[_Canceller] = PerProcess(_Canceller)

@@ -99,6 +99,26 @@ async def test_cancel_returns_once_issued_and_the_tasks_stop(
 
 
 @pytest.mark.asyncio
+async def test_cancels_wait_out_the_grace_and_skip_tasks_that_finished(
+    ray_cluster: SessionCluster,
+) -> None:
+    # Ray 2.60 aborts the driver when a cancel meets a task's completion (see _cancel's
+    # docstring): cancels are issued no sooner than the grace, and a task that has finished
+    # by then never sees a ray.cancel (so it is not followed either).
+    finished = sleepy.remote(0)
+    assert await finished == 0
+    running = sleepy.remote(60)
+    asked = time.monotonic()
+    await _cancel.cancel([finished, running], force=True)
+    assert time.monotonic() - asked >= _cancel._GRACE_S
+    book = _cancel._canceller()._book
+    assert finished not in book._entries
+    assert running in book._entries or _cancelled(running)
+    await async_wait_for(lambda: _cancelled(running), timeout=30)
+    assert ray.get(finished) == 0  # its result stands
+
+
+@pytest.mark.asyncio
 async def test_forcing_an_actor_task_falls_back_to_a_plain_cancel(
     ray_cluster: SessionCluster,
 ) -> None:
