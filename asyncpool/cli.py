@@ -10,11 +10,12 @@ that exists: with none to attach to they say so and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -227,15 +228,28 @@ def _attach(address: str | None) -> Runtime:
     return attach(address, log_to_driver=False, logging_level=logging.WARNING)
 
 
-def _status(address: str | None) -> int:
-    import ray
-
+@contextlib.contextmanager
+def _attached(command: str, address: str | None) -> Iterator[Runtime | None]:
+    """The attach-only commands' connection: ``None`` (said on stderr) when there is no
+    cluster to attach to, and the connection closed on the way out."""
     try:
         rt = _attach(address)
     except ConnectionError as exc:
-        print(f"asyncpool status: {exc}", file=sys.stderr)
-        return 1
+        print(f"asyncpool {command}: {exc}", file=sys.stderr)
+        yield None
+        return
     try:
+        yield rt
+    finally:
+        rt.shutdown()
+
+
+def _status(address: str | None) -> int:
+    import ray
+
+    with _attached("status", address) as rt:
+        if rt is None:
+            return 1
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         print(
             json.dumps(
@@ -257,8 +271,6 @@ def _status(address: str | None) -> int:
                 default=str,
             )
         )
-    finally:
-        rt.shutdown()
     return 0
 
 
@@ -266,15 +278,10 @@ def _reap(prefix: str, address: str | None) -> int:
     from . import placement
     from .runtime import run
 
-    try:
-        rt = _attach(address)
-    except ConnectionError as exc:
-        print(f"asyncpool reap: {exc}", file=sys.stderr)
-        return 1
-    try:
+    with _attached("reap", address) as rt:
+        if rt is None:
+            return 1
         removed = run(placement.reap, prefix)
-    finally:
-        rt.shutdown()
     print(f"removed {removed} placement group(s) starting with {prefix!r}")
     return 0
 
