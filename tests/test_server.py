@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import signal
 import socket
@@ -112,24 +113,32 @@ def start_serve(
     return srv
 
 
-@pytest.fixture(scope="module")
-def server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
-    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-") as tmp:
-        srv = start_serve(
-            [
-                "--address", ray_cluster.address,
-                "--max-in-flight", str(2 * (os.cpu_count() or 1)),
-                "--max-body-bytes", str(MAX_BODY),
-                "--verify-timeout", "2",
-                "--max-run-timeout", "30",
-            ],
-            Path(tmp),
-        )  # fmt: skip
+@contextlib.contextmanager
+def serving(args: list[str], prefix: str) -> Iterator[ServeProcess]:
+    """A test module's server: started in a temporary directory of its own, checked to be
+    still alive after the module's tests, stopped by its pid."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        srv = start_serve(args, Path(tmp))
         try:
             yield srv
             assert srv.proc.poll() is None, f"the server died during the tests:\n{srv.log_tail()}"
         finally:
             stop(srv.proc)
+
+
+@pytest.fixture(scope="module")
+def server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
+    with serving(
+        [
+            "--address", ray_cluster.address,
+            "--max-in-flight", str(2 * (os.cpu_count() or 1)),
+            "--max-body-bytes", str(MAX_BODY),
+            "--verify-timeout", "2",
+            "--max-run-timeout", "30",
+        ],
+        "asyncpool-serve-",
+    ) as srv:  # fmt: skip
+        yield srv
 
 
 def run_code(srv: ServeProcess, timeout: float = 60.0, **body: Any) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,8 @@ import httpx
 import pytest
 
 from tests.conftest import SessionCluster
-from tests.test_server import ServeProcess, fenced, responses_object, start_serve, stop
-from tests.test_server_ops import _metric, _poll
+from tests.test_server import ServeProcess, fenced, responses_object, serving, start_serve, stop
+from tests.test_server_ops import _metric, _metric_delta, _poll
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -30,17 +29,12 @@ BATCH = 4
 
 @pytest.fixture(scope="module")
 def batching_server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
-    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-batch-") as tmp:
-        srv = start_serve(
-            ["--address", ray_cluster.address, "--max-in-flight", "2",
-             "--batch-size", str(BATCH), "--verify-timeout", "2"],
-            Path(tmp),
-        )  # fmt: skip
-        try:
-            yield srv
-            assert srv.proc.poll() is None, f"the server died during the tests:\n{srv.log_tail()}"
-        finally:
-            stop(srv.proc)
+    with serving(
+        ["--address", ray_cluster.address, "--max-in-flight", "2",
+         "--batch-size", str(BATCH), "--verify-timeout", "2"],
+        "asyncpool-serve-batch-",
+    ) as srv:  # fmt: skip
+        yield srv
 
 
 def _program(i: int) -> tuple[dict[str, Any], str, int | None, str]:
@@ -105,7 +99,7 @@ def test_concurrent_requests_of_mixed_verdicts_each_get_their_own_answer(
         assert r.json()["reward"] == _verify_body(i)[1], (i, r.json())
 
     def delta(name: str, **labels: str) -> float:
-        return _metric(after, name, **labels) - _metric(before, name, **labels)
+        return _metric_delta(before, after, name, **labels)
 
     assert delta("asyncpool_serve_requests_total", route="/run_code", outcome="ok") == n_run
     assert delta("asyncpool_serve_timeouts_total", route="/run_code") == n_run // 3
@@ -147,12 +141,9 @@ async def _one_leaves(srv: ServeProcess) -> None:
         await _poll(probe, lambda h: h["pending"] == 0, 30)
         after = (await probe.get("/metrics")).text
     key = {"route": "/run_code"}
-    assert _metric(after, "asyncpool_serve_requests_total", outcome="cancelled", **key) - _metric(
-        before, "asyncpool_serve_requests_total", outcome="cancelled", **key
-    ) == 1
-    assert _metric(after, "asyncpool_serve_requests_total", outcome="ok", **key) - _metric(
-        before, "asyncpool_serve_requests_total", outcome="ok", **key
-    ) == len(stayed)
+    total = "asyncpool_serve_requests_total"
+    assert _metric_delta(before, after, total, outcome="cancelled", **key) == 1
+    assert _metric_delta(before, after, total, outcome="ok", **key) == len(stayed)
 
 
 def test_stopping_a_server_with_requests_pending_answers_them_503_and_exits(

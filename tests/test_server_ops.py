@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import httpx
 import pytest
 
 from tests.conftest import SessionCluster
-from tests.test_server import ServeProcess, run_code, start_serve, stop
+from tests.test_server import ServeProcess, run_code, serving, start_serve, stop
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -29,16 +28,11 @@ SLOW = "import time\nprint('started', flush=True)\ntime.sleep(25)\n"
 
 @pytest.fixture(scope="module")
 def small_server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
-    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-ops-") as tmp:
-        srv = start_serve(
-            ["--address", ray_cluster.address, "--max-in-flight", "1", "--max-pending", "2"],
-            Path(tmp),
-        )
-        try:
-            yield srv
-            assert srv.proc.poll() is None, f"the server died during the tests:\n{srv.log_tail()}"
-        finally:
-            stop(srv.proc)
+    with serving(
+        ["--address", ray_cluster.address, "--max-in-flight", "1", "--max-pending", "2"],
+        "asyncpool-serve-ops-",
+    ) as srv:
+        yield srv
 
 
 def _metric(text: str, name: str, **labels: str) -> float:
@@ -47,6 +41,11 @@ def _metric(text: str, name: str, **labels: str) -> float:
     pattern = re.escape(name) + (r"\{" + re.escape(wanted) + r"\}" if labels else "") + r" (\S+)"
     found = re.search(r"^" + pattern + r"$", text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
+
+
+def _metric_delta(before: str, after: str, name: str, **labels: str) -> float:
+    """How much one sample grew between two scrapes."""
+    return _metric(after, name, **labels) - _metric(before, name, **labels)
 
 
 async def _poll(client: httpx.AsyncClient, predicate: object, timeout: float) -> dict[str, float]:
@@ -113,12 +112,9 @@ async def _saturate_then_leave(small_server: ServeProcess) -> None:
         assert r.status_code == 200, f"{r.text}\n{small_server.log_tail()}"
         assert r.json()["run_result"]["stdout"] == "2\n"
     key = {"route": "/run_code"}
-    assert _metric(text, "asyncpool_serve_requests_total", outcome="cancelled", **key) - _metric(
-        before, "asyncpool_serve_requests_total", outcome="cancelled", **key
-    ) == 2
-    assert _metric(text, "asyncpool_serve_requests_total", outcome="overloaded", **key) - _metric(
-        before, "asyncpool_serve_requests_total", outcome="overloaded", **key
-    ) == 1
+    total = "asyncpool_serve_requests_total"
+    assert _metric_delta(before, text, total, outcome="cancelled", **key) == 2
+    assert _metric_delta(before, text, total, outcome="overloaded", **key) == 1
 
 
 def test_metrics_are_prometheus_text_counting_routes_outcomes_and_latency(
@@ -135,7 +131,7 @@ def test_metrics_are_prometheus_text_counting_routes_outcomes_and_latency(
     text = r.text
 
     def delta(name: str, **labels: str) -> float:
-        return _metric(text, name, **labels) - _metric(before, name, **labels)
+        return _metric_delta(before, text, name, **labels)
 
     assert delta("asyncpool_serve_requests_total", route="/run_code", outcome="ok") == 2
     assert delta("asyncpool_serve_requests_total", route="/run_code", outcome="rejected") == 1
