@@ -129,7 +129,18 @@ async def test_a_pool_with_no_live_actor_and_no_possible_replacement_fails_calls
         async with ActorPool(Fragile, marker, size=1, num_cpus=0) as pool:
             assert await pool.call("ping") == "pong"
             await anyio.Path(marker).touch()
-            ray.kill(pool.actors[0], no_restart=True)
+            actor = pool.actors[0]
+            ray.kill(actor, no_restart=True)
+            # ray.kill is asynchronous: wait until the actor is seen dead, or the pool's next
+            # call could still reach it alive.
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    await actor.ping.remote()
+                except ray.exceptions.RayActorError:
+                    break
+                assert time.monotonic() < deadline, "the killed actor still answers"
+                await asyncio.sleep(0.05)
             with pytest.raises(WorkerFailedError):
                 await asyncio.wait_for(pool.call("ping"), timeout=60)  # lands on the dead one
             started = time.monotonic()
