@@ -172,7 +172,9 @@ MATH = Workload(
                "sequential; per_minute = cores x items / seconds)", kind="ceiling",
                load_note=_DRIVER),
     ),
-    items=10_000,
+    # Full: 2,000 items x 3 rounds; 10,000 made this workload alone ~15 min (six methods,
+    # about 30 ms of machine time per item across them, Ray Data's row the slowest).
+    items=2_000,
     quick_items=600,
     describe="math-verify checks of generated answers (fractions, decimals, radicals, "
              "percentages, solution lists; half wrong); correct = verdict matches the label",
