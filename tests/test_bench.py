@@ -3,11 +3,14 @@ are well formed, and ``asyncpool bench --workload humaneval`` runs as a user run
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -17,6 +20,9 @@ import asyncpool
 from asyncpool._bench import harness, report, scale
 from tests.conftest import SessionCluster
 from tests.test_cli import _run as _run_cli
+
+if sys.version_info < (3, 11):  # anyio depends on the backport there
+    from exceptiongroup import BaseExceptionGroup
 
 # --------------------------------------------------------------------------- no Ray needed
 
@@ -124,6 +130,52 @@ def test_busy_processes_of_the_loaded_variant_run_until_closed() -> None:
     finally:
         busy.close()
     assert all(p.returncode is not None for p in busy.procs)
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.timeout(180)
+def test_sigterm_stops_a_bench_run_quietly_and_ends_its_busy_processes(
+    ray_cluster: SessionCluster,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "asyncpool", "bench", "--address", ray_cluster.address,
+         "--workload", "noop", "--items", "20000", "--rounds", "1", "--no-progress",
+         "--load", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        # The busy process starts once Ray is attached and the stop handler is in place.
+        deadline = time.monotonic() + 120
+        busy: list[int] = []
+        while not busy:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the --load process never started"
+            busy = [c for c in _children(proc.pid)
+                    if b"while True" in Path(f"/proc/{c}/cmdline").read_bytes()]
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+    assert "stopped by SIGTERM" in err
+    assert "Traceback" not in err, err[-3000:]
+    assert "verifications per minute" not in out
+    assert not any(Path(f"/proc/{pid}").exists() for pid in busy)
+
+
+def test_a_stop_signal_wrapped_by_task_groups_still_counts_as_an_interrupt() -> None:
+    group = BaseExceptionGroup("run", [KeyboardInterrupt(), asyncio.CancelledError()])
+    assert harness._is_interrupt(group)
+    assert harness._is_interrupt(SystemExit(15))
+    assert not harness._is_interrupt(BaseExceptionGroup("run", [ValueError("bad")]))
 
 
 def test_scale_sizes_keep_100k_items_out_of_quick_runs() -> None:

@@ -21,7 +21,7 @@ average), ``--json`` and ``--plot``.
 The commands a measurement needs::
 
     asyncpool bench --quick --json quick.json --plot quick.png      # a few minutes
-    asyncpool bench --json full.json --plot full.png                # the full run
+    asyncpool bench --json full.json --plot full.png                # ~3x quick, about 10 min
     asyncpool bench --scale --json scale.json --plot scale.png      # 1k, 10k, 100k items
     asyncpool bench --quick --load 4 --json loaded.json --plot loaded.png  # + 4 busy processes
 """
@@ -29,12 +29,17 @@ The commands a measurement needs::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
+
+if sys.version_info < (3, 11):  # pragma: no cover - the backport on older Pythons
+    from exceptiongroup import BaseExceptionGroup
 
 import asyncpool
 
@@ -185,14 +190,25 @@ def scale_sizes(items: int | None, quick: bool) -> tuple[int, ...]:
     return QUICK_SIZES if quick else SIZES
 
 
+def _die_with_parent() -> None:
+    """In a busy child, before exec: SIGKILL it when the bench process dies, even by SIGKILL
+    (Linux ``PR_SET_PDEATHSIG``), so a killed bench never leaves spinning processes."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 class _BusyProcesses:
     """``--load N``: N processes spinning on a core each, at normal priority, for the whole
     run: the loaded-machine variant of a measurement, reproducible on a quiet machine. Ended
-    (by their own pids) when the run ends, however it ends."""
+    (by their own pids) when the run ends, however it ends; killed by the kernel if the bench
+    itself is killed."""
 
     def __init__(self, n: int) -> None:
         self.procs = [
-            subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             preexec_fn=_die_with_parent)
             for _ in range(n)
         ]
 
@@ -203,9 +219,38 @@ class _BusyProcesses:
             p.wait()
 
 
+class _StopSignals:
+    """SIGTERM (and SIGINT) end the run as Ctrl-C does: a ``KeyboardInterrupt``, then the
+    ``finally`` blocks (busy processes, pools, Ray) and a one-line message, exit 128 + signal.
+
+    Ray's driver turns SIGTERM into ``sys.exit(15)`` wherever the main thread is, which inside
+    the harness's task groups surfaced as a traceback of an exception group; this handler is
+    installed after ``ray.init`` so that it replaces Ray's."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signum is None:
+            self.signum = signum
+            raise KeyboardInterrupt
+        # A second signal while the run unwinds: let the unwinding finish.
+
+
+def _is_interrupt(exc: BaseException) -> bool:
+    """A stop signal's ``KeyboardInterrupt``, possibly wrapped by task groups with the
+    cancellations it caused."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_interrupt(e) for e in exc.exceptions)
+    return isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError))
+
+
 def main(args: argparse.Namespace) -> int:
     workloads = [] if args.scale else select(args.workload)
     rt = asyncpool.init(bench_address(args.address), log_to_driver=False)
+    stop = _StopSignals()
     background = _BusyProcesses(args.load)
     try:
         start = os.getloadavg()[0]
@@ -224,6 +269,12 @@ def main(args: argparse.Namespace) -> int:
             write_json(args.json, rows, machine, scale)
         if args.plot:
             write_plot(args.plot, rows, machine, scale)
+    except BaseException as exc:
+        if stop.signum is None or not _is_interrupt(exc):
+            raise
+        name = signal.Signals(stop.signum).name
+        print(f"asyncpool bench: stopped by {name}; no table written", file=sys.stderr)
+        return 128 + stop.signum
     finally:
         background.close()
         rt.shutdown()
