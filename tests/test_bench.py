@@ -101,7 +101,7 @@ def test_every_workload_has_a_handwritten_baseline_asyncpool_peers_and_a_ceiling
         "asyncio", "sequential", "asyncpool", "asyncpool_batch1", "ray_data", "limit"
     ]
     assert [m.name for m in harness.JUDGE.methods] == [
-        "asyncio", "executor", "asyncpool", "ray_actor_pool", "ray_actors"
+        "asyncio", "executor", "asyncpool", "ray_actor_pool", "ray_wait_window", "ray_actors"
     ]
     assert [m.name for m in harness.NOOP.methods] == [
         "asyncio", "asyncpool_gather", "asyncpool_as_completed", "ray_as_completed",
@@ -270,7 +270,8 @@ def test_judge_every_method_returns_the_expected_scores_and_the_reports_take_the
     ]
     assert doc["methods"]["judge"]["baseline"] == "asyncio"
     assert doc["methods"]["judge"]["ceiling"] == "ray_actors"
-    assert set(doc["peers"]["judge"]) == {"asyncio", "executor", "ray_actor_pool"}
+    assert set(doc["peers"]["judge"]) == {"asyncio", "executor", "ray_actor_pool",
+                                          "ray_wait_window"}
     assert "map_unordered" in doc["peers"]["judge"]["ray_actor_pool"]
     assert doc["kinds"]["judge"]["asyncpool"] == "asyncpool"
     assert doc["load_average"] == {"start": 3.5, "end": 4.25, "cpu_count": 2.0,

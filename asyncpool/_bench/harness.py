@@ -203,12 +203,17 @@ class _BusyProcesses:
     """``--load N``: N processes spinning on a core each, at normal priority, for the whole
     run: the loaded-machine variant of a measurement, reproducible on a quiet machine. Ended
     (by their own pids) when the run ends, however it ends; killed by the kernel if the bench
-    itself is killed."""
+    itself is killed.
+
+    Each runs in its own session, as unrelated jobs on a shared node do. In the bench's own
+    session they would share its scheduling autogroup, where nice values count: Ray starts
+    its workers at nice 15, so every Ray worker got about 1 % of a core against them and a
+    quick run did not end within 15 minutes, a starvation no real neighbour causes."""
 
     def __init__(self, n: int) -> None:
         self.procs = [
             subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                             preexec_fn=_die_with_parent)
+                             preexec_fn=_die_with_parent, start_new_session=True)
             for _ in range(n)
         ]
 
