@@ -11,9 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,6 +99,44 @@ def ray_cluster() -> Iterator[SessionCluster]:
     finally:
         rt.shutdown()
         cluster.shutdown()
+
+
+@dataclass(frozen=True)
+class InstalledWheel:
+    """This checkout as a regular (non-editable) wheel, installed into a fresh venv."""
+
+    wheel: Path
+    #: The paths inside the wheel.
+    names: list[str]
+    venv: Path
+    python: Path
+    #: The venv's ``asyncpool`` console script.
+    exe: Path
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> InstalledWheel:
+    """Built once per session (``pip wheel . --no-deps``) for the tests that prove a wheel
+    install works; the venv sees the machine's packages (``--system-site-packages``) for the
+    dependencies but gets asyncpool from the wheel."""
+    repo = Path(__file__).resolve().parents[1]
+    tmp = tmp_path_factory.mktemp("wheel")
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "-q", "-w",
+         str(tmp / "dist")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp / "dist").glob("asyncpool-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, timeout=120)  # fmt: skip
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                   check=True, timeout=300, capture_output=True)  # fmt: skip
+    return InstalledWheel(wheel, names, venv, py, venv / "bin" / "asyncpool")
 
 
 def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 0.05) -> None:

@@ -11,14 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
 
 import asyncpool
 from asyncpool._bench import harness, report, scale
-from tests.conftest import SessionCluster
+from tests.conftest import InstalledWheel, SessionCluster
 from tests.test_cli import _run as _run_cli
 
 if sys.version_info < (3, 11):  # anyio depends on the backport there
@@ -346,32 +345,18 @@ def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
     assert "load average (1 min)" in proc.stdout
 
 
-@pytest.mark.timeout(400)  # builds a wheel and a venv, then a new driver process
+@pytest.mark.timeout(400)  # builds a wheel and a venv (once per session), then a new driver
 def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_from_it(
-    ray_cluster: SessionCluster, tmp_path: Path
+    ray_cluster: SessionCluster, installed_wheel: InstalledWheel, tmp_path: Path
 ) -> None:
     """A regular (non-editable) wheel, installed into a fresh venv, runs ``asyncpool bench``
     from its own copy of the package; its only top-level package is ``asyncpool``."""
-    repo = Path(__file__).resolve().parents[1]
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "-q", "-w",
-         str(tmp_path / "dist")],
-        capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert build.returncode == 0, build.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("asyncpool-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+    wheel, names, venv = installed_wheel.wheel, installed_wheel.names, installed_wheel.venv
+    py, exe = installed_wheel.python, installed_wheel.exe
     assert {n.split("/")[0] for n in names} == {"asyncpool", wheel.name.split("-py")[0] +
                                                 ".dist-info"}
     assert "asyncpool/_bench/harness.py" in names
     assert "asyncpool/_bench/humaneval.py" in names
-    # A fresh venv that sees the dependencies (ray, rich...) but gets asyncpool from the wheel.
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True, timeout=120)
-    py, exe = venv / "bin" / "python", venv / "bin" / "asyncpool"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                   check=True, timeout=300, capture_output=True)
     where = subprocess.run(
         [str(py), "-c", "import asyncpool._bench.harness as h; print(h.__file__)"],
         capture_output=True, text=True, timeout=120, check=True, cwd=tmp_path,
