@@ -123,15 +123,6 @@ class Settings:
             raise ValueError(f"drain_s must be a finite number >= 0, got {self.drain_s!r}")
 
 
-@dataclasses.dataclass
-class _State:
-    pool: TaskPool[..., Any] | None = None
-    batcher: Batcher | None = None
-    pending: int = 0
-    idle: asyncio.Event | None = None  # set while nothing is pending (for the drain)
-    started: float = dataclasses.field(default_factory=time.monotonic)
-
-
 class _Refused(Exception):
     """Answer the request with ``response`` now (overload, cancellation, sandbox failure)."""
 
@@ -155,77 +146,71 @@ def _message(status: int, message: str, **headers: str) -> JSONResponse:
     )
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The app; its lifespan connects to Ray (``asyncpool.connect``), opens the pool and runs
-    the batcher's map in a task group until shutdown.
+class _Server:
+    """One app's state and handlers; :func:`create_app` registers its methods as the routes.
 
-    ``app.state.drain`` is an ``async def drain()`` that a server calls when it starts to shut
-    down (before it stops waiting for requests): nothing more is admitted, verifications in
-    progress get ``settings.drain_s`` seconds, then what still waits is answered 503.
+    A class rather than closures inside ``create_app`` so each handler reads on its own; the
+    state is the app's alone (two apps in one process share nothing but the metric registry).
     """
-    settings = settings or Settings()
-    state = _State()
-    metrics = ServerMetrics()
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = ServerMetrics()
+        self.pool: TaskPool[..., Any] | None = None
+        self.batcher: Batcher | None = None
+        self.pending = 0
+        self.idle: asyncio.Event | None = None  # set while nothing is pending (for the drain)
+        self.started = time.monotonic()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state.idle = asyncio.Event()
-        state.idle.set()
+    async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
+        self.idle = asyncio.Event()
+        self.idle.set()
         async with (
-            asyncpool.connect(settings.address, log_to_driver=False) as rt,
+            asyncpool.connect(self.settings.address, log_to_driver=False) as rt,
             TaskPool(
                 run_item,
-                max_in_flight=settings.max_in_flight,
+                max_in_flight=self.settings.max_in_flight,
                 retries=2,
-                batch_size=settings.batch_size,
+                batch_size=self.settings.batch_size,
                 name="asyncpool-serve",
             ) as pool,
             anyio.create_task_group() as tg,
         ):
             batcher = Batcher(pool)
             tg.start_soon(batcher.run)
-            state.pool, state.batcher = pool, batcher
+            self.pool, self.batcher = pool, batcher
             log.info(
                 "verification pool on Ray cluster %s (%s), max_in_flight=%d, batch_size=%s",
                 rt.address,
                 rt.source,
                 pool.max_in_flight,
-                settings.batch_size,
+                self.settings.batch_size,
             )
             try:
                 yield
             finally:
-                state.batcher = None
+                self.batcher = None
                 batcher.close()  # what still waits is answered 503; the map ends
-                state.pool = None
+                self.pool = None
 
-    async def drain() -> None:
+    async def drain(self) -> None:
         """Stop admitting; give what is pending ``drain_s`` s; answer the rest 503."""
-        batcher = state.batcher
+        batcher = self.batcher
         if batcher is None or batcher.closed:
             return
         batcher.stop_admitting()
-        if state.idle is not None and state.pending:
-            log.info("shutting down: %d verification(s) pending", state.pending)
-            with anyio.move_on_after(settings.drain_s):
-                await state.idle.wait()
+        if self.idle is not None and self.pending:
+            log.info("shutting down: %d verification(s) pending", self.pending)
+            with anyio.move_on_after(self.settings.drain_s):
+                await self.idle.wait()
         batcher.fail_waiting(ServerClosing("the server is shutting down"))
 
-    app = FastAPI(
-        title="asyncpool serve",
-        summary="SandboxFusion /run_code and NeMo-Gym /verify on a Ray cluster",
-        version=package_version(),
-        lifespan=lifespan,
-    )
+    def count(self, request: Request, outcome: str) -> None:
+        self.metrics.requests.labels(request.url.path, outcome).inc()
 
-    app.state.drain = drain
-
-    def count(request: Request, outcome: str) -> None:
-        metrics.requests.labels(request.url.path, outcome).inc()
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        count(request, "rejected")
+    async def invalid_request(self, request: Request, exc: RequestValidationError) -> JSONResponse:
+        self.count(request, "rejected")
         errors = [
             {
                 "loc": [str(p) for p in e.get("loc", ())],
@@ -244,15 +229,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             message = "the request body is not valid JSON"
         return JSONResponse({"detail": errors, "message": message}, status_code=422)
 
-    def pending(delta: int) -> None:
-        state.pending += delta
-        if state.idle is not None:
-            if state.pending:
-                state.idle.clear()
+    def _pending(self, delta: int) -> None:
+        self.pending += delta
+        if self.idle is not None:
+            if self.pending:
+                self.idle.clear()
             else:
-                state.idle.set()
+                self.idle.set()
 
-    async def on_pool(request: Request, route: str, kind: str, job: Any) -> dict[str, Any]:
+    async def _on_pool(self, request: Request, route: str, kind: str, job: Any) -> dict[str, Any]:
         """Run one job through the batcher for this request; raises :class:`_Refused` to
         answer now.
 
@@ -261,31 +246,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         item of a batch cannot be cancelled alone), and once nobody inside the map waits, the
         map's Ray tasks are cancelled.
         """
-        batcher = state.batcher
+        batcher = self.batcher
         if batcher is None or batcher.closed:
             raise _Refused(
                 _message(503, "the server is not accepting verifications (starting or "
                               "shutting down)", **{"Retry-After": "1"}),
                 "overloaded",
             )  # fmt: skip
-        if state.pending >= settings.max_pending:
+        if self.pending >= self.settings.max_pending:
             raise _Refused(
                 _message(
                     503,
-                    f"overloaded: {state.pending} verifications pending",
+                    f"overloaded: {self.pending} verifications pending",
                     **{"Retry-After": "1"},
                 ),
                 "overloaded",
             )
         ticket = batcher.put(kind, job)
-        pending(+1)
+        self._pending(+1)
         t0 = time.monotonic()
         work = ticket.future
         gone = asyncio.ensure_future(client_gone(request.receive))
         try:
             await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            pending(-1)
+            self._pending(-1)
             gone.cancel()
             if not work.done():
                 batcher.leave(ticket)  # the client left (or we are cancelled)
@@ -307,106 +292,126 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 ),
                 "error",
             ) from None
-        metrics.latency.labels(route).observe(time.monotonic() - t0)
+        self.metrics.latency.labels(route).observe(time.monotonic() - t0)
         return outcome
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
+    async def health(self) -> dict[str, Any]:
         """Liveness for load balancers: never touches Ray."""
         return {
-            "status": "starting" if state.pool is None
-            else "stopping" if state.batcher is None or state.batcher.closed
+            "status": "starting" if self.pool is None
+            else "stopping" if self.batcher is None or self.batcher.closed
             else "ok",
-            "uptime_s": round(time.monotonic() - state.started, 3),
-            "pending": state.pending,
+            "uptime_s": round(time.monotonic() - self.started, 3),
+            "pending": self.pending,
         }
 
-    @app.get("/metrics")
-    async def prometheus() -> Response:
-        pool, batcher = state.pool, state.batcher
+    async def prometheus(self) -> Response:
+        pool, batcher = self.pool, self.batcher
         stats = pool.stats if pool is not None else None
         # Admitted and not yet in a Ray task: still queued, or taken by the map and waiting
         # in a batch for a slot (the map's items minus those in Ray tasks).
         depth = 0
         if batcher is not None and stats is not None:
             depth = batcher.queued + max(0, batcher.taken - stats.in_flight)
-        body = metrics.render(
-            state.pending, stats, pool.max_in_flight if pool is not None else 0, depth
+        body = self.metrics.render(
+            self.pending, stats, pool.max_in_flight if pool is not None else 0, depth
         )
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
-    @app.post("/run_code", response_model=RunCodeResponse)
-    async def run_code(body: RunCodeRequest, request: Request) -> Any:
+    async def run_code(self, body: RunCodeRequest, request: Request) -> Any:
         """SandboxFusion's ``/run_code`` (python)."""
         unsupported = sandboxfusion.unsupported_language(body)
         if unsupported is not None:
-            count(request, "ok")
+            self.count(request, "ok")
             return unsupported
         try:
-            job = sandboxfusion.prepare(body, settings.run_code)
+            job = sandboxfusion.prepare(body, self.settings.run_code)
         except sandboxfusion.BadRequest as exc:
-            count(request, "rejected")
+            self.count(request, "rejected")
             return _message(422, str(exc))
         try:
-            outcome = await on_pool(request, "/run_code", "run_code", job)
+            outcome = await self._on_pool(request, "/run_code", "run_code", job)
         except _Refused as refused:
-            count(request, refused.outcome)
+            self.count(request, refused.outcome)
             return refused.response
         response = sandboxfusion.respond(job, outcome, list(body.fetch_files))
         if response.run_result is not None and response.run_result.status == "TimeLimitExceeded":
-            metrics.timeouts.labels("/run_code").inc()
-        count(request, "ok")
+            self.metrics.timeouts.labels("/run_code").inc()
+        self.count(request, "ok")
         return response
 
-    @app.post("/verify", response_model=VerifyResponse)
-    async def verify(body: VerifyRequest, request: Request) -> Any:
+    async def verify(self, body: VerifyRequest, request: Request) -> Any:
         """NeMo-Gym's resource-server ``/verify`` for code (``code_gen``'s task shape)."""
         text = nemo_gym.output_text(body.response)
-        if len(text) > settings.max_output_chars:
-            count(request, "rejected")
+        if len(text) > self.settings.max_output_chars:
+            self.count(request, "rejected")
             return _message(
-                422, f"response: output text over {settings.max_output_chars} characters"
+                422, f"response: output text over {self.settings.max_output_chars} characters"
             )
         code = nemo_gym.extract_code(text) if text.strip() else ""
         try:
-            tests = nemo_gym.unit_tests_of(body, settings.max_cases) if code else None
+            tests = nemo_gym.unit_tests_of(body, self.settings.max_cases) if code else None
         except nemo_gym.BadRequest as exc:
-            count(request, "rejected")
+            self.count(request, "rejected")
             return _message(422, str(exc))
         if tests is None:  # no text, or no fenced code: a model failure, nothing to run
-            count(request, "ok")
+            self.count(request, "ok")
             return nemo_gym.respond(body, text=text, code=None, outcome=None, violation=False)
-        job = nemo_gym.prepare(code, tests, settings.verify_timeout, settings.verify_memory_mb)
+        limits = self.settings
+        job = nemo_gym.prepare(code, tests, limits.verify_timeout, limits.verify_memory_mb)
         try:
-            outcome = await on_pool(request, "/verify", "verify", job)
+            outcome = await self._on_pool(request, "/verify", "verify", job)
         except _Refused as refused:
-            count(request, refused.outcome)
+            self.count(request, refused.outcome)
             return refused.response
         if "sandbox_error" in outcome:
-            count(request, "error")
+            self.count(request, "error")
             return _message(
                 503,
                 f"the sandbox could not judge this task: {outcome['sandbox_error']}"[:1000],
                 **{"Retry-After": "1"},
             )
         if nemo_gym.TIME_LIMIT in outcome["result"]:
-            metrics.timeouts.labels("/verify").inc()
+            self.metrics.timeouts.labels("/verify").inc()
         violation = nemo_gym.reasoning_format_violation(body.response, text)
-        count(request, "ok")
+        self.count(request, "ok")
         return nemo_gym.respond(body, text=text, code=code, outcome=outcome, violation=violation)
 
-    @app.post("/seed_session")
-    async def seed_session(request: Request) -> dict[str, Any]:
-        """NeMo-Gym's session seeding: this server keeps no session state."""
+    async def seed_session(self, request: Request) -> dict[str, Any]:
+        """NeMo-Gym's session seeding: this server keeps no session self."""
         return {}
 
-    @app.get("/")
-    async def liveness() -> dict[str, str]:
+    async def liveness(self) -> dict[str, str]:
         """NeMo-Gym's liveness probe."""
         return {"status": "ok"}
 
-    def on_reject(path: str) -> None:
-        metrics.requests.labels(path, "rejected").inc()
+    def on_reject(self, path: str) -> None:
+        self.metrics.requests.labels(path, "rejected").inc()
 
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, on_reject=on_reject)
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app; its lifespan connects to Ray (``asyncpool.connect``), opens the pool and runs
+    the batcher's map in a task group until shutdown.
+
+    ``app.state.drain`` is an ``async def drain()`` that a server calls when it starts to shut
+    down (before it stops waiting for requests): nothing more is admitted, verifications in
+    progress get ``settings.drain_s`` seconds, then what still waits is answered 503.
+    """
+    server = _Server(settings or Settings())
+    app = FastAPI(
+        title="asyncpool serve",
+        summary="SandboxFusion /run_code and NeMo-Gym /verify on a Ray cluster",
+        version=package_version(),
+        lifespan=server.lifespan,
+    )
+    app.state.drain = server.drain
+    app.exception_handler(RequestValidationError)(server.invalid_request)
+    app.get("/health")(server.health)
+    app.get("/metrics")(server.prometheus)
+    app.post("/run_code", response_model=RunCodeResponse)(server.run_code)
+    app.post("/verify", response_model=VerifyResponse)(server.verify)
+    app.post("/seed_session")(server.seed_session)
+    app.get("/")(server.liveness)
+    app.add_middleware(BodyLimit, max_bytes=server.settings.max_body_bytes,
+                       on_reject=server.on_reject)  # fmt: skip
     return app
