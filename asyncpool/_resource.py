@@ -12,6 +12,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import ClassVar, Literal, TypeAlias
 
+import anyio
 from typing_extensions import Self
 
 from .errors import ResourceStateError
@@ -59,6 +60,7 @@ class Lifecycle(AsyncResource):
     #: The error raised on a use in the wrong state.
     state_error: ClassVar[type[ResourceStateError]] = ResourceStateError
     _state: State = "unopened"
+    _opening: anyio.CancelScope | None = None
 
     @property
     def state(self) -> State:
@@ -70,11 +72,29 @@ class Lifecycle(AsyncResource):
         name = getattr(self, "name", "")
         return f"{type(self).__name__} {name!r}" if name else type(self).__name__
 
-    def _begin_open(self) -> None:
-        """``unopened -> opening``; anything else is the state error (it opens once)."""
+    def _begin_open(self) -> anyio.CancelScope:
+        """``unopened -> opening``; anything else is the state error (it opens once).
+
+        Returns the scope the opening's waits run in: :meth:`_set_closed` cancels it, so a
+        resource closed while it opens stops waiting (for resources that may never come) at
+        once, and :meth:`_check_still_opening`, called after the scope, raises.
+        """
         if self._state != "unopened":
             raise self.state_error(f"{self._label()} is {self._state}; it can be opened once only")
         self._state = "opening"
+        self._opening = anyio.CancelScope()
+        return self._opening
+
+    def _set_open(self) -> None:
+        """``opening -> open``."""
+        self._opening = None
+        self._state = "open"
+
+    def _set_closed(self) -> None:
+        """``closed``, final; an opening in progress is cancelled (and then fails)."""
+        self._state = "closed"
+        if self._opening is not None:
+            self._opening.cancel()
 
     def _check_still_opening(self) -> None:
         """The state error when the resource was closed while it was opening (the caller then
@@ -84,6 +104,7 @@ class Lifecycle(AsyncResource):
 
     def _open_failed(self) -> None:
         """A failed or cancelled opening: ``unopened`` again, unless closed meanwhile."""
+        self._opening = None
         if self._state == "opening":
             self._state = "unopened"
 

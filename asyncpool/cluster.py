@@ -212,23 +212,26 @@ class VirtualCluster(Lifecycle):
         Cancellation: safe; every group made or pending is removed, and the cluster is
         ``unopened`` again.
         """
-        self._begin_open()
+        scope = self._begin_open()
         groups: list[PlacementGroup | None] = [None] * self.node_count
+        made: list[PlacementGroup] = []
+        placements: list[_Placement] = []
         try:
-            _gcs.require_ray()
-            await self._precheck()
-            await side_by_side(
-                functools.partial(self._allocate, i, groups) for i in range(self.node_count)
-            )
-            made = [g for g in groups if g is not None]
-            placements = await _read_placements(made)
+            with scope:
+                _gcs.require_ray()
+                await self._precheck()
+                await side_by_side(
+                    functools.partial(self._allocate, i, groups) for i in range(self.node_count)
+                )
+                made = [g for g in groups if g is not None]
+                placements = await _read_placements(made)
             self._check_still_opening()
         except BaseException:
             await _gcs.remove_groups([g for g in groups if g is not None])
             self._open_failed()
             raise
         self._groups, self._placements = made, placements
-        self._state = "open"
+        self._set_open()
         log.debug("VirtualCluster %r open: %s", self._name, self._bundles_per_node)
 
     async def aclose(self) -> None:
@@ -236,13 +239,14 @@ class VirtualCluster(Lifecycle):
 
         Removing is a quick request to the GCS (sent from a worker thread); the GPUs are free
         again shortly after. Closing a cluster that another task is opening makes that opening
-        fail with :class:`ClusterStateError` (and remove what it made).
+        stop waiting at once and fail with :class:`ClusterStateError` (removing what it made),
+        however long its placement groups would have waited.
 
         Cancellation: the removal is shielded; the groups are always removed.
         """
         groups, self._groups = self._groups, []
         self._placements = []
-        self._state = "closed"
+        self._set_closed()
         await _gcs.remove_groups(groups)
 
     async def close(self) -> None:

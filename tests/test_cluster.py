@@ -386,3 +386,25 @@ async def test_closing_a_cluster_while_it_opens_fails_the_opening_and_leaves_not
         await task
     assert vc.state == "closed"
     assert live_groups(prefix) == {}
+
+
+@pytest.mark.multinode
+@pytest.mark.asyncio
+async def test_closing_a_cluster_that_waits_for_gpus_ends_its_opening_without_waiting_them_out(
+    prefix: str, ray_cluster: SessionCluster
+) -> None:
+    hog = await hog_worker_gpus(prefix, ray_cluster.worker_node_ids[0])
+    # One virtual node cannot be placed while the hog holds its GPUs; the opening waits.
+    vc = VirtualCluster([2, 2], name=prefix + "vc", timeout=600)
+    try:
+        task = asyncio.create_task(vc.open())
+        await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"), 30)
+        await vc.close()
+        # Not its 600 s timeout, nor until the hog goes: the close cancels the waiting.
+        with pytest.raises(ClusterStateError, match="closed while it was being opened"):
+            await asyncio.wait_for(task, 60)
+        assert vc.state == "closed"
+        assert live_groups(prefix + "vc") == {}
+    finally:
+        remove_placement_group(hog)
+    assert live_groups(prefix) == {}

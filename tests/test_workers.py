@@ -141,6 +141,17 @@ class Fragile:
         return _rank()
 
 
+class Stuck:
+    """Rank 1's constructor never returns: its group's opening waits on it."""
+
+    def __init__(self) -> None:
+        if _rank() == 1:
+            time.sleep(3600)
+
+    def ping(self) -> int:
+        return _rank()
+
+
 class NotStatic:
     def configure_worker(self, num_gpus: float, bundle_indices: Any) -> Any:
         return None, None, None
@@ -530,6 +541,20 @@ class TestGroupsOfTheirOwn:
         assert info.value.rank == 1
         assert group.state == "unopened"
         assert live_actor_names(group.name) == set()
+
+    @pytest.mark.asyncio
+    async def test_shutting_down_a_group_while_it_opens_ends_the_opening_and_kills_its_workers(
+        self, pair: VirtualCluster,
+    ) -> None:
+        group = WorkerGroup(pair, Stuck, name=unique("stuck"))
+        task = asyncio.create_task(group.open())
+        await async_wait_for(lambda: len(live_actor_names(group.name)) == 2, 60)
+        await group.shutdown()
+        # Rank 1 never answers: the shutdown, not the constructor, ends the opening.
+        with pytest.raises(WorkerGroupStateError, match="closed while it was being opened"):
+            await asyncio.wait_for(task, 60)
+        assert group.state == "closed"
+        await async_wait_for(lambda: live_actor_names(group.name) == set(), 30)
 
     @pytest.mark.asyncio
     async def test_a_module_class_string_worker_is_imported_inside_the_workers_environment(

@@ -157,12 +157,13 @@ class WorkerGroup(Lifecycle):
         Cancellation: safe at any point; every actor made so far is killed (the kill is
         shielded from the cancellation) and the group is ``unopened`` again.
         """
-        self._begin_open()
+        scope = self._begin_open()
         created: list[Any] = [None] * len(self._slots)
         try:
-            specs = await self._prepare()
-            await _build.create_actors(self._wc, self._init_args, specs, created, self._name)
-            await _build.await_ready(created, self._metadata, self._name)
+            with scope:
+                specs = await self._prepare()
+                await _build.create_actors(self._wc, self._init_args, specs, created, self._name)
+                await _build.await_ready(created, self._metadata, self._name)
             self._check_still_opening()
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -172,7 +173,7 @@ class WorkerGroup(Lifecycle):
             self._open_failed()
             raise
         self._handles = created
-        self._state = "open"
+        self._set_open()
         log.debug("WorkerGroup %r open: %d workers", self._name, len(created))
 
     async def _prepare(self) -> list[_plan.Spec]:
@@ -362,7 +363,9 @@ class WorkerGroup(Lifecycle):
         limit) is cancelled, and its error or timeout is logged, not raised. Then every actor
         is killed (``ray.kill(no_restart=True)``) and its death awaited (up to 10 s, a warning
         otherwise), so its resources are free again when this returns. Idempotent: a closed (or
-        never opened) group returns at once. An unknown ``cleanup`` name is an
+        never opened) group returns at once; a group still opening stops waiting for its
+        workers at once, and that opening kills what it made and raises
+        :class:`WorkerGroupStateError`. An unknown ``cleanup`` name is an
         ``AttributeError``, raised after the actors were killed.
 
         Cancellation: the kill is shielded and always happens; cancelling stops the waiting
@@ -372,8 +375,8 @@ class WorkerGroup(Lifecycle):
         if self._state in ("closed", "closing"):
             return
         if self._state in ("unopened", "opening"):
-            # An opening in progress sees the new state and kills what it made.
-            self._state = "closed"
+            # An opening in progress is cancelled, sees the new state and kills what it made.
+            self._set_closed()
             return
         self._state = "closing"
         handles, self._handles = self._handles, []
