@@ -43,6 +43,43 @@ def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> M
     return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
 
 
+def _cluster_picture() -> str:
+    """What the connected cluster holds now: resources free of total, and the placement groups
+    that are not removed (name, state, bundles). Read from the GCS; never raises."""
+    import ray
+    from ray.util import placement_group_table
+
+    try:
+        total, free = ray.cluster_resources(), ray.available_resources()
+        keys = sorted(k for k in total if k in ("CPU", "GPU"))
+        figures = ", ".join(f"{k}={free.get(k, 0):g}/{total[k]:g}" for k in keys)
+        lines = [f"resources free/total: {figures}"]
+        for pg_id, info in placement_group_table().items():
+            if info.get("state") != "REMOVED":
+                bundles = list((info.get("bundles") or {}).values())
+                name = info.get("name") or pg_id
+                lines.append(f"placement group {name!r}: {info.get('state')} {bundles}")
+        return "\n".join(lines)
+    except Exception as exc:  # a report helper: the test's own failure is what matters
+        return f"(cluster not readable: {exc!r})"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test on a connected cluster gets a section with what the cluster held.
+
+    Tests share one session cluster: when one fails because resources are taken (a group left by
+    an earlier test, or a reservation Ray did not release), this names what holds them.
+    """
+    report = yield
+    if report.failed:
+        import ray
+
+        if ray.is_initialized():
+            report.sections.append(("ray cluster at failure", _cluster_picture()))
+    return report
+
+
 @dataclass
 class SessionCluster:
     cluster: Any

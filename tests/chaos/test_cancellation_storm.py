@@ -33,8 +33,10 @@ class Napper:
 
 
 async def _storm(call: object, rng: random.Random) -> dict[str, int]:
-    """Half the consumers run under anyio scopes that expire, half are task.cancel()ed."""
-    outcome = {"done": 0, "cancelled": 0, "scope_expired": 0}
+    """Half the consumers run under anyio scopes that expire, half are task.cancel()ed; every
+    tenth is left alone and must finish, however slowly a loaded machine runs it (``spared``
+    counts them; ``done`` counts every consumer that finished)."""
+    outcome = {"done": 0, "cancelled": 0, "scope_expired": 0, "spared": 0}
 
     async def under_scope(seconds: float, deadline: float) -> None:
         with anyio.move_on_after(deadline) as scope:
@@ -51,7 +53,10 @@ async def _storm(call: object, rng: random.Random) -> dict[str, int]:
     for i in range(CONSUMERS):
         # LONG outlives the leak checks' patience: a task left running cannot pass them.
         seconds = rng.choice([0.0, 0.0, 0.0, 0.05, 0.2, 1.0, LONG])
-        if i % 2:
+        if i % 10 == 0:
+            outcome["spared"] += 1
+            tasks.append(asyncio.create_task(plain(rng.choice([0.0, 0.05, 0.2]))))
+        elif i % 2:
             tasks.append(asyncio.create_task(under_scope(seconds, rng.uniform(0.0, 3.0))))
         else:
             task = asyncio.create_task(plain(seconds))
@@ -78,7 +83,7 @@ async def test_a_cancellation_storm_on_a_task_pool_leaves_nothing_running(
         recovery = time.monotonic() - started
         stats = pool.stats
         assert stats.submitted == stats.completed + stats.failed
-        assert stats.completed >= outcome["done"] > 0
+        assert stats.completed >= outcome["done"] >= outcome["spared"] > 0
         assert outcome["cancelled"] + outcome["scope_expired"] > 0
         assert await pool.submit(0.0) == 0.0  # still serving
         leaked = await settle(lambda: live_tasks("asyncpool_nap"), timeout=60)
@@ -175,7 +180,7 @@ async def test_a_cancellation_storm_on_gather_as_completed_and_resolve_leaves_no
     outcome = await _storm(call, rng)
     sampling.set()
     await sampler
-    assert outcome["done"] > 0
+    assert outcome["done"] >= outcome["spared"] > 0
     assert outcome["cancelled"] + outcome["scope_expired"] > 0
     # The completion core and the canceller: never a thread per stream.
     assert peak[0] - before <= 1, (before, peak[0])
