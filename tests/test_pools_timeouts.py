@@ -53,9 +53,12 @@ async def test_a_hanging_item_of_a_batch_fails_alone_at_its_own_deadline(
     assert {i: v for i, v in results.items() if i != 3} == {
         i: d for i, d in enumerate(delays) if i != 3
     }
-    # Its own deadline: one timeout after the item before it, not 8 timeouts, not 60 s
-    # (the batch itself may wait for a worker on a busy machine).
-    assert 2.0 <= arrived[3] - arrived[2] < 5.0, arrived
+    # Its own deadline: never before one timeout from the map's start, and about one timeout
+    # after the item before it, not 8 timeouts, not 60 s (the batch itself may wait for a
+    # worker on a busy machine). Item 2's result reaches the driver a little after item 3
+    # starts in the worker, so the gap between their arrivals can be a little under 2 s.
+    assert arrived[3] >= 2.0, arrived
+    assert 1.5 <= arrived[3] - arrived[2] < 5.0, arrived
     assert (stats.timed_out, stats.completed, stats.failed, stats.in_flight) == (1, 23, 1, 0)
 
 
