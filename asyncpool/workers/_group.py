@@ -390,7 +390,7 @@ class WorkerGroup(Lifecycle):
                 else:
                     await self._cleanup(handles, cleanup, seconds)
         finally:
-            self._state = "closed"
+            self._set_closed()
             await _build.kill(handles)
         if bad_cleanup is not None:
             raise bad_cleanup
