@@ -10,8 +10,10 @@ through ``ctypes`` (``os.unshare`` and ``os.pivot_root`` do not exist in Python 
   ``shmmni`` and ``sem`` set to 0, ``shm_rmid_forced`` on), so nothing persists between runs;
 * its own **mount** namespace whose root is a fresh, read-only tmpfs holding read-only binds of
   only what programs need: ``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc``, ``/sys``,
-  ``/dev`` (with its own empty ``/dev/shm``), Python's prefixes (so ``sys.executable`` and
-  site-packages work), a ``/proc`` mounted with ``hidepid=invisible`` (a program sees only the
+  ``/dev`` (with its own empty ``/dev/shm``), Python's prefixes and the caller's environment
+  (a virtualenv's directory: so ``sys.executable``, a venv's ``bin/python`` symlink included,
+  and the caller's site-packages work, wherever the interpreter lives, a 0700 home included),
+  a ``/proc`` mounted with ``hidepid=invisible`` (a program sees only the
   processes of its own uid), and a writable ``/tmp`` tmpfs for the per-run directories. Nothing
   else of the machine exists there: not ``/root`` (beyond the Python prefix when it lives
   there), not ``/home``, not ``/tmp/ray`` (Ray's session directory), not the caller's checkout.
@@ -103,17 +105,30 @@ def _sysctl(name: str, value: str) -> None:
         fh.write(value)
 
 
-def _python_dirs() -> list[str]:
-    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    for entry in sys.path:
+def _python_dirs(prefixes: tuple[str, ...] = ()) -> list[str]:
+    """The interpreter's prefixes, the caller's environment (``prefixes``: a virtualenv's
+    directory, whose ``bin/python`` is the ``sys.executable`` programs see), and every import
+    path outside them, each by its real path. A prefix under a directory the sandbox uid cannot
+    traverse (pyenv or conda under a 0700 home) is bound alone: the tmpfs root's directories
+    leading to it are 0755 and hold nothing else."""
+    seen = (sys.prefix, sys.base_prefix, sys.exec_prefix, *prefixes)
+    dirs = {os.path.realpath(p) for p in seen}
+    # The path programs run (a venv's bin/python, a symlink into the base prefix) must exist.
+    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+    for entry in (exe_dir, *sys.path):
         real = os.path.realpath(entry) if entry else ""
-        if real and os.path.isdir(real) and not any(real.startswith(d + "/") for d in dirs):
+        inside = (*dirs, *VISIBLE)
+        if real and os.path.isdir(real) and not any(real.startswith(d + "/") for d in inside):
             dirs.add(real)
+    # Under /tmp a directory cannot be shown: the jail's root is a tmpfs mounted over /tmp,
+    # and each run's own /tmp hides it again. An environment there (a venv made under /tmp)
+    # still isolates; its programs see only the base interpreter's packages.
+    dirs = {d for d in dirs if d != "/tmp" and not d.startswith("/tmp/")}
     # Innermost last, so that a prefix inside another is bound over it, never hidden by it.
     return sorted(dirs, key=len)
 
 
-def isolate_server(tmp_size_mb: int) -> None:
+def isolate_server(tmp_size_mb: int, prefixes: tuple[str, ...] = ()) -> None:
     """Move this (root, single-threaded) process into the namespaces described above.
 
     Raises ``OSError`` when the kernel refuses (no ``CAP_SYS_ADMIN``, e.g. a default Docker
@@ -127,7 +142,7 @@ def isolate_server(tmp_size_mb: int) -> None:
         _sysctl(name, value)
     new_root = "/tmp"  # a tmpfs over /tmp, in this namespace only, becomes the new root
     mount("tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    for path in (*VISIBLE, *_python_dirs()):
+    for path in (*VISIBLE, *_python_dirs(prefixes)):
         if os.path.islink(path) and path in VISIBLE:
             os.symlink(os.readlink(path), new_root + path)  # e.g. /bin -> usr/bin
         elif os.path.isdir(path) and not os.path.islink(path):

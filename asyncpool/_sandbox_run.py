@@ -84,12 +84,28 @@ class Cancel:
             sock.shutdown(socket.SHUT_RDWR)
 
 
+def _site_dirs() -> list[str]:
+    """This environment's site-packages (a virtualenv's own, or the interpreter's)."""
+    import site
+
+    dirs = (
+        [*site.getsitepackages(), site.getusersitepackages()]
+        if site.ENABLE_USER_SITE
+        else [*site.getsitepackages()]
+    )
+    return [d for d in dirs if os.path.isdir(d)]
+
+
 class _Zygote:
     """One running fork server and the control socket to it."""
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [sys.executable, "-S", "-s", "-B", _ZYGOTE_PATH, str(theirs.fileno())]
+        # The server runs without ``site`` (-S), so in a virtualenv its own sys.prefix is the
+        # base interpreter's: this process's environment (prefix and site-packages) is passed
+        # on, so that programs import what the caller can and can run ``sys.executable``.
+        argv += [f"--prefix={sys.prefix}", *(f"--site={p}" for p in _site_dirs())]
         if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
             argv.append("--no-namespaces")  # see "When the caller is not root"
         try:

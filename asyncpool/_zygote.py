@@ -107,9 +107,10 @@ def _libc_prctl() -> Callable[[int, int, int, int, int], int]:
     return cast("Callable[[int, int, int, int, int], int]", fn)
 
 
-
 class _Server:
-    def __init__(self, ctl_fd: int, namespaces: bool = True) -> None:
+    def __init__(
+        self, ctl_fd: int, namespaces: bool = True, prefixes: tuple[str, ...] = ()
+    ) -> None:
         self.pid = os.getpid()
         self.ctl = socket.socket(fileno=ctl_fd)
         self.ctl.setblocking(False)
@@ -122,7 +123,7 @@ class _Server:
             self.uids = Uids()
             try:
                 if namespaces:
-                    _zygote_child.NS.isolate_server(tmp_size_mb=TMP_SIZE_MB)
+                    _zygote_child.NS.isolate_server(tmp_size_mb=TMP_SIZE_MB, prefixes=prefixes)
                     self.isolated = True
             except OSError as exc:  # e.g. no CAP_SYS_ADMIN: no namespaces (documented)
                 sys.stderr.write(f"asyncpool sandbox: no namespace isolation: {exc}\n")
@@ -524,18 +525,25 @@ def _load_sibling(name: str) -> types.ModuleType:
 def main(argv: list[str]) -> None:
     for name in _PRELOAD:
         __import__(name)
-    import site
+    # Installed packages are importable (the caller's site-packages on the path: in a
+    # virtualenv, the venv's, which this -S interpreter does not know), but no .pth hook ran.
+    sites = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--site=")]
+    if not sites:
+        import site
 
-    # Installed packages are importable (site-packages on the path), but no .pth hook ran.
-    for path in site.getsitepackages():
+        sites = site.getsitepackages()
+    for path in sites:
         if os.path.isdir(path) and path not in sys.path:
             sys.path.append(path)
+    prefixes = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--prefix=")]
     os.environ.clear()
     os.environ.update(ENV)
     _zygote_child.JUDGE = _load_sibling("_judge")
     _zygote_child.NS = _load_sibling("_sandbox_ns")
     _zygote_child.SECCOMP = _load_sibling("_sandbox_seccomp")
-    server = _Server(int(argv[1]), namespaces="--no-namespaces" not in argv[2:])
+    server = _Server(
+        int(argv[1]), namespaces="--no-namespaces" not in argv[2:], prefixes=tuple(prefixes)
+    )
     gc.collect()
     gc.freeze()  # keep the preloaded heap out of the children's collections: fewer COW copies
     server.serve()
@@ -543,4 +551,3 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv)
-

@@ -99,7 +99,8 @@ single-threaded. **Once, at its start, as root**, it moves itself into namespace
   reachable, not the Ray cluster on this machine, not the outside;
 * an **IPC** namespace where System V IPC cannot be created;
 * a **mount** namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
-  ``/bin``, ``/sbin``, ``/lib*``, ``/etc``, ``/sys``, ``/dev`` and Python's prefixes only, a
+  ``/bin``, ``/sbin``, ``/lib*``, ``/etc``, ``/sys``, ``/dev``, Python's prefixes and the
+  caller's environment (a virtualenv's directory, so ``sys.executable`` runs) only, a
   ``/proc`` with ``hidepid=invisible`` (a program sees only its own processes), and a ``/tmp``
   tmpfs (1 GiB, shared by the server's runs) holding the runs' directories. Nothing else exists
   there: not ``/tmp/ray`` (Ray's session directory), not ``/root`` or ``/home`` (beyond the

@@ -151,11 +151,32 @@ class InstalledWheel:
     exe: Path
 
 
+def make_venv(venv: Path, *, with_pip: bool = False) -> Path:
+    """A fresh virtualenv that sees the *running* environment's packages; returns its python.
+
+    ``--system-site-packages`` would give it the base interpreter's site-packages, which in a
+    virtualenv (where users install asyncpool) hold none of the dependencies. Instead a ``.pth``
+    file lists this environment's site-packages as plain paths: they come after the venv's own
+    (a package installed into the venv is the one imported), and their own ``.pth`` hooks, such
+    as an editable install of this checkout, do not run there.
+    """
+    import site
+    import sysconfig
+
+    argv = [sys.executable, "-m", "venv", str(venv)]
+    subprocess.run(argv if with_pip else [*argv, "--without-pip"], check=True, timeout=300)
+    scheme = {"base": str(venv), "platbase": str(venv)}
+    own = Path(sysconfig.get_path("purelib", vars=scheme))
+    theirs = [p for p in site.getsitepackages() if Path(p).is_dir() and Path(p) != own]
+    (own / "_asyncpool_tests_parent_env.pth").write_text("".join(f"{p}\n" for p in theirs))
+    return venv / "bin" / "python"
+
+
 @pytest.fixture(scope="session")
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> InstalledWheel:
     """Built once per session (``pip wheel . --no-deps``) for the tests that prove a wheel
-    install works; the venv sees the machine's packages (``--system-site-packages``) for the
-    dependencies but gets asyncpool from the wheel."""
+    install works; the venv sees the running environment's packages (:func:`make_venv`, a venv
+    inside a venv included) for the dependencies but gets asyncpool from the wheel."""
     repo = Path(__file__).resolve().parents[1]
     tmp = tmp_path_factory.mktemp("wheel")
     build = subprocess.run(
@@ -168,9 +189,7 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> InstalledWheel:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True, timeout=120)  # fmt: skip
-    py = venv / "bin" / "python"
+    py = make_venv(venv, with_pip=True)
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
                    check=True, timeout=300, capture_output=True)  # fmt: skip
     return InstalledWheel(wheel, names, venv, py, venv / "bin" / "asyncpool")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest
 
 from asyncpool import _sandbox_run
 from asyncpool.sandbox import run_program, run_python
-from tests.conftest import wait_for
+from tests.conftest import make_venv, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need the caller to be root")
 
@@ -52,11 +54,19 @@ def test_no_network_not_even_a_listener_of_the_caller_on_loopback() -> None:
     assert "connected" not in out
 
 
+def _environment_tops() -> set[str]:
+    """The top-level directories of this interpreter's prefixes (a venv's included)."""
+    prefixes = (sys.prefix, sys.base_prefix, os.path.dirname(os.path.abspath(sys.executable)))
+    return {Path(os.path.realpath(p)).parts[1] for p in prefixes}
+
+
 def test_filesystem_shows_only_system_dirs_read_only() -> None:
+    checkout = str(Path(__file__).resolve().parents[1])
     out = _run(f"""
         import os
         print(sorted(os.listdir("/")))
-        for path in ("/tmp/ray", {os.path.abspath(__file__)!r}, "/work", "/home", "/root/.bashrc"):
+        for path in ("/tmp/ray", {os.path.abspath(__file__)!r}, {checkout!r}, "/home",
+                     "/root/.bashrc"):
             print(path, os.path.exists(path))
         for path in ("/etc/x", "/usr/x", "/x", "/root/x"):
             try:
@@ -67,9 +77,9 @@ def test_filesystem_shows_only_system_dirs_read_only() -> None:
     """)
     lines = out.splitlines()
     visible = set(ast.literal_eval(lines[0]))
-    assert visible <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys",
-                       "dev", "proc", "tmp", "root", "opt", "home"}  # fmt: skip
-    assert "work" not in visible
+    system = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "sys", "dev",
+              "proc", "tmp", "root", "opt", "home"}  # fmt: skip
+    assert visible <= system | _environment_tops()
     assert all(line.endswith(" False") for line in lines[1:6]), lines
     assert "wrote" not in out
 
@@ -189,3 +199,49 @@ def test_without_namespaces_the_judge_uids_and_limits_still_hold() -> None:
         "passed",
         "passed {'o': b'True'} False",
     ], out.stderr
+
+
+def test_a_venv_under_a_0700_directory_runs_its_interpreter_and_its_packages_in_the_jail(
+    tmp_path: Path,
+) -> None:
+    """A user's virtualenv inside a directory the sandbox uid cannot traverse (a 0700 home, as
+    pyenv or conda live under): a sandboxed program runs ``sys.executable`` (the venv's
+    ``bin/python``, a symlink to the base interpreter) which imports the venv's own packages;
+    nothing else of that directory is shown. The caller is a process started from the venv."""
+    private = Path(tempfile.mkdtemp(prefix="asyncpool-test-", dir=Path.home()))
+    try:
+        private.chmod(0o700)
+        (private / "secret.txt").write_text("not for programs")
+        py = make_venv(private / "venv")
+        purelib = subprocess.run(
+            [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.strip()  # fmt: skip
+        Path(purelib, "asyncpool_venv_probe.py").write_text("VALUE = 42\n")
+        secret = str(private / "secret.txt")
+        (tmp_path / "program.py").write_text(textwrap.dedent(f"""
+            import os, subprocess, sys
+            probe = "import sys, asyncpool_venv_probe as p; print(sys.prefix, p.VALUE)"
+            child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+            print(sys.executable, child.returncode, child.stdout.strip(), child.stderr[-300:])
+            print(os.path.exists({secret!r}))
+        """))
+        script = textwrap.dedent("""
+            import pathlib, sys
+            sys.path.insert(0, sys.argv[1])
+            from asyncpool.sandbox import run_python
+            result = run_python(pathlib.Path("program.py").read_text(), timeout=30)
+            print(result.status)
+            print(result.stdout_tail, end="")
+        """)
+        out = subprocess.run(
+            [str(py), "-c", script, str(Path(__file__).resolve().parents[1])],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
+        )  # fmt: skip
+        lines = out.stdout.splitlines()
+        assert lines[:1] == ["passed"], (out.stdout, out.stderr[-2000:])
+        venv = str(private / "venv")
+        assert lines[1] == f"{venv}/bin/python 0 {venv} 42 ", lines
+        assert lines[2] == "False", lines
+    finally:
+        shutil.rmtree(private, ignore_errors=True)

@@ -2,8 +2,8 @@
 
 The wheel is the session's ``installed_wheel`` (``pip wheel . --no-deps`` of this checkout,
 built once): its only top-level package is ``asyncpool`` (no ``benchmarks`` to shadow other
-projects'), and the venv sees the machine's packages (``--system-site-packages``) for the
-dependencies but gets asyncpool from the wheel.
+projects'), and the venv sees the running environment's packages for the dependencies but
+gets asyncpool from the wheel.
 """
 
 from __future__ import annotations
