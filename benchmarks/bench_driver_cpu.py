@@ -1,0 +1,164 @@
+"""Where the driver's CPU goes per call: asyncpool against the raw Ray pattern on the same refs.
+
+At ~100k calls a minute the driver is CPU-bound, so what decides throughput is the driver's CPU
+per call, not wall time. This measures it directly, which a noisy shared machine disturbs far
+less than throughput: for each pattern, the driver process's CPU (``getrusage``: every thread,
+Ray's core-worker threads included) and the event-loop thread's own CPU (``time.thread_time``
+on the loop), each divided by the number of calls, side by side in one run and interleaved over
+rounds. ``--profile PATTERN`` prints the top functions of one pattern's loop thread (cProfile).
+
+Patterns (the same actors or the same remote function for both sides of each pair):
+
+* ``actor_raw_window`` — ``actor.m.remote`` kept at 512 in flight with ``ray.wait`` (Ray's
+  documented pattern); ``actor_pool_map`` — :meth:`ActorPool.map`; ``actor_pool_call`` —
+  :meth:`ActorPool.call` from one task per item (a server's handlers), gathered.
+* ``task_raw_get`` — ``ray.get([f.remote(x) ...])``; ``task_raw_window`` — 512 in flight with
+  ``ray.wait``; ``gather`` / ``as_completed`` — :func:`asyncpool.gather` / ``as_completed`` of
+  the same refs; ``task_pool_map`` — :meth:`TaskPool.map`.
+
+    python -m benchmarks.bench_driver_cpu [--items 5000] [--rounds 3] [--profile actor_pool_map]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import resource
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+
+import ray
+
+import asyncpool
+from asyncpool import ActorPool, TaskPool
+
+IN_FLIGHT = 512
+ACTORS = 4
+
+
+class Echo:
+    """An async actor that answers at once: the driver's side is all that is measured."""
+
+    async def score(self, x: int) -> int:
+        return x + 1
+
+
+def echo(x: int) -> int:
+    return x + 1
+
+
+Pattern = Callable[[int], Awaitable[int]]
+
+
+def _raw_window(submit: Callable[[int], ray.ObjectRef], n: int) -> int:
+    """Ray's documented bounded pattern: keep IN_FLIGHT refs, ``ray.wait`` for the next."""
+    pending: list[ray.ObjectRef] = []
+    right = 0
+    nxt = 0
+    while nxt < n or pending:
+        while nxt < n and len(pending) < IN_FLIGHT:
+            pending.append(submit(nxt))
+            nxt += 1
+        ready, pending = ray.wait(pending, num_returns=min(len(pending), 64), timeout=None)
+        right += len(ray.get(ready))
+    return right
+
+
+def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str, Pattern]:
+    actors = pool.actors
+    remote = ray.remote(echo)
+
+    async def actor_raw_window(n: int) -> int:
+        return _raw_window(lambda x: actors[x % ACTORS].score.remote(x), n)
+
+    async def actor_pool_map(n: int) -> int:
+        return sum([1 async for _ in pool.map("score", range(n))])
+
+    async def actor_pool_call(n: int) -> int:
+        return len(await asyncio.gather(*(pool.call("score", x) for x in range(n))))
+
+    async def task_raw_get(n: int) -> int:
+        return len(ray.get([remote.remote(x) for x in range(n)]))
+
+    async def task_raw_window(n: int) -> int:
+        return _raw_window(remote.remote, n)
+
+    async def gather(n: int) -> int:
+        return len(await asyncpool.gather([remote.remote(x) for x in range(n)]))
+
+    async def as_completed(n: int) -> int:
+        async with asyncpool.as_completed([remote.remote(x) for x in range(n)]) as stream:
+            return sum([1 async for _ in stream])
+
+    async def task_pool_map(n: int) -> int:
+        return sum([1 async for _ in task_pool.map(range(n))])
+
+    return {
+        "actor_raw_window": actor_raw_window,
+        "actor_pool_map": actor_pool_map,
+        "actor_pool_call": actor_pool_call,
+        "task_raw_get": task_raw_get,
+        "task_raw_window": task_raw_window,
+        "gather": gather,
+        "as_completed": as_completed,
+        "task_pool_map": task_pool_map,
+    }
+
+
+def _process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _measure(fn: Pattern, n: int) -> tuple[float, float, float]:
+    """(process CPU µs per call, loop-thread CPU µs per call, wall s) for one run of ``fn``."""
+    p0, t0, w0 = _process_cpu(), time.thread_time(), time.perf_counter()
+    done = await fn(n)
+    p1, t1, w1 = _process_cpu(), time.thread_time(), time.perf_counter()
+    assert done == n, (fn, done, n)
+    return (p1 - p0) / n * 1e6, (t1 - t0) / n * 1e6, w1 - w0
+
+
+async def main(items: int, rounds: int, profile: str | None) -> None:
+    async with asyncpool.connect(), ActorPool(
+        Echo, size=ACTORS, max_concurrency=IN_FLIGHT // ACTORS, num_cpus=0, metrics=False
+    ) as pool, TaskPool(echo, max_in_flight=IN_FLIGHT, metrics=False) as task_pool:
+        table = patterns(pool, task_pool)
+        for fn in table.values():
+            await fn(min(items, 500))  # warm-up: workers started, code paths compiled
+        if profile is not None:
+            prof = cProfile.Profile()
+            prof.enable()
+            await table[profile](items)
+            prof.disable()
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+            print(out.getvalue())
+            return
+        figures: dict[str, list[tuple[float, float, float]]] = {k: [] for k in table}
+        names = list(table)
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[: r % len(names)]:
+                figures[name].append(await _measure(table[name], items))
+    print(f"driver CPU per call, median of {rounds} rounds of {items} calls [min-max]")
+    print(f"{'pattern':<18} {'process µs':>22} {'loop thread µs':>22} {'calls/s':>9}")
+    for name, runs in figures.items():
+        proc = [r[0] for r in runs]
+        loop = [r[1] for r in runs]
+        rate = items / statistics.median(r[2] for r in runs)
+        print(f"{name:<18} {statistics.median(proc):>8.1f} [{min(proc):.0f}-{max(proc):.0f}]"
+              f"{'':>4} {statistics.median(loop):>8.1f} [{min(loop):.0f}-{max(loop):.0f}]"
+              f"{'':>4} {rate:>9.0f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", default=None)
+    args = parser.parse_args()
+    asyncpool.run(main, args.items, args.rounds, args.profile)
