@@ -80,6 +80,36 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def require_free_cluster(*, cpus: bool = False, timeout: float = 20.0) -> None:
+    """Fail now, naming what holds them, unless every GPU of the session cluster (and every CPU,
+    when ``cpus``) is free and no placement group is left alive.
+
+    Called before the tests that need the whole cluster: a leftover of an earlier test (or a
+    reservation Ray did not release) then fails the one test that meets it, at once, with the
+    cluster's picture, instead of each later test waiting out its own timeout. Resources an
+    earlier test is still releasing get ``timeout`` seconds (polled, not slept).
+    """
+    import ray
+    from ray.util import placement_group_table
+
+    keys = ("GPU", "CPU") if cpus else ("GPU",)
+
+    def free() -> bool:
+        total, avail = ray.cluster_resources(), ray.available_resources()
+        groups = [i for i in placement_group_table().values() if i.get("state") != "REMOVED"]
+        return not groups and all(avail.get(k, 0.0) >= total.get(k, 0.0) for k in keys)
+
+    deadline = time.monotonic() + timeout
+    while not free():
+        if time.monotonic() > deadline:
+            pytest.fail(
+                f"the session cluster's {'/'.join(keys)} are not all free before this test "
+                f"(after {timeout:g} s): a leftover holds them\n{_cluster_picture()}",
+                pytrace=False,
+            )
+        time.sleep(0.1)
+
+
 @dataclass
 class SessionCluster:
     cluster: Any

@@ -32,7 +32,7 @@ from asyncpool.errors import (
     ResourceInsufficientError,
 )
 from asyncpool.placement import Backoff, allocate
-from tests.conftest import WORKER_GPUS, SessionCluster, async_wait_for
+from tests.conftest import WORKER_GPUS, SessionCluster, async_wait_for, require_free_cluster
 
 LIVE = {"PENDING", "PREPARED", "CREATED", "RESCHEDULING"}
 
@@ -85,7 +85,9 @@ def states_of(prefix: str) -> set[str]:
 
 @pytest.fixture
 def prefix(ray_cluster: SessionCluster) -> Iterator[str]:
-    """A unique group-name prefix; after the test no group of it may be left alive."""
+    """A unique group-name prefix; after the test no group of it may be left alive. Before it,
+    every GPU must be free (the clusters here take up to all of them)."""
+    require_free_cluster()
     p = f"c{uuid.uuid4().hex[:10]}"
     yield p
     leftovers = live_groups(p)
@@ -332,6 +334,7 @@ async def hog_worker_gpus(prefix: str, node_id: str) -> PlacementGroup:
 
 @pytest.mark.multinode
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_virtual_cluster_removes_the_groups_it_made_when_another_times_out(
     prefix: str, ray_cluster: SessionCluster
 ) -> None:

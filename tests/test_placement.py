@@ -44,7 +44,7 @@ from asyncpool.placement import (
     reap,
     topology,
 )
-from tests.conftest import WORKER_GPUS, SessionCluster, async_wait_for
+from tests.conftest import WORKER_GPUS, SessionCluster, async_wait_for, require_free_cluster
 
 LIVE = {"PENDING", "PREPARED", "CREATED", "RESCHEDULING"}
 REPO = Path(__file__).resolve().parent.parent
@@ -81,7 +81,9 @@ def node_of_bundle(pg: PlacementGroup, i: int = 0) -> str:
 
 @pytest.fixture
 def prefix(ray_cluster: SessionCluster) -> Iterator[str]:
-    """A unique group-name prefix; after the test no group of it may be left alive."""
+    """A unique group-name prefix; after the test no group of it may be left alive. Before it,
+    every GPU must be free (the tests here take up to all of them)."""
+    require_free_cluster()
     p = f"t{uuid.uuid4().hex[:10]}-"
     yield p
     leftovers = live_groups(p)
@@ -111,6 +113,18 @@ def node(gpus: float, *, head: bool = False, cpus: float = 8, name: str = "") ->
         num_cpus=cpus,
         is_head=head,
     )
+
+
+def test_a_held_gpu_fails_the_free_cluster_check_at_once_naming_the_group(prefix: str) -> None:
+    """The guard before whole-cluster tests: a group still holding GPUs fails it within its
+    short grace, and the failure names the group and the free/total figures."""
+    pg = ray.util.placement_group([{"GPU": 1}], name=prefix + "held")
+    try:
+        ray.get(pg.ready(), timeout=60)
+        with pytest.raises(pytest.fail.Exception, match=rf"(?s)GPU=7/8.*{prefix}held"):
+            require_free_cluster(timeout=0.5)
+    finally:
+        remove_placement_group(pg)
 
 
 # ------------------------------------------------------------------------------- Backoff
@@ -492,6 +506,7 @@ async def test_busy_request_succeeds_once_another_group_is_removed_mid_wait(pref
 
 @pytest.mark.multinode
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_busy_request_with_timeout_2_raises_placement_timeout_error(prefix: str) -> None:
     hog = await hog_all_gpus(prefix)
     try:
@@ -568,6 +583,7 @@ async def test_cancelled_allocation_leaves_no_placement_group(prefix: str) -> No
 
 @pytest.mark.multinode
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_fail_after_around_allocate_behaves_like_its_timeout(prefix: str) -> None:
     hog = await hog_all_gpus(prefix)
     name = prefix + "scoped"

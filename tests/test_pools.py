@@ -14,7 +14,7 @@ import pytest
 import ray
 
 from asyncpool import ActorPool, PoolClosedError, TaskPool, TaskTimeoutError, WorkerFailedError
-from tests.conftest import SessionCluster, async_wait_for
+from tests.conftest import SessionCluster, async_wait_for, require_free_cluster
 
 
 @ray.remote(num_cpus=0)
@@ -88,6 +88,7 @@ class Judge:
 @pytest.mark.asyncio
 @pytest.mark.multinode
 async def test_spread_places_tasks_on_every_node(ray_cluster: SessionCluster) -> None:
+    require_free_cluster(cpus=True)  # a task on every node needs a free CPU on every node
     async with TaskPool(node_id, max_in_flight=12) as pool:
         seen = {v async for _, v in pool.map(range(60))}
     assert seen == set(ray_cluster.node_ids)
@@ -116,6 +117,7 @@ async def test_a_user_exception_runs_exactly_once(ray_cluster: SessionCluster) -
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_crashed_worker_is_retried_by_ray_and_counted(ray_cluster: SessionCluster) -> None:
     gauge = Gauge.remote()  # type: ignore[attr-defined]
     async with TaskPool(dies_on_first_attempt, retries=2) as pool:
@@ -129,6 +131,7 @@ async def test_a_crashed_worker_is_retried_by_ray_and_counted(ray_cluster: Sessi
 # lazy-input and freed-slot tests below: one loop.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_the_in_flight_bound_holds_across_two_maps_and_200_submits(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -176,6 +179,7 @@ async def test_a_lazy_async_input_never_runs_ahead_of_the_bound(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_timed_out_item_fails_fast_while_the_others_complete(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -331,6 +335,7 @@ async def test_actor_pool_calls_maps_and_broadcasts(ray_cluster: SessionCluster)
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_an_actor_killed_mid_map_is_replaced_and_the_map_finishes(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -367,6 +372,7 @@ async def test_a_dead_actor_fails_its_call_with_worker_failed_error_without_retr
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_an_elastic_actor_pool_grows_under_load_and_shrinks_when_idle(
     ray_cluster: SessionCluster,
 ) -> None:

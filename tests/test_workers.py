@@ -34,7 +34,7 @@ from ray.exceptions import RayActorError, TaskCancelledError
 from asyncpool.cluster import VirtualCluster
 from asyncpool.errors import ResourceStateError, WorkerFailedError, WorkerGroupStateError
 from asyncpool.workers import Dispatch, WorkerGroup, WorkerMetadata
-from tests.conftest import SessionCluster, async_wait_for
+from tests.conftest import SessionCluster, async_wait_for, require_free_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 SIX = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -228,6 +228,7 @@ class Shared:
 @pytest.fixture(scope="class")
 def shared(ray_cluster: SessionCluster) -> Iterator[Shared]:
     """One open group of two tied pairs, [(0, [0, 1]), (1, [0, 1])], over both GPU nodes."""
+    require_free_cluster()
     cluster = VirtualCluster([2, 2], name=unique("wg-shared"))
     group = WorkerGroup(
         cluster,
@@ -470,6 +471,7 @@ class TestOpenGroup:
 @pytest.fixture(scope="class")
 def pair(ray_cluster: SessionCluster) -> Iterator[VirtualCluster]:
     """One open VirtualCluster([1, 1]) for the tests that make groups of their own."""
+    require_free_cluster()
     cluster = VirtualCluster([1, 1], name=unique("wg-pair"))
     asyncio.run(cluster.open())
     try:
@@ -483,6 +485,7 @@ class TestGroupsOfTheirOwn:
     """Each test opens (and shuts down) a group of its own on the shared pair of nodes."""
 
     @pytest.mark.asyncio
+    @pytest.mark.slow
     async def test_a_worker_that_exits_mid_dispatch_fails_it_after_the_others_results(
         self, pair: VirtualCluster,
     ) -> None:
@@ -507,6 +510,7 @@ class TestGroupsOfTheirOwn:
         assert live_actor_names(group.name) == set()
 
     @pytest.mark.asyncio
+    @pytest.mark.slow
     async def test_shutdown_runs_cleanup_force_kills_overrunning_workers_and_leaves_none_alive(
         self, pair: VirtualCluster, tmp_path: Path
     ) -> None:
@@ -557,6 +561,7 @@ class TestGroupsOfTheirOwn:
         await async_wait_for(lambda: live_actor_names(group.name) == set(), 30)
 
     @pytest.mark.asyncio
+    @pytest.mark.slow
     async def test_a_module_class_string_worker_is_imported_inside_the_workers_environment(
         self, pair: VirtualCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
     ) -> None:
@@ -765,6 +770,7 @@ def test_the_string_worker_helpers_are_shipped_by_value_and_need_no_asyncpool_re
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_the_worker_group_example_runs_as_is(ray_cluster: SessionCluster) -> None:
     # A separate driver process joining the session's cluster the way a user's would (through
     # ASYNCPOOL_ADDRESS): it needs 4 CPUs, and starting a cluster of its own would cost a
