@@ -137,6 +137,7 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow
 def test_sigterm_stops_a_bench_run_quietly_and_ends_its_busy_processes(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -229,6 +230,7 @@ def _run(workload: harness.Workload, n: int) -> list[harness.Row]:
 
 
 @pytest.mark.timeout(400)  # 9 methods' sessions (Ray Data, a Pool, fork servers) start
+@pytest.mark.slow
 def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
     n = 12
     rows = _run(harness.HUMANEVAL, n)
@@ -245,12 +247,14 @@ def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster)
     assert low <= limit.per_minute <= high
 
 
+@pytest.mark.slow
 def test_noop_every_method_collects_every_result(ray_cluster: SessionCluster) -> None:
     n = 60
     rows = _run(harness.NOOP, n)
     _check_rows(rows, harness.NOOP, n)
 
 
+@pytest.mark.slow
 def test_judge_every_method_returns_the_expected_scores_and_the_reports_take_them(
     ray_cluster: SessionCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -294,6 +298,7 @@ def test_judge_every_method_returns_the_expected_scores_and_the_reports_take_the
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.slow
 def test_scale_measures_every_method_at_every_size(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:
@@ -320,6 +325,7 @@ def test_scale_measures_every_method_at_every_size(
 
 
 @pytest.mark.timeout(400)  # a new driver process; Ray Data starts in it
+@pytest.mark.slow
 def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:
@@ -346,6 +352,7 @@ def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
 
 
 @pytest.mark.timeout(400)  # builds a wheel and a venv (once per session), then a new driver
+@pytest.mark.slow
 def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_from_it(
     ray_cluster: SessionCluster, installed_wheel: InstalledWheel, tmp_path: Path
 ) -> None:

@@ -137,6 +137,7 @@ async def test_forcing_an_actor_task_falls_back_to_a_plain_cancel(
 # A property of the canceller thread, not of the loop (20,000 puts cost seconds): one loop.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_request_returns_at_once_for_a_storm(ray_cluster: SessionCluster) -> None:
     refs = [ray.put(i) for i in range(20_000)]  # put objects: Ray refuses, quietly
     started = time.perf_counter()

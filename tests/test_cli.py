@@ -29,6 +29,7 @@ def _run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_bench_noop_writes_json_rows_and_a_plot(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:
@@ -119,6 +120,7 @@ def test_version_prints_the_installed_version() -> None:
     assert proc.stdout.strip() == f"asyncpool {importlib.metadata.version('asyncpool')}"
 
 
+@pytest.mark.slow
 def test_serve_on_its_embedded_cluster_starts_without_warnings_and_stops_quietly(
     tmp_path: Path,
 ) -> None:
@@ -180,6 +182,7 @@ print(json.dumps({"api": api, "cli_rc": cli.returncode, "cli": json.loads(cli.st
 """
 
 
+@pytest.mark.slow
 def test_ray_state_api_and_ray_list_tasks_work_on_a_local_cluster_asyncpool_starts() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "ASYNCPOOL_ADDRESS")}
     proc = subprocess.run(
@@ -199,6 +202,7 @@ def _readme_python_blocks() -> list[str]:
 
 
 @pytest.mark.parametrize("index", range(len(_readme_python_blocks())))
+@pytest.mark.slow
 def test_readme_python_snippet_runs_as_written(ray_cluster: SessionCluster, index: int) -> None:
     """Each ```python block of the README is a whole program; it runs on the session cluster
     (through ASYNCPOOL_ADDRESS, as a user's would on theirs)."""

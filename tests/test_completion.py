@@ -88,6 +88,7 @@ async def test_refs_ready_together_reach_the_loop_in_one_batch(
 # each concurrent zero-CPU task are not.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_two_thousand_subscriptions_share_one_helper_thread(
     ray_cluster: SessionCluster,
 ) -> None:

@@ -38,7 +38,7 @@ MARK_VAR = "ASYNCPOOL_MULTINODE_TEST"
 WORKERS = 2
 NODE_RESOURCE = "asyncpool_mn_node_{}"
 
-pytestmark = pytest.mark.timeout(150)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
 PROBE = textwrap.dedent(
     """

@@ -108,6 +108,7 @@ def test_per_minute_is_a_sliding_window_with_bounded_memory(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_waiting_counts_callers_queued_for_a_slot(ray_cluster: SessionCluster) -> None:
     async with TaskPool(sleep_for, max_in_flight=1, name="queue") as pool:
         callers = [asyncio.create_task(pool.submit(0.5)) for _ in range(4)]

@@ -86,6 +86,7 @@ async def test_aclose_fails_waiting_and_running_callers_with_pool_closed_error_a
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_map_stops_submitting_when_another_task_closes_its_pool(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -165,6 +166,7 @@ async def test_multi_return_methods_are_refused_before_anything_is_sent(
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_an_actor_declared_dead_on_unavailable_is_killed_so_its_calls_end(
     ray_cluster: SessionCluster,
 ) -> None:

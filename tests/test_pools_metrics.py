@@ -43,6 +43,7 @@ def _metric(text: str, name: str, pool: str) -> float | None:
 
 
 @pytest.mark.asyncio(loop_factories=["uvloop"])
+@pytest.mark.slow
 async def test_pool_statistics_reach_rays_prometheus_export_tagged_by_name(
     ray_cluster: SessionCluster,
 ) -> None:

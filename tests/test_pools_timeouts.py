@@ -32,6 +32,7 @@ class Sleeper:
 
 
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_hanging_item_of_a_batch_fails_alone_at_its_own_deadline(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -76,6 +77,7 @@ async def test_slow_batches_under_a_timeout_count_each_item_from_its_own_start(
 # deadline timers themselves are checked on both loops by the batch and async-method tests.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_a_sync_actor_method_past_its_timeout_fails_at_the_deadline_and_the_actor_goes(
     ray_cluster: SessionCluster,
 ) -> None:
@@ -106,6 +108,7 @@ async def test_a_sync_actor_method_past_its_timeout_fails_at_the_deadline_and_th
 # deadline timers themselves are checked on both loops by the batch and async-method tests.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_calls_beside_a_timed_out_sync_call_are_retried_when_retries_allow(
     ray_cluster: SessionCluster,
 ) -> None:

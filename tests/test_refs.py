@@ -279,6 +279,7 @@ async def _sample_threads(peak: list[int], stop: asyncio.Event) -> None:
 # tests above run on both loops): one loop.
 @pytest.mark.one_loop
 @pytest.mark.asyncio
+@pytest.mark.slow
 async def test_two_thousand_concurrent_gathers_start_no_thread_per_call(
     ray_cluster: SessionCluster,
 ) -> None:

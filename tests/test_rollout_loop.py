@@ -81,6 +81,7 @@ def run(ray_cluster: SessionCluster, tmp_path_factory: pytest.TempPathFactory) -
     return Run(rows, summary, proc.stdout)
 
 
+@pytest.mark.slow
 def test_every_rollout_is_written_once_with_its_fields(run: Run) -> None:
     assert len(run.rows) == N
     assert sorted(r["index"] for r in run.rows) == list(range(N))

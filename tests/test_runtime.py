@@ -100,6 +100,7 @@ def holder(ray_cluster: SessionCluster) -> Iterator[dict[str, object]]:
             proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_init_reuses_a_local_cluster_carrying_its_tag(
     ray_cluster: SessionCluster, holder: dict[str, object]
 ) -> None:

@@ -416,6 +416,7 @@ def test_program_runs_unprivileged_and_cannot_read_roots_files() -> None:
 # -- the caller's side -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_concurrent_calls_from_8_threads_are_all_correct() -> None:
     programs = {
         "passed": "import math\nprint(math.factorial(5))",

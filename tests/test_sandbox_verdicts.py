@@ -72,6 +72,7 @@ def hogs() -> Iterator[list[subprocess.Popen[bytes]]]:
         yield procs
 
 
+@pytest.mark.slow
 def test_verdicts_on_an_oversubscribed_machine_match_the_idle_ones(
     hogs: list[subprocess.Popen[bytes]],
 ) -> None:

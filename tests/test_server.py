@@ -560,6 +560,7 @@ async def _load(srv: ServeProcess, work: list[Any]) -> tuple[list[Any], float, s
     return answers, wall, metrics
 
 
+@pytest.mark.slow
 def test_200_humaneval_run_codes_at_64_concurrent_all_answered_correctly(
     server: ServeProcess,
 ) -> None:

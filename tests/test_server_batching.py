@@ -66,6 +66,7 @@ def _verify_body(i: int) -> tuple[dict[str, Any], float]:
     return body, 1.0 if i % 2 == 0 else 0.0
 
 
+@pytest.mark.slow
 def test_concurrent_requests_of_mixed_verdicts_each_get_their_own_answer(
     batching_server: ServeProcess,
 ) -> None:
@@ -108,6 +109,7 @@ def test_concurrent_requests_of_mixed_verdicts_each_get_their_own_answer(
     assert _metric(after, "asyncpool_serve_queue_depth") == 0
 
 
+@pytest.mark.slow
 def test_a_client_that_leaves_does_not_disturb_the_others_of_its_batch(
     batching_server: ServeProcess,
 ) -> None:
@@ -146,6 +148,7 @@ async def _one_leaves(srv: ServeProcess) -> None:
     assert _metric_delta(before, after, total, outcome="ok", **key) == len(stayed)
 
 
+@pytest.mark.slow
 def test_stopping_a_server_with_requests_pending_answers_them_503_and_exits(
     ray_cluster: SessionCluster, tmp_path: Path
 ) -> None:

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import InstalledWheel, SessionCluster
 from tests.test_server import start_serve, stop
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def test_serve_from_an_installed_wheel_answers_run_code(

@@ -34,7 +34,7 @@ from asyncpool import (
 )
 from tests.conftest import SessionCluster
 
-pytestmark = [pytest.mark.chaos]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos]
 
 
 def double(x: int) -> int:

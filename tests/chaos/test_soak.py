@@ -8,7 +8,7 @@ from benchmarks.soak import soak, verdict
 from tests.chaos._util import report
 from tests.conftest import SessionCluster
 
-pytestmark = [pytest.mark.chaos]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos]
 
 
 @pytest.mark.asyncio(loop_factories=["uvloop"])
