@@ -23,15 +23,17 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool import _sandbox_run, _zygote_child, _zygote_wire
 from asyncpool.sandbox import (
     MAX_PROCESSES,
     OUTPUT_TAIL_BYTES,
     SandboxResult,
+    _zygote_child,
+    _zygote_wire,
     run_python,
     run_python_async,
     run_python_bare,
 )
+from asyncpool.sandbox import _run as _sandbox_run
 from tests.conftest import async_wait_for, wait_for
 
 ROOT = os.geteuid() == 0
@@ -462,7 +464,8 @@ def test_fork_server_exits_when_its_caller_is_killed(tmp_path: Path) -> None:
     script.write_text(
         "import sys, time\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
-        "from asyncpool import _sandbox_run, sandbox\n"
+        "from asyncpool import sandbox\n"
+        "from asyncpool.sandbox import _run as _sandbox_run\n"
         "sandbox.run_python('pass')\n"
         "print(_sandbox_run.zygote_pid(), flush=True)\n"
         "time.sleep(60)\n"

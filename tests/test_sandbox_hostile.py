@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from asyncpool import _sandbox_run
 from asyncpool.errors import SandboxError
+from asyncpool.sandbox import _run as _sandbox_run
 from asyncpool.sandbox import run_stdio, run_tests
 
 ROOT = os.geteuid() == 0

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool import _sandbox_run
+from asyncpool.sandbox import _run as _sandbox_run
 from asyncpool.sandbox import run_program, run_python
 from tests.conftest import make_venv, wait_for
 
@@ -181,7 +181,8 @@ def test_without_namespaces_the_judge_uids_and_limits_still_hold() -> None:
         import os, sys
         os.environ["ASYNCPOOL_SANDBOX_NAMESPACES"] = "0"
         sys.path.insert(0, sys.argv[1])
-        from asyncpool import _sandbox_run, sandbox
+        from asyncpool import sandbox
+        from asyncpool.sandbox import _run as _sandbox_run
         print(sandbox.run_tests("def f(x):\\n    return x + 1\\n", "assert f(1) == 2\\n").status)
         print(sandbox.run_tests("import os\\nos._exit(0)\\n", "assert f(1) == 2\\n").status)
         print(sandbox.run_stdio("print(int(input()) * 2)", [("21", "42")]).status)

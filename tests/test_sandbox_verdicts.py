@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from asyncpool import _sandbox_run, _zygote_wire
 from asyncpool._bench.humaneval import BROKEN_WRAPPER
 from asyncpool.errors import SandboxError
-from asyncpool.sandbox import SandboxResult, run_python, run_tests
+from asyncpool.sandbox import SandboxResult, _zygote_wire, run_python, run_tests
+from asyncpool.sandbox import _run as _sandbox_run
 from benchmarks import bench_sandbox
 from benchmarks.bench_sandbox import HOG, cpu_program
 

@@ -6,10 +6,10 @@ program as ``__main__`` with CPython's exit semantics) and of a judge's child
 (:func:`run_judge_child`), as the docstring of :mod:`asyncpool.sandbox` describes them.
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
-server's clean interpreter, loaded as a sibling of :mod:`asyncpool._zygote`), nor hold any
+server's clean interpreter, loaded as a sibling of :mod:`asyncpool.sandbox._zygote`), nor hold any
 state of the server: what it needs from the server comes in the ``server`` argument, and the
-helper modules (:mod:`asyncpool._judge`, :mod:`asyncpool._sandbox_ns`,
-:mod:`asyncpool._sandbox_seccomp`) are set on :data:`JUDGE`, :data:`NS` and :data:`SECCOMP` by
+helper modules (:mod:`asyncpool.sandbox._judge`, :mod:`asyncpool.sandbox._ns`,
+:mod:`asyncpool.sandbox._seccomp`) are set on :data:`JUDGE`, :data:`NS` and :data:`SECCOMP` by
 the server's ``main`` before it forks anything.
 """
 
@@ -50,8 +50,8 @@ class ServerView(Protocol):
 #: The sandbox's helper modules, loaded by file path by the server's ``main`` (the package is
 #: never imported there); placeholders until then.
 JUDGE = types.ModuleType("_asyncpool_judge")
-NS = types.ModuleType("_asyncpool_sandbox_ns")
-SECCOMP = types.ModuleType("_asyncpool_sandbox_seccomp")
+NS = types.ModuleType("_asyncpool_ns")
+SECCOMP = types.ModuleType("_asyncpool_seccomp")
 #: ``O_PATH`` descriptors of import directories every child keeps (see
 #: :func:`anchor_import_path`).
 ANCHOR_FDS: list[int] = []

@@ -1,11 +1,11 @@
 """A seccomp filter for sandboxed programs: the kernel's rarely needed, often exploited calls
 answer ``EPERM``.
 
-Loaded by the fork server (:mod:`asyncpool._zygote`) by file path, standard library only. The
-filter is a classic BPF program assembled here (libseccomp is not a dependency; the program is
-twenty-odd instructions) and installed with ``prctl(PR_SET_SECCOMP)`` after
-``PR_SET_NO_NEW_PRIVS``, in the program's child only, just before the program runs; every
-process and thread the program creates inherits it, and nothing can remove it.
+Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`) by file path, standard library only.
+The filter is a classic BPF program assembled here (libseccomp is not a dependency; the program is
+twenty-odd instructions) and installed with ``prctl(PR_SET_SECCOMP)`` after ``PR_SET_NO_NEW_PRIVS``,
+in the program's child only, just before the program runs; every process and thread the program
+creates inherits it, and nothing can remove it.
 
 It denies what no verification program needs and what sandbox escapes and kernel exploits are
 made of: ``ptrace`` and ``process_vm_readv``/``writev`` (reading or writing another process),

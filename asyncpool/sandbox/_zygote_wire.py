@@ -1,24 +1,23 @@
 """The fork server's wire format and the constants its caller and its children share.
 
-Owns: the records exchanged with :mod:`asyncpool._zygote` (``REQUEST``, ``STARTED``, ``RESULT``,
-the ``FLAG_*``, ``RESULT_*`` and ``STATUS_*`` codes), the sandbox uid range, the deadlines'
-constants (:func:`hard_wall_cap`), the environment of the server and its programs, and the
-parsed form of one request (:class:`Request`, :class:`Fds`).
+Owns: the records exchanged with :mod:`asyncpool.sandbox._zygote` (``REQUEST``, ``STARTED``,
+``RESULT``, the ``FLAG_*``, ``RESULT_*`` and ``STATUS_*`` codes), the sandbox uid range, the
+deadlines' constants (:func:`hard_wall_cap`), the environment of the server and its programs, and
+the parsed form of one request (:class:`Request`, :class:`Fds`).
 
 Protocol (all Unix sockets, all local):
 
 * ``CTL_FD`` is a ``SOCK_SEQPACKET`` socket to the caller. Each request is one record,
   ``REQUEST`` packed, carrying file descriptors (``SCM_RIGHTS``) in this order: a per-run
   ``SOCK_SEQPACKET`` reply socket, the write ends of the stdout and stderr pipes (the same pipe
-  twice for one stream), a memfd with the program's UTF-8 source, then, as the flags say, a
-  memfd for stdin (``FLAG_STDIN``), a memfd of files to write into the run's directory
-  (``FLAG_FILES_IN``), a memfd listing files to read back (``FLAG_FILES_OUT``; the server
-  replaces its content by the files), and for a judged run (``FLAG_JUDGE``, see
-  :mod:`asyncpool._judge`) a memfd with the entry point, NUL, the tests, and the write end of the
-  verdict pipe, both handed to the judge process only. The server never reads stdin, files or
-  tests into its own memory (children read them after the fork), so no later fork inherits
-  them. End of file on ``CTL_FD`` (the caller exited) makes the server kill every running
-  program and exit.
+  twice for one stream), a memfd with the program's UTF-8 source, then, as the flags say, a memfd
+  for stdin (``FLAG_STDIN``), a memfd of files to write into the run's directory
+  (``FLAG_FILES_IN``), a memfd listing files to read back (``FLAG_FILES_OUT``; the server replaces
+  its content by the files), and for a judged run (``FLAG_JUDGE``, see
+  :mod:`asyncpool.sandbox._judge`) a memfd with the entry point, NUL, the tests, and the write end
+  of the verdict pipe, both handed to the judge process only. The server never reads stdin, files or
+  tests into its own memory (children read them after the fork), so no later fork inherits them. End
+  of file on ``CTL_FD`` (the caller exited) makes the server kill every running program and exit.
 * On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
   ``b"R" + RESULT`` when the run is over and cleaned up: its process groups killed and its
   directories removed (when the program left files there and runs as root: only after a

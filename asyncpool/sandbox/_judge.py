@@ -1,6 +1,6 @@
 """The judge of ``sandbox.run_tests``: tests in a trusted process, the solution behind a wire.
 
-Loaded by the fork server (:mod:`asyncpool._zygote`, by file path: it never imports the
+Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`, by file path: it never imports the
 ``asyncpool`` package), standard library only. For each ``run_tests`` the server forks two
 processes:
 

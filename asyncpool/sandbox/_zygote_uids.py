@@ -6,7 +6,7 @@ removes its scratch directory), their batching (``SWEEP_BATCH``, ``SWEEP_AFTER``
 removal of scratch directories left by dead servers.
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
-server's clean interpreter), nor know about runs: the server (:mod:`asyncpool._zygote`) says
+server's clean interpreter), nor know about runs: the server (:mod:`asyncpool.sandbox._zygote`) says
 which uid was used and when.
 """
 

@@ -38,7 +38,7 @@ Two processes per check, forked by the fork server:
   tests never exist in the solution's memory or files.
 
 Only plain data crosses, in a hand-written format decoded strictly on the judge's side
-(:mod:`asyncpool._judge`; never ``pickle``/``marshal`` of untrusted bytes): ``None``,
+(:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of untrusted bytes): ``None``,
 ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``dict``,
 ``set``, ``frozenset``, nested (at most 100 deep, 4 million items, 64 MiB). The tests compare
 values of these exact types with their built-in ``__eq__``: an object equal to everything, a
@@ -52,14 +52,14 @@ is "failed" even if a test catches the error. The solution's exceptions reach th
 built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
 ``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
 works), anything else (``StopIteration``, ``SystemExit``, its own classes) as
-:class:`asyncpool._judge.SolutionError`.
+:class:`asyncpool.sandbox._judge.SolutionError`.
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
 names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its
 ``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
-:data:`asyncpool._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
+:data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
 Honest code that cannot be judged this way (not a verdict on its correctness): tests passing
 non-plain arguments (a lambda, an instance of the solution's class), tests checking that the
@@ -89,11 +89,11 @@ never a "timeout".
 
 How it runs (the hot path of every verification, so it forks, it does not start interpreters)
 ---------------------------------------------------------------------------------------------
-Each calling process lazily starts one fork server (:mod:`asyncpool._zygote`): a clean
+Each calling process lazily starts one fork server (:mod:`asyncpool.sandbox._zygote`): a clean
 interpreter (``python -S -s -B``, an environment built from scratch, the standard library's
 common modules preloaded, site-packages on ``sys.path`` but no ``.pth`` hook run),
 single-threaded. **Once, at its start, as root**, it moves itself into namespaces
-(:mod:`asyncpool._sandbox_ns`), which every run then inherits for the price of a fork:
+(:mod:`asyncpool.sandbox._ns`), which every run then inherits for the price of a fork:
 
 * an empty **network** namespace: no interface but a loopback that is down; nothing is
   reachable, not the Ray cluster on this machine, not the outside;
@@ -127,21 +127,21 @@ child (two for ``run_tests``), which, before running the program:
   :data:`MAX_PROCESSES`), and the program cannot signal or ptrace the caller, the server, its
   judge or any other run;
 * sets ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing) and ``PR_SET_PDEATHSIG`` (it
-  dies with the server), then installs a seccomp filter (:mod:`asyncpool._sandbox_seccomp`:
+  dies with the server), then installs a seccomp filter (:mod:`asyncpool.sandbox._seccomp`:
   ``ptrace``, new namespaces, ``mount``, ``bpf``, ``io_uring``... answer ``EPERM``; threads,
   ``fork`` and ``subprocess`` work);
 * gets an environment built from scratch (``PATH``, ``LANG``/``LC_ALL=C.UTF-8``,
   ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE=1``; no ``HOME``): nothing of the caller's
   environment, so no secret in it, reaches the program.
 
-When the run is over or out of time its whole process group gets ``SIGKILL``; the server is a
-child subreaper and reaps every descendant. A uid is used again only after a helper running
-under it did ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool._zygote_uids.SWEEP_AFTER` s, at
-once when the program left files), so a process that escaped its process group dies within a
-fraction of a second and never meets a later program. The server never reads a run's payload
-(program, stdin, tests, files) into its own memory, so no later fork inherits it. Nothing the
-program does reaches the caller; if the server dies it is restarted transparently (the run is
-"crashed"), and the caller never waits longer than the starvation cap plus 30 s.
+When the run is over or out of time its whole process group gets ``SIGKILL``; the server is a child
+subreaper and reaps every descendant. A uid is used again only after a helper running under it did
+``kill(-1, SIGKILL)`` (batched within :data:`asyncpool.sandbox._zygote_uids.SWEEP_AFTER` s, at once
+when the program left files), so a process that escaped its process group dies within a fraction of
+a second and never meets a later program. The server never reads a run's payload (program, stdin,
+tests, files) into its own memory, so no later fork inherits it. Nothing the program does reaches
+the caller; if the server dies it is restarted transparently (the run is "crashed"), and the caller
+never waits longer than the starvation cap plus 30 s.
 
 When the caller is not root
 ---------------------------
@@ -166,7 +166,7 @@ the program's own processes) does not.
 What does NOT hold, even as root - it is not a VM
 --------------------------------------------------
 * Shared kernel: a kernel exploit escapes. The seccomp filter
-  (:mod:`asyncpool._sandbox_seccomp`, x86-64 only) denies the calls such exploits and escapes
+  (:mod:`asyncpool.sandbox._seccomp`, x86-64 only) denies the calls such exploits and escapes
   are usually made of (``ptrace``, ``process_vm_*``, new namespaces, ``mount``, ``bpf``,
   ``perf_event_open``, ``userfaultfd``, ``io_uring``, keyrings, modules...), not everything.
 * The runs of one fork server share its network namespace (abstract Unix sockets) and its
@@ -199,7 +199,7 @@ kills the program's process group at once and re-raises the cancellation. A proc
 This module owns the entry points: their argument checks (a ``TypeError``/``ValueError``
 before anything runs) and their result types. How one run is carried out (the fork server
 of this process, sending the run, collecting its output, the retries) is
-:mod:`asyncpool._sandbox_run`; this module must not reach past it to the fork server.
+:mod:`asyncpool.sandbox._run`; this module must not reach past it to the fork server.
 """
 
 from __future__ import annotations
@@ -212,12 +212,12 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
-from asyncpool import _zygote_wire
-from asyncpool._sandbox_run import FILE_SIZE_LIMIT as FILE_SIZE_LIMIT
-from asyncpool._sandbox_run import MAX_PROCESSES as MAX_PROCESSES
-from asyncpool._sandbox_run import OUTPUT_TAIL_BYTES as OUTPUT_TAIL_BYTES
-from asyncpool._sandbox_run import STARVED_ATTEMPTS as STARVED_ATTEMPTS
-from asyncpool._sandbox_run import Cancel, Raw, SandboxStatus, Spec, run
+from asyncpool.sandbox import _zygote_wire
+from asyncpool.sandbox._run import FILE_SIZE_LIMIT as FILE_SIZE_LIMIT
+from asyncpool.sandbox._run import MAX_PROCESSES as MAX_PROCESSES
+from asyncpool.sandbox._run import OUTPUT_TAIL_BYTES as OUTPUT_TAIL_BYTES
+from asyncpool.sandbox._run import STARVED_ATTEMPTS as STARVED_ATTEMPTS
+from asyncpool.sandbox._run import Cancel, Raw, SandboxStatus, Spec, run
 
 # The limits (FILE_SIZE_LIMIT, MAX_PROCESSES, OUTPUT_TAIL_BYTES...) are public but reached
 # through the module, so that a re-export of __all__ by the package stays small.
@@ -416,8 +416,8 @@ def run_program(
     ``stdout`` and ``stderr`` are separate, each its first :data:`OUTPUT_LIMIT_BYTES` bytes
     (UTF-8, invalid bytes replaced). ``files`` holds each fetched path that exists after the run
     and is a regular file (read without following any symlink, at most
-    :data:`asyncpool._zygote_wire.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files smaller
-    anyway). ``duration`` is the program's own time. Thread-safe; blocks the calling thread.
+    :data:`asyncpool.sandbox._zygote_wire.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files
+    smaller anyway). ``duration`` is the program's own time. Thread-safe; blocks the calling thread.
     """
     _validate(code, timeout, memory_mb, name="code")
     data = _as_bytes("stdin", stdin)

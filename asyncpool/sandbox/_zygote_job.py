@@ -8,7 +8,7 @@ of the run's directory (:func:`fetch_files`).
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
 server's clean interpreter), nor act on a run: killing, reaping and replying are the server's
-(:mod:`asyncpool._zygote`).
+(:mod:`asyncpool.sandbox._zygote`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Kernel namespaces for the sandbox's fork server: built once per server, inherited by forks.
 
-Loaded by the fork server (:mod:`asyncpool._zygote`) by file path, standard library only,
+Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`) by file path, standard library only,
 through ``ctypes`` (``os.unshare`` and ``os.pivot_root`` do not exist in Python 3.11). As root,
 :func:`isolate_server` moves the server into
 

@@ -1,6 +1,6 @@
 """How :mod:`asyncpool.sandbox` runs one program: the client of the fork server.
 
-Owns: this process's fork server (:mod:`asyncpool._zygote`: started lazily, one per calling
+Owns: this process's fork server (:mod:`asyncpool.sandbox._zygote`: started lazily, one per calling
 process, replaced after a fork or when it dies, closed at exit), the description of one run
 (:class:`Spec`) and its raw outcome (:class:`Raw`), sending a run to the server and collecting
 its output, verdict and files (``_run_once``), and the retries (:func:`run`: on a fresh server
@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from asyncpool import _zygote, _zygote_wire
 from asyncpool.errors import SandboxError
+from asyncpool.sandbox import _zygote, _zygote_wire
 
 SandboxStatus = Literal["passed", "failed", "timeout", "memory", "crashed"]
 

@@ -1,7 +1,7 @@
 """The sandbox fork server ("zygote") behind :mod:`asyncpool.sandbox`.
 
 This file is run as a script by a *separate*, clean interpreter
-(``python -S -s -B asyncpool/_zygote.py CTL_FD``) that ``asyncpool.sandbox`` starts once per
+(``python -S -s -B asyncpool/sandbox/_zygote.py CTL_FD``) that ``asyncpool.sandbox`` starts once per
 calling process. It never imports ``asyncpool`` (nor anything outside the standard library), is
 single-threaded, preloads the standard-library modules verification programs commonly use, and
 then serves requests: for each program it forks one child, which isolates and limits itself and
@@ -9,13 +9,14 @@ runs the program. Forking this small, single-threaded, prepared interpreter cost
 millisecond, against the tens of milliseconds of starting a fresh one; the calling process (maybe
 a multi-threaded Ray worker) is never forked.
 
-As root it first moves itself into its namespaces (:func:`_sandbox_ns.isolate_server`: no
+As root it first moves itself into its namespaces (:func:`_ns.isolate_server`: no
 network, no System V IPC, a read-only root of system directories only), once.
 
-The wire protocol is described in :mod:`asyncpool._zygote_wire`. This module owns the server:
-its loop, the requests it accepts, the runs it tracks (deadlines on own time, results,
-clean-up) and its own start-up; the child's setup is :mod:`asyncpool._zygote_child`, the
-uid leases :mod:`asyncpool._zygote_uids`, one run's bookkeeping :mod:`asyncpool._zygote_job`.
+The wire protocol is described in :mod:`asyncpool.sandbox._zygote_wire`. This module owns the
+server: its loop, the requests it accepts, the runs it tracks (deadlines on own time, results,
+clean-up) and its own start-up; the child's setup is :mod:`asyncpool.sandbox._zygote_child`,
+the uid leases :mod:`asyncpool.sandbox._zygote_uids`, one run's bookkeeping
+:mod:`asyncpool.sandbox._zygote_job`.
 It must not import ``asyncpool`` (it is a script in a clean interpreter) nor anything outside
 the standard library; its siblings are imported as modules of a stand-in package.
 
@@ -29,7 +30,7 @@ import os
 import sys
 import types
 
-# Run as a script: Python put this file's directory (the asyncpool package) first on sys.path.
+# Run as a script: Python put this file's directory (asyncpool/sandbox/) first on sys.path.
 # Programs must not be able to import the package's modules as top-level ones. The siblings
 # this server is made of are imported (relatively) as modules of a stand-in package whose path
 # is this directory: the ``asyncpool`` package (and Ray) is never imported here.
@@ -539,8 +540,8 @@ def main(argv: list[str]) -> None:
     os.environ.clear()
     os.environ.update(ENV)
     _zygote_child.JUDGE = _load_sibling("_judge")
-    _zygote_child.NS = _load_sibling("_sandbox_ns")
-    _zygote_child.SECCOMP = _load_sibling("_sandbox_seccomp")
+    _zygote_child.NS = _load_sibling("_ns")
+    _zygote_child.SECCOMP = _load_sibling("_seccomp")
     server = _Server(
         int(argv[1]), namespaces="--no-namespaces" not in argv[2:], prefixes=tuple(prefixes)
     )
