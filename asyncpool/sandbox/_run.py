@@ -277,6 +277,8 @@ class Raw:
     stderr: bytes
     verdict: bytes = b""
     files: dict[str, bytes] = field(default_factory=dict)
+    cpu: float | None = None  # the program's CPU time (s), when the server reported it
+    peak_memory: int | None = None  # its peak resident memory (bytes), likewise
 
 
 def _memfd(name: str, data: bytes, seal: bool = False) -> int:
@@ -474,14 +476,23 @@ def _collect(
         if msg[:1] == b"E":
             raise SandboxError(msg[1:].decode("utf-8", "replace"))
         if msg[:1] == b"R":
-            code, returncode, rc_none, own, wall, judge, flags = _zygote_wire.RESULT.unpack(msg[1:])
+            end = 1 + _zygote_wire.RESULT.size
+            code, returncode, rc_none, own, wall, judge, flags = _zygote_wire.RESULT.unpack(
+                msg[1:end]
+            )
+            usage = msg[end:]
+            cpu, peak = (
+                _zygote_wire.USAGE.unpack(usage)
+                if len(usage) == _zygote_wire.USAGE.size
+                else (None, None)
+            )
             for fd in list(open_fds):  # what is still in the pipes; bounded: writers are dead
                 for _ in range(64):
                     if not _read_some(fd, mv, sinks[fd]):
                         break
             return Raw(
                 _STATUSES[code], None if rc_none else returncode, own, wall, judge, flags,
-                out.value(), err.value(),
+                out.value(), err.value(), cpu=cpu, peak_memory=peak,
             )  # fmt: skip
         # End of file: the server died (or the run was cancelled).
         if cancel is not None and cancel.cancelled:

@@ -82,6 +82,7 @@ from ._zygote_wire import (  # noqa: E402
     RESULT_STARVED,
     STARTED,
     UID_BASE,
+    USAGE,
     Fds,
     Request,
 )
@@ -447,8 +448,10 @@ class _Server:
         flags = (RESULT_STARVED if job.starved else 0) | (
             RESULT_KILLED_AFTER_JUDGE if job.killed_after_judge else 0
         )
-        job.result = b"R" + RESULT.pack(
-            code, returncode, rc_none, own, now - job.started, judge, flags
+        job.result = (
+            b"R"
+            + RESULT.pack(code, returncode, rc_none, own, now - job.started, judge, flags)
+            + USAGE.pack(job.usage.ru_utime + job.usage.ru_stime, job.usage.ru_maxrss * 1024)
         )
         if job.files_out >= 0:
             if job.scratch is not None:

@@ -19,7 +19,7 @@ Protocol (all Unix sockets, all local):
   tests into its own memory (children read them after the fork), so no later fork inherits them. End
   of file on ``CTL_FD`` (the caller exited) makes the server kill every running program and exit.
 * On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
-  ``b"R" + RESULT`` when the run is over and cleaned up: its process groups killed and its
+  ``b"R" + RESULT + USAGE`` when the run is over and cleaned up: its process groups killed and its
   directories removed (when the program left files there and runs as root: only after a
   helper under its uid killed every process of that uid, then removed them), or
   ``b"E" + message`` on an internal error. Otherwise the uids are swept (the same helper, for a
@@ -48,6 +48,10 @@ STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
 #: judge's exit (exit status or -signal), flags (RESULT_*)
 RESULT = struct.Struct("=BqBddqB")
+#: Sent right after ``RESULT`` (its own record, so a reader that knows only ``RESULT`` still
+#: works): the program's CPU time (s, user + system) and peak resident memory (bytes), from the
+#: ``wait4`` rusage of its process (``ru_maxrss``; it includes the descendants it waited for).
+USAGE = struct.Struct("=dq")
 
 FLAG_LIMITS = 1  #: apply every isolation step and limit; without it: the bare baseline
 FLAG_JUDGE = 2  #: run the program as a solution served to a judge process (run_tests)
