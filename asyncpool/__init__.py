@@ -25,6 +25,7 @@ from .refs import as_completed as as_completed
 from .refs import cancel as cancel
 from .refs import gather as gather
 from .refs import resolve as resolve
+from .refs import wait as wait
 from .runtime import Runtime as Runtime
 from .runtime import connect as connect
 from .runtime import init as init
@@ -82,4 +83,5 @@ __all__ = [
     "shard",
     "topology",
     "unshard",
+    "wait",
 ]

@@ -25,6 +25,14 @@ If Ray is shut down (or ``ray.wait`` fails) under it, every pending subscriber r
 :class:`~asyncpool.errors.AsyncPoolError` for each position it was still waiting for, and the
 core starts afresh. A forked child gets a fresh core (the parent's thread does not exist there).
 
+A subscriber may want readiness only (``asyncpool.wait``): ``values=False`` refs are handed over
+as ``(position, None, False)`` and never fetched nor deserialised here, unless another
+subscriber wants the same ref's value; ``fetch_local=False`` refs (readiness anywhere in the
+cluster, Ray's ``fetch_local=False``) are scanned by a second ``ray.wait`` with
+``fetch_local=False`` when no subscriber of theirs needs them local, so the core pulls nothing
+to this node for them. Both cost nothing on the scan and hand-over paths while no such
+subscription is open.
+
 Subscribers are held only through the ``deliver`` callable they pass: a stream passes a
 callable that reaches it through a weak reference, so that a dropped, half-consumed stream can
 be collected (and its finaliser close the subscription).
@@ -76,9 +84,11 @@ class Subscription:
         "_deliver",
         "_everything",
         "_inflight",
+        "_local",
         "_loop",
         "_positions",
         "_refs",
+        "_values",
     )
 
     def __init__(
@@ -88,8 +98,14 @@ class Subscription:
         deliver: Deliver,
         loop: asyncio.AbstractEventLoop,
         everything: bool,
+        values: bool = True,
+        local: bool = True,
     ) -> None:
         self._core = core
+        #: Whether the core fetches the values (False: readiness only, delivered as None).
+        self._values = values
+        #: Whether a ref counts as ready only once it is on this node (Ray's fetch_local).
+        self._local = local
         self._refs = refs
         self._deliver: Deliver | None = deliver
         self._loop = loop
@@ -165,6 +181,28 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def _scan(
+    refs: list[ObjectRef[Any]], first: bool, wait_s: float, *, fetch_local: bool
+) -> list[ObjectRef[Any]]:
+    """One scan of ``refs``: the ready ones, after at most ``wait_s``.
+
+    ``first``: block until one is ready (event-driven inside Ray) for at most ``wait_s``, so
+    that new subscriptions are picked up, then take every ready one; otherwise (results are
+    flowing, or only gathers wait) one wait per slice collects a batch and returns early once
+    everything is ready.
+    """
+    n = len(refs)
+    if not n:
+        return []
+    if first:
+        ready, _ = ray.wait(refs, num_returns=1, timeout=wait_s, fetch_local=fetch_local)
+        if ready and n > 1:
+            ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=fetch_local)
+        return list(ready)
+    ready, _ = ray.wait(refs, num_returns=n, timeout=wait_s, fetch_local=fetch_local)
+    return list(ready)
+
+
 def _fetch(ready: list[ObjectRef[Any]]) -> list[tuple[Any, bool]]:
     """The values of refs known to be ready, in order: ``(value or exception, is_error)``."""
     try:
@@ -192,6 +230,13 @@ class _Core:
         self._streaming = 0  # open subscriptions that want early batches
         self._thread: threading.Thread | None = None
         self._added = False  # a subscription came since the thread last looked
+        #: Open subscriptions that want no values / accept readiness anywhere (``wait``);
+        #: while both are empty the scan and hand-over paths pay nothing for them.
+        self._bare: dict[Subscription, None] = {}
+        self._remote: dict[Subscription, None] = {}
+        #: ref -> how many of its subscribers accept readiness anywhere: a ref is scanned with
+        #: fetch_local=False when that is all of them (O(1) per ref, whatever the fan-in).
+        self._remote_refs: dict[ObjectRef[Any], int] = {}
         self._generation = 0  # bumped when the thread resets after a failure
 
     # -- subscriber side (any thread, under the lock)
@@ -206,6 +251,12 @@ class _Core:
                     subs[sub] = None
             if not sub._everything:
                 self._streaming += 1
+            if not sub._values:
+                self._bare[sub] = None
+            if not sub._local:
+                self._remote[sub] = None
+                for ref in sub._positions:
+                    self._remote_refs[ref] = self._remote_refs.get(ref, 0) + 1
             self._added = True
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -227,6 +278,24 @@ class _Core:
                 del self._watch[ref]
         if not sub._everything:
             self._streaming -= 1
+        self._bare.pop(sub, None)
+        if sub in self._remote:
+            del self._remote[sub]
+            for ref in sub._positions:  # the refs not handed over yet
+                count = self._remote_refs.get(ref, 0) - 1
+                if count > 0:
+                    self._remote_refs[ref] = count
+                else:
+                    self._remote_refs.pop(ref, None)
+
+    def _remote_only(self) -> dict[ObjectRef[Any], None]:
+        """The watched refs whose every subscriber accepts readiness anywhere (lock held)."""
+        watch = self._watch
+        return {
+            ref: None
+            for ref, count in self._remote_refs.items()
+            if ref in watch and count >= len(watch[ref])
+        }
 
     # -- the waiter thread
 
@@ -239,9 +308,12 @@ class _Core:
                     flowing = False
                     self._wake.wait()
                 refs = list(self._watch)
+                remote = self._remote_only() if self._remote_refs else {}
                 streaming = self._streaming > 0
                 added, self._added = self._added, False
-            n = len(refs)
+            if remote:
+                refs = [ref for ref in refs if ref not in remote]
+            n = len(refs) + len(remote)
             slice_s = max(_FLOOR_S, n * _PER_REF_S)
             if added or flowing:
                 idle = 0
@@ -254,20 +326,18 @@ class _Core:
                     if not ray.is_initialized():
                         # Never let ray.wait auto-start or auto-connect Ray from this thread.
                         raise _RayGone()
-                    if streaming and not flowing:
-                        # Block until one is ready (event-driven inside Ray) for at most a
-                        # slice, so that new subscriptions are picked up; then take all ready.
-                        ready, _ = ray.wait(refs, num_returns=1, timeout=wait_s, fetch_local=True)
-                        if ready and n > 1:
-                            ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=True)
-                    else:
-                        # Results are flowing (or only gathers wait): one scan per slice
-                        # collects a batch, and returns early once everything is ready.
-                        ready, _ = ray.wait(refs, num_returns=n, timeout=wait_s, fetch_local=True)
+                    ready = _scan(refs, streaming and not flowing, wait_s, fetch_local=True)
+                    if remote:
+                        # Blocks only when no local ref is watched: otherwise a poll after
+                        # the local scan's slice.
+                        ready += _scan(
+                            list(remote), streaming and not flowing and not refs,
+                            0.0 if refs else wait_s, fetch_local=False,
+                        )  # fmt: skip
                 except Exception as exc:
                     failure = exc
                     ready = []
-                del refs
+                del refs, remote
                 flowing = bool(ready)
                 idle = 0 if flowing else min(idle + 1, 8)
                 for start in range(0, len(ready), _FETCH_CHUNK):
@@ -280,12 +350,23 @@ class _Core:
     def _hand_over(self, ready: list[ObjectRef[Any]]) -> None:
         with self.lock:
             wanted = [ref for ref in ready if ref in self._watch]
+            # Refs only readiness-subscribers watch are not fetched (``wait``: no value, and
+            # with fetch_local=False not even a copy on this node).
+            bare = (
+                {ref for ref in wanted if not any(s._values for s in self._watch[ref])}
+                if self._bare
+                else None
+            )
         if not wanted:
             return
         with ray_session():
             if not ray.is_initialized():
                 return  # the next scan fails every subscriber
-            values = _fetch(wanted)
+            if bare:
+                fetched = iter(_fetch([ref for ref in wanted if ref not in bare]))
+                values = [(None, False) if ref in bare else next(fetched) for ref in wanted]
+            else:
+                values = _fetch(wanted)
         per_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
         with self.lock:
             touched: dict[Subscription, list[Item]] = {}
@@ -293,6 +374,8 @@ class _Core:
                 subs = self._watch.pop(ref, None)
                 if not subs:
                     continue
+                if self._remote_refs:
+                    self._remote_refs.pop(ref, None)
                 for sub in subs:
                     positions = sub._positions.pop(ref, ())
                     items = touched.get(sub)
@@ -330,6 +413,9 @@ class _Core:
             subs = {s for ss in self._watch.values() for s in ss}
             self._watch.clear()
             self._streaming = 0
+            self._bare.clear()
+            self._remote.clear()
+            self._remote_refs.clear()
             for sub in subs:
                 items = [(p, error, True) for ps in sub._positions.values() for p in ps]
                 sub._positions = {}
@@ -374,6 +460,8 @@ def subscribe(
     *,
     loop: asyncio.AbstractEventLoop | None = None,
     everything: bool = False,
+    values: bool = True,
+    fetch_local: bool = True,
 ) -> Subscription:
     """Watch ``refs``; ``deliver(batch)`` runs on ``loop`` with the items as they finish.
 
@@ -383,14 +471,20 @@ def subscribe(
     an :class:`AsyncPoolError` if Ray went away under the core. ``loop`` defaults to the
     running loop. ``everything=True`` (gather) lets the core wait for all the refs within a
     slice instead of streaming early batches. The same ref may appear several times.
+    ``values=False``: readiness only; each item's value is ``None`` (an error too is just
+    "ready") and nothing is fetched for this subscription. ``fetch_local=False`` (requires
+    ``values=False``): a ref is ready once it exists anywhere in the cluster, and this
+    subscription never makes the core pull it to this node.
 
     Costs O(len(refs)) on the caller's thread; never blocks on Ray.
     """
+    if not fetch_local and values:
+        raise ValueError("fetch_local=False needs values=False: a value is fetched to this node")
     if loop is None:
         loop = asyncio.get_running_loop()
     refs = list(refs)
     core = _core()
-    sub = Subscription(core, refs, deliver, loop, everything)
+    sub = Subscription(core, refs, deliver, loop, everything, values, fetch_local)
     if refs:
         core.add(sub)
     return sub

@@ -1,7 +1,7 @@
 """The async ObjectRef layer: await Ray results without blocking the event loop.
 
 ``resolve`` awaits one ref natively (Ray's own completion callback, no thread).
-``as_completed`` and ``gather`` subscribe their refs to the process's one completion core
+``as_completed``, ``gather`` and ``wait`` subscribe their refs to the process's one completion core
 (:mod:`asyncpool._completion`): a single helper thread multiplexes *batched* ``ray.wait`` over
 the refs of every open stream, fetches and deserialises finished results there, and hands each
 batch to the event loop in one wake-up. A stream therefore costs about what one ``ray.get`` of
@@ -17,6 +17,9 @@ Shared semantics:
   and raises :class:`~asyncpool.errors.TaskTimeoutError`;
 * cancellation of the awaiting task (``task.cancel()``, an anyio cancel scope,
   ``anyio.fail_after``) cancels the Ray tasks it was waiting for, exactly as a timeout does.
+
+``wait`` is the exception, as ``ray.wait`` is: it only observes. Its ``timeout`` returns the
+partial split, and cancelling it cancels no Ray work.
 
 Cancelling goes through :mod:`asyncpool._cancel` (off the event loop, lost cancels followed):
 ``force=True`` for normal tasks, because a plain ``ray.cancel`` does not interrupt a task
@@ -35,6 +38,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeVar, overload
 
 import anyio
+import ray
 from ray import ObjectRef, ObjectRefGenerator
 from ray.exceptions import RayError
 
@@ -44,7 +48,7 @@ from .errors import TaskTimeoutError
 
 Ref: TypeAlias = "ObjectRef[Any]"
 
-__all__ = ["AsCompleted", "as_completed", "cancel", "gather", "resolve"]
+__all__ = ["AsCompleted", "as_completed", "cancel", "gather", "resolve", "wait"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -446,3 +450,138 @@ async def gather(
     for index, value in pairs:
         ordered[index] = value
     return ordered
+
+
+# --------------------------------------------------------------------------- wait
+
+
+def _wait_refs(refs: object) -> list[Ref]:
+    """``ray.wait``'s checks of ``ray_waitables``, in its order, with asyncpool's messages."""
+    if isinstance(refs, ObjectRef | ObjectRefGenerator):
+        raise TypeError(
+            f"refs must be a list of ObjectRefs, got a single {type(refs).__name__}; "
+            "wrap it in a list"
+        )
+    if not isinstance(refs, list):
+        raise TypeError(f"refs must be a list of ObjectRefs, got {type(refs).__name__}")
+    return refs
+
+
+def _wait_timeout(value: object) -> float | None:
+    """``ray.wait``'s timeout: ``None`` or seconds >= 0 (``0`` is a poll; ``inf`` is None)."""
+    if value is None:
+        return None
+    what = "None or a number of seconds >= 0"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"timeout must be {what}, got {value!r} ({type(value).__name__})")
+    if math.isnan(value) or value < 0:
+        raise ValueError(f"timeout must be {what}, got {value!r}")
+    return None if math.isinf(value) else float(value)
+
+
+def _split_ready(
+    refs: list[Ref], ready: set[int] | list[bool], num_returns: int
+) -> tuple[list[Ref], list[Ref]]:
+    """``ray.wait``'s answer: at most ``num_returns`` ready refs, the first ones in input
+    order; every other ref (ready or not) in ``not_ready``, in input order."""
+    ready_refs: list[Ref] = []
+    not_ready: list[Ref] = []
+    is_ready = ready.__getitem__ if isinstance(ready, list) else ready.__contains__
+    for i, ref in enumerate(refs):
+        if len(ready_refs) < num_returns and is_ready(i):
+            ready_refs.append(ref)
+        else:
+            not_ready.append(ref)
+    return ready_refs, not_ready
+
+
+async def wait(
+    refs: list[Ref],
+    *,
+    num_returns: int = 1,
+    timeout: float | None = None,
+    fetch_local: bool = True,
+) -> tuple[list[Ref], list[Ref]]:
+    """``ray.wait``, awaitable: ``(ready, not_ready)`` once ``num_returns`` refs are ready.
+
+    The contract is ``ray.wait``'s. ``refs`` is a list of unique ObjectRefs; ``ready`` holds at
+    most ``num_returns`` refs, ``not_ready`` every other ref; both keep the input order. When
+    more than ``num_returns`` are ready, ``ready`` holds the first of them in input order
+    (``ray.wait`` leaves which ones open: its pick follows a hash set). ``timeout`` (seconds,
+    ``None`` for none) returns the partial split when it passes, never raises; ``timeout=0``
+    answers at once with what is ready now (one non-blocking ``ray.wait`` poll).
+    ``fetch_local=True`` counts a ref ready once its object is on this node (pulling it here,
+    as Ray does); ``fetch_local=False`` counts it ready once it exists anywhere in the cluster
+    and pulls nothing to this node. Values are never fetched nor deserialised: call
+    :func:`gather` or ``ray.get`` on ``ready``. A failed task's ref is ready (its error is its
+    value). An empty list gives ``([], [])``.
+
+    Bad input raises what ``ray.wait`` raises, before anything is awaited: ``TypeError`` for a
+    single ref, a non-list or an item that is not an ObjectRef (an ``ObjectRefGenerator`` is
+    not accepted: iterate it with :func:`as_completed`), ``ValueError`` for duplicate refs,
+    ``num_returns`` outside ``1..len(refs)`` or a negative ``timeout``. If Ray shuts down
+    under a pending ``wait``, it raises :class:`~asyncpool.errors.AsyncPoolError`.
+
+    The waiting is done by the process's one completion core (no thread, no executor per
+    call; 10,000 concurrent waits add no thread); the readiness it reports lags Ray's by at
+    most one of the core's slices, so at the deadline ``ready`` may miss a ref that became
+    ready within that slice.
+
+    Cancellation: ``wait`` only observes. A cancelled ``wait`` (``task.cancel()``, a cancel
+    scope) stops watching the refs at once and raises the cancellation; it cancels no Ray
+    work and leaves the refs usable. ``anyio.fail_after`` around it therefore behaves like
+    ``timeout=``, except that it raises ``TimeoutError`` instead of returning the split:
+    nothing is cancelled in Ray either way.
+    """
+    items = _wait_refs(refs)
+    timeout = _wait_timeout(timeout)
+    for i, item in enumerate(items):
+        if isinstance(item, ObjectRefGenerator):
+            raise TypeError(
+                f"refs[{i}] must be a ray.ObjectRef, got ObjectRefGenerator; iterate a "
+                "streaming generator with asyncpool.as_completed"
+            )
+        _check_ref(item, f"refs[{i}]")
+    if isinstance(num_returns, bool) or not isinstance(num_returns, int):
+        raise TypeError(
+            f"num_returns must be an int, got {num_returns!r} ({type(num_returns).__name__})"
+        )
+    _validate.boolean(fetch_local, "fetch_local")
+    if not items:
+        return [], []
+    if len(set(items)) != len(items):
+        raise ValueError("refs must be unique ObjectRefs (ray.wait's rule), got duplicates")
+    if not 1 <= num_returns <= len(items):
+        raise ValueError(
+            f"num_returns must be between 1 and len(refs) = {len(items)}, got {num_returns}"
+        )
+    items = list(items)  # the caller may mutate its list while this waits
+    if timeout == 0:
+        # A poll: Ray answers from what it knows now, without blocking.
+        ready, _ = ray.wait(items, num_returns=len(items), timeout=0, fetch_local=fetch_local)
+        done = set(ready)
+        return _split_ready(items, [ref in done for ref in items], num_returns)
+
+    loop = asyncio.get_running_loop()
+    seen: set[int] = set()
+    enough: asyncio.Future[None] = loop.create_future()
+
+    def deliver(batch: list[_completion.Item]) -> None:
+        if enough.done():
+            return
+        for position, value, is_error in batch:
+            if is_error:  # only the core's own failure (Ray went away): no value is fetched
+                enough.set_exception(value)
+                return
+            seen.add(position)
+        if len(seen) >= num_returns:
+            enough.set_result(None)
+
+    sub = _completion.subscribe(items, deliver, loop=loop, values=False, fetch_local=fetch_local)
+    try:
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            await enough
+    finally:
+        # Stop watching (cancelled or not); what is still running is left alone.
+        sub.close()
+    return _split_ready(items, seen, num_returns)

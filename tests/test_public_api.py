@@ -21,7 +21,7 @@ CONTRACT: dict[str, tuple[str, ...]] = {
     # Runtime -- asyncpool.runtime
     "runtime": ("Runtime", "connect", "init", "run"),
     # Refs -- asyncpool.refs
-    "refs": ("as_completed", "cancel", "gather", "resolve"),
+    "refs": ("as_completed", "cancel", "gather", "resolve", "wait"),
     # Pools -- asyncpool.tasks, asyncpool.actors; PoolStats from asyncpool.stats
     "tasks": ("TaskPool",),
     "actors": ("ActorPool",),
