@@ -84,6 +84,15 @@ class Cancel:
             sock.shutdown(socket.SHUT_RDWR)
 
 
+def _toolchain_dirs() -> list[str]:
+    """The compilers' directories the jail must show besides its system directories
+    (:func:`asyncpool.sandbox._languages.jail_dirs`; imported here, lazily, because that module
+    imports this one)."""
+    from asyncpool.sandbox import _languages
+
+    return _languages.jail_dirs()
+
+
 def _site_dirs() -> list[str]:
     """This environment's site-packages (a virtualenv's own, or the interpreter's)."""
     import site
@@ -106,6 +115,9 @@ class _Zygote:
         # base interpreter's: this process's environment (prefix and site-packages) is passed
         # on, so that programs import what the caller can and can run ``sys.executable``.
         argv += [f"--prefix={sys.prefix}", *(f"--site={p}" for p in _site_dirs())]
+        # Toolchains installed outside the system directories (rustup's, under a 0700 home)
+        # are bound read-only into the jail as the prefixes are.
+        argv += [f"--prefix={d}" for d in _toolchain_dirs()]
         if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
             argv.append("--no-namespaces")  # see "When the caller is not root"
         try:
@@ -261,6 +273,7 @@ class Spec:
     files: Mapping[str, bytes] | None = None
     fetch: Sequence[str] = ()
     tests: bytes | None = None  # entry point, NUL, tests source (a judged run)
+    nproc: int = MAX_PROCESSES  # RLIMIT_NPROC (more for compilers and threaded runtimes)
 
 
 @dataclass
@@ -374,7 +387,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             spec.timeout,
             spec.memory_mb * 1024 * 1024,
             FILE_SIZE_LIMIT,
-            MAX_PROCESSES,
+            spec.nproc,
             flags,
             wall_cap,
         )
