@@ -407,6 +407,8 @@ def run_program(
     fetch_files: Sequence[str] = (),
     timeout: float = 10.0,
     memory_mb: int = 512,
+    language: str = "python",
+    compile_timeout: float = 10.0,
 ) -> ProgramResult:
     """Run ``code`` with ``stdin``, ``files`` written into its working directory (``/tmp``)
     first, and ``fetch_files`` (paths relative to it) read back after: SandboxFusion's
@@ -418,6 +420,12 @@ def run_program(
     and is a regular file (read without following any symlink, at most
     :data:`asyncpool.sandbox._zygote_wire.FETCH_FILE_LIMIT` bytes; ``RLIMIT_FSIZE`` keeps files
     smaller anyway). ``duration`` is the program's own time. Thread-safe; blocks the calling thread.
+
+    ``language`` (``"cpp"``, ``"java"``, ``"go"``, ``"nodejs"``, ``"rust"``; default
+    ``"python"``): ``code`` is compiled in the jail first (within ``compile_timeout`` of its own
+    time; cached, compiled once per source) and the result also carries ``compile_result``
+    (:mod:`asyncpool.sandbox._languages`); ``ValueError`` for an unknown language,
+    :class:`~asyncpool.errors.SandboxError` naming the package when its toolchain is missing.
     """
     _validate(code, timeout, memory_mb, name="code")
     data = _as_bytes("stdin", stdin)
@@ -436,6 +444,13 @@ def run_program(
     fetch = [_check_relative_path("fetch_files item", p) for p in fetch_files]
     if len(fetch) > _zygote_wire.MAX_FETCH:
         raise ValueError(f"fetch_files may name at most {_zygote_wire.MAX_FETCH} paths")
+    if language != "python":
+        from asyncpool.sandbox import _languages  # lazily: it imports this module
+
+        return _languages.run_program(
+            code, language=language, stdin=data, files=checked, fetch=fetch,
+            timeout=float(timeout), memory_mb=memory_mb, compile_timeout=compile_timeout,
+        )  # fmt: skip
     raw = run(
         Spec(
             code.encode("utf-8", "surrogatepass"), float(timeout), memory_mb,
