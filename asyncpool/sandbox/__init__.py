@@ -5,8 +5,10 @@ inside Ray tasks; each blocks only its calling thread):
 
 * :func:`run_tests` ``(solution, tests, *, entry_point=None)``: the verifier for function-style
   tests (HumanEval, MBPP). "passed" means the *trusted* judge saw every test run to its end.
-* :func:`run_stdio` ``(solution, cases)``: stdin/stdout problems (Codeforces, LiveCodeBench,
-  APPS); the expected outputs never enter the sandbox, the comparison happens in the caller.
+* :func:`run_stdio` ``(solution, cases, *, checker="exact")``: stdin/stdout problems
+  (Codeforces, LiveCodeBench, APPS); the expected outputs never enter the sandbox, the
+  comparison (exact, tokens, float tokens within a tolerance, case-insensitive tokens, or a
+  trusted custom checker) happens in the caller; each case gets a judge's verdict.
 * :func:`run_program` ``(code, *, stdin, files, fetch_files)``: run a program and report what
   it did (SandboxFusion's ``/run_code``); its status is its own exit status.
 * :func:`run_python` / :func:`run_python_async`: a program whose exit status is its verdict
@@ -68,9 +70,10 @@ the own time of the whole check, solution and tests; ``stdout_tail`` is the solu
 then ``--- judge:`` and the reason of a failure.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
-"passed" when the program exited 0 and its output equals the expected one after
-:func:`normalize_output` (``\\r\\n`` read as ``\\n``, trailing whitespace of every line and
-trailing empty lines ignored) - computed in the caller.
+"passed" (verdict "accepted") when the program exited 0 and its output is accepted by the
+case's comparison mode (:mod:`asyncpool.sandbox._checkers`; by default equal to the expected
+one after :func:`normalize_output`: ``\\r\\n`` read as ``\\n``, trailing whitespace of every
+line and trailing empty lines ignored) - computed in the caller, a custom checker included.
 
 Time: the program's own time, not the machine's load
 -----------------------------------------------------
@@ -213,6 +216,16 @@ import anyio
 import anyio.to_thread
 
 from asyncpool.sandbox import _zygote_wire
+from asyncpool.sandbox._checkers import DEFAULT_TOLERANCE as DEFAULT_TOLERANCE
+from asyncpool.sandbox._checkers import (
+    Checker,
+    Verdict,
+    compare,
+    resolve_checker,
+    tolerance,
+    verdict_of,
+)
+from asyncpool.sandbox._checkers import normalize_output as normalize_output
 from asyncpool.sandbox._run import FILE_SIZE_LIMIT as FILE_SIZE_LIMIT
 from asyncpool.sandbox._run import MAX_PROCESSES as MAX_PROCESSES
 from asyncpool.sandbox._run import OUTPUT_TAIL_BYTES as OUTPUT_TAIL_BYTES
@@ -271,13 +284,31 @@ class ProgramResult:
 
 @dataclass(frozen=True, slots=True)
 class StdioCaseResult:
-    """One case of ``run_stdio``: "passed" when the program exited 0 and its output matched."""
+    """One case of ``run_stdio``, as a judge reports it.
+
+    ``status`` is the sandbox status ("passed" when the program exited 0 and its output was
+    accepted; "failed" for a wrong answer or a non-zero exit; "timeout", "memory",
+    "crashed"); ``verdict`` the judge's name for it: "accepted", "wrong_answer" (exited 0,
+    output not accepted, or longer than the limit, or the checker raised), "time_limit",
+    "memory_limit", "runtime_error" (a non-zero exit or a death by another signal).
+    ``duration`` is the program's own time (what ``timeout`` bounds), ``cpu_time`` its CPU
+    time (user + system, it and the processes it waited for), ``wall_time`` the wall-clock
+    time from the fork to its end, ``peak_memory`` its peak resident memory in bytes
+    (``ru_maxrss``: the forked interpreter's pages included, about 15 MiB for
+    ``print()``); ``cpu_time``/``peak_memory`` are ``None`` only if the fork server did not
+    report them. ``reason`` says why the output was not accepted (``""`` otherwise).
+    """
 
     status: SandboxStatus
     returncode: int | None
     stdout: str
     stderr: str
     duration: float
+    verdict: Verdict
+    cpu_time: float | None
+    wall_time: float
+    peak_memory: int | None
+    reason: str = ""
 
     @property
     def passed(self) -> bool:
@@ -286,11 +317,13 @@ class StdioCaseResult:
 
 @dataclass(frozen=True, slots=True)
 class StdioResult:
-    """``run_stdio``'s verdict: "passed" only when every case passed."""
+    """``run_stdio``'s verdict: "passed" (``verdict`` "accepted") only when every case passed;
+    otherwise the status and verdict of the first case that did not."""
 
     status: SandboxStatus
     cases: list[StdioCaseResult]
     duration: float
+    verdict: Verdict = "accepted"
 
     @property
     def passed(self) -> bool:
@@ -513,66 +546,99 @@ def _judged(raw: Raw) -> SandboxResult:
     return SandboxResult(status, raw.returncode, tail, raw.duration)
 
 
-def normalize_output(data: bytes) -> list[bytes]:
-    """The comparison form of a program's output in :func:`run_stdio`: ``\\r\\n`` read as
-    ``\\n``, trailing whitespace (spaces, tabs, ``\\r``...) stripped from every line, and
-    trailing empty lines dropped. Leading whitespace and blank lines inside are kept."""
-    lines = [line.rstrip() for line in data.replace(b"\r\n", b"\n").split(b"\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
-
-
 def run_stdio(
     solution: str,
-    cases: Sequence[tuple[bytes | str, bytes | str]],
+    cases: Sequence[
+        tuple[bytes | str, bytes | str] | tuple[bytes | str, bytes | str, Checker | None]
+    ],
     *,
     timeout: float = 10.0,
     memory_mb: int = 512,
     stop_on_failure: bool = True,
+    checker: Checker = "exact",
+    abs_tol: float = DEFAULT_TOLERANCE,
+    rel_tol: float = DEFAULT_TOLERANCE,
 ) -> StdioResult:
     """Judge a stdin/stdout ``solution`` (Codeforces, LiveCodeBench, APPS style).
 
-    Each case ``(stdin, expected_stdout)`` runs the solution once, in a fresh sandbox, with
-    that stdin; the jailed program only produces bytes and the comparison happens here, on the
-    caller's side (the expected output never enters the sandbox): a case "passed" when the
-    program exited 0 and ``normalize_output`` of its stdout equals that of the expected output.
-    Otherwise the case's status is the program's ("timeout", "memory", "crashed", "failed"),
-    or "failed" for a wrong answer or an output longer than twice the expected one plus
-    :data:`OUTPUT_LIMIT_BYTES`. ``timeout`` is per case. The verdict is "passed" only when every
-    case passed, else the status of the first case that did not; with ``stop_on_failure``
-    (the default) the cases after it are not run (``cases`` is then shorter). ``duration`` is
-    the sum of the cases' own times. Thread-safe; blocks the calling thread.
+    Each case ``(stdin, expected_stdout)``, or ``(stdin, expected_stdout, checker)`` to give
+    that case its own comparison mode (``None``: the run's), runs the solution once, in a
+    fresh sandbox, with that stdin; the jailed program only produces bytes and the comparison
+    happens here, on the caller's side (the expected output never enters the sandbox).
+
+    ``checker`` is the comparison mode (:mod:`asyncpool.sandbox._checkers` says exactly how
+    each compares): ``"exact"`` (the default: :func:`normalize_output` of both equal),
+    ``"tokens"`` (whitespace-separated tokens equal), ``"float"`` (tokens; two decimal numbers
+    are equal within ``abs_tol`` *or* ``rel_tol`` of the expected one, default 1e-6 as
+    Codeforces' checkers; ``nan``/``inf`` are words, never numbers; the token counts must
+    match), ``"case_insensitive"`` (tokens, ASCII case ignored), or a trusted callable
+    ``check(input: bytes, expected: bytes, output: bytes) -> bool`` called here, in the
+    calling thread, with the case's stdin, expected output and the program's raw stdout: only
+    ``True`` accepts; an exception or a non-bool is a wrong answer with the reason in
+    ``reason``. ``abs_tol``/``rel_tol`` apply to every ``"float"`` case of the run.
+
+    A case is "passed" (``verdict`` "accepted") when the program exited 0 and its output was
+    accepted; otherwise its status is the program's ("timeout", "memory", "crashed",
+    "failed") or "failed" for a wrong answer or an output longer than twice the expected one
+    plus :data:`OUTPUT_LIMIT_BYTES` (never shown to a checker); see :class:`StdioCaseResult`
+    for the verdicts and the per-case CPU time, wall time and peak memory. ``timeout`` is per
+    case. The verdict is "passed" only when every case passed, else the status of the first
+    case that did not; with ``stop_on_failure`` (the default) the cases after it are not run
+    (``cases`` is then shorter). ``duration`` is the sum of the cases' own times (a checker's
+    time is not counted). Thread-safe; blocks the calling thread. Bad arguments (an unknown
+    mode, a checker that is not callable or cannot take three arguments, a negative or
+    non-finite tolerance) raise ``TypeError``/``ValueError`` before anything runs.
     """
     _validate(solution, timeout, memory_mb, name="solution")
+    default = resolve_checker("checker", checker)
+    abs_tol = tolerance("abs_tol", abs_tol)
+    rel_tol = tolerance("rel_tol", rel_tol)
     if isinstance(cases, (str, bytes)) or not isinstance(cases, Sequence):
         raise TypeError("cases must be a sequence of (stdin, expected_stdout) pairs")
     if not cases:
         raise ValueError("cases must not be empty: nothing would be judged")
-    pairs: list[tuple[bytes, bytes]] = []
+    checked: list[tuple[bytes, bytes, Checker]] = []
     for i, case in enumerate(cases):
-        if not isinstance(case, (tuple, list)) or len(case) != 2:
-            raise TypeError(f"cases[{i}] must be a (stdin, expected_stdout) pair")
-        pairs.append((_as_bytes(f"cases[{i}][0]", case[0]), _as_bytes(f"cases[{i}][1]", case[1])))
+        if not isinstance(case, (tuple, list)) or len(case) not in (2, 3):
+            raise TypeError(
+                f"cases[{i}] must be a (stdin, expected_stdout) pair or a "
+                "(stdin, expected_stdout, checker) triple"
+            )
+        mode = default
+        if len(case) == 3 and case[2] is not None:
+            mode = resolve_checker(f"cases[{i}][2]", case[2])
+        checked.append(
+            (_as_bytes(f"cases[{i}][0]", case[0]), _as_bytes(f"cases[{i}][1]", case[1]), mode)
+        )
     code = solution.encode("utf-8", "surrogatepass")
     results: list[StdioCaseResult] = []
-    for stdin, expected in pairs:
+    for stdin, expected, mode in checked:
         limit = OUTPUT_LIMIT_BYTES + 2 * len(expected)
         raw = run(
             Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
                   stdin=stdin)
         )  # fmt: skip
         status = raw.status
-        if status == "passed" and (
-            len(raw.stdout) > limit or normalize_output(raw.stdout) != normalize_output(expected)
-        ):
-            status = "failed"
+        accepted, reason = False, ""
+        if status == "passed":
+            if len(raw.stdout) > limit:
+                reason = f"the output is longer than {limit} bytes"
+            else:
+                accepted, reason = compare(
+                    mode, stdin, expected, raw.stdout, abs_tol=abs_tol, rel_tol=rel_tol
+                )
+            if not accepted:
+                status = "failed"
         results.append(
             StdioCaseResult(
-                status, raw.returncode, _decode(raw.stdout), _decode(raw.stderr), raw.duration
+                status, raw.returncode, _decode(raw.stdout), _decode(raw.stderr), raw.duration,
+                verdict_of(raw.status, accepted), raw.cpu, raw.wall, raw.peak_memory, reason,
             )
-        )
+        )  # fmt: skip
         if status != "passed" and stop_on_failure:
             break
-    verdict: SandboxStatus = next((r.status for r in results if r.status != "passed"), "passed")
-    return StdioResult(verdict, results, sum(r.duration for r in results))
+    first = next((r for r in results if r.status != "passed"), None)
+    total = sum(r.duration for r in results)
+    if first is None:
+        return StdioResult("passed", results, total, "accepted")
+    return StdioResult(first.status, results, total, first.verdict)
