@@ -67,6 +67,14 @@ _FLOOR_S = 0.0015
 _PER_REF_S = 1e-5
 #: The longest blocking wait once nothing finished and nothing new came for a few slices.
 _IDLE_MAX_S = 0.01
+#: While results flow from at least this many pending refs (a wide pool, a big stream), a scan
+#: waits up to ``_BATCH_PER_REF_S`` per pending ref (at most ``_BATCH_MAX_S``) and returns as
+#: soon as an eighth of them is ready: one scan per batch of results instead of one per slice.
+#: Measured (bench_driver_cpu, 512 in flight): the waiter's ray.wait CPU per result fell from
+#: about 40 us to about 10 us; a result waits at most ``_BATCH_MAX_S`` longer to be handed over.
+_BATCH_MIN_REFS = 64
+_BATCH_PER_REF_S = 4e-5
+_BATCH_MAX_S = 0.02
 #: Ready refs fetched with one ``ray.get`` at most (bounds the memory of one batch in flight).
 _FETCH_CHUNK = 4096
 
@@ -182,14 +190,15 @@ def _unwrap(exc: BaseException) -> BaseException:
 
 
 def _scan(
-    refs: list[ObjectRef[Any]], first: bool, wait_s: float, *, fetch_local: bool
+    refs: list[ObjectRef[Any]], first: bool, wait_s: float, *, fetch_local: bool,
+    enough: int | None = None,
 ) -> list[ObjectRef[Any]]:
     """One scan of ``refs``: the ready ones, after at most ``wait_s``.
 
     ``first``: block until one is ready (event-driven inside Ray) for at most ``wait_s``, so
     that new subscriptions are picked up, then take every ready one; otherwise (results are
     flowing, or only gathers wait) one wait per slice collects a batch and returns early once
-    everything is ready.
+    ``enough`` are ready (default: all of them).
     """
     n = len(refs)
     if not n:
@@ -199,7 +208,11 @@ def _scan(
         if ready and n > 1:
             ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=fetch_local)
         return list(ready)
-    ready, _ = ray.wait(refs, num_returns=n, timeout=wait_s, fetch_local=fetch_local)
+    want = n if enough is None else max(1, min(n, enough))
+    ready, _ = ray.wait(refs, num_returns=want, timeout=wait_s, fetch_local=fetch_local)
+    if want < n and len(ready) == want:
+        # Returned early: take the others that are ready too, in the same scan's batch.
+        ready, _ = ray.wait(refs, num_returns=n, timeout=0, fetch_local=fetch_local)
     return list(ready)
 
 
@@ -318,6 +331,13 @@ class _Core:
             if added or flowing:
                 idle = 0
             wait_s = max(slice_s, min(_IDLE_MAX_S, _FLOOR_S * 2**idle))
+            enough: int | None = None
+            if flowing and streaming and n >= _BATCH_MIN_REFS:
+                # Results flow from a large in-flight set: wait longer per scan but return
+                # once an eighth of the set is ready, so a scan's O(n) cost is shared by a
+                # batch of results, not paid again every few of them.
+                wait_s = max(wait_s, min(n * _BATCH_PER_REF_S, _BATCH_MAX_S))
+                enough = n // 8
             failure: Exception | None = None
             # Under Ray's init/shutdown lock, including where this thread may drop the last
             # reference to a ref (a subscriber closed meanwhile).
@@ -326,7 +346,9 @@ class _Core:
                     if not ray.is_initialized():
                         # Never let ray.wait auto-start or auto-connect Ray from this thread.
                         raise _RayGone()
-                    ready = _scan(refs, streaming and not flowing, wait_s, fetch_local=True)
+                    ready = _scan(
+                        refs, streaming and not flowing, wait_s, fetch_local=True, enough=enough
+                    )
                     if remote:
                         # Blocks only when no local ref is watched: otherwise a poll after
                         # the local scan's slice.

@@ -54,9 +54,9 @@ def echo(x: int) -> int:
 Pattern = Callable[[int], Awaitable[int]]
 
 
-def _raw_window(submit: Callable[[int], ray.ObjectRef], n: int) -> int:
+def _raw_window(submit: Callable[[int], ray.ObjectRef[int]], n: int) -> int:
     """Ray's documented bounded pattern: keep IN_FLIGHT refs, ``ray.wait`` for the next."""
-    pending: list[ray.ObjectRef] = []
+    pending: list[ray.ObjectRef[int]] = []
     right = 0
     nxt = 0
     while nxt < n or pending:
@@ -114,16 +114,27 @@ def _process_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _measure(fn: Pattern, n: int) -> tuple[float, float, float]:
-    """(process CPU µs per call, loop-thread CPU µs per call, wall s) for one run of ``fn``."""
-    p0, t0, w0 = _process_cpu(), time.thread_time(), time.perf_counter()
+def _waiter_cpu() -> float:
+    """CPU seconds of the completion core's waiter thread so far (0 before it exists)."""
+    from asyncpool import _completion
+
+    return sum(
+        time.clock_gettime(time.pthread_getcpuclockid(t.ident))
+        for t in _completion.helper_threads()
+        if t.ident is not None
+    )
+
+
+async def _measure(fn: Pattern, n: int) -> tuple[float, float, float, float]:
+    """(process, loop-thread, waiter-thread CPU µs per call, wall s) for one run of ``fn``."""
+    p0, t0, c0, w0 = _process_cpu(), time.thread_time(), _waiter_cpu(), time.perf_counter()
     done = await fn(n)
-    p1, t1, w1 = _process_cpu(), time.thread_time(), time.perf_counter()
+    p1, t1, c1, w1 = _process_cpu(), time.thread_time(), _waiter_cpu(), time.perf_counter()
     assert done == n, (fn, done, n)
-    return (p1 - p0) / n * 1e6, (t1 - t0) / n * 1e6, w1 - w0
+    return (p1 - p0) / n * 1e6, (t1 - t0) / n * 1e6, (c1 - c0) / n * 1e6, w1 - w0
 
 
-async def main(items: int, rounds: int, profile: str | None) -> None:
+async def main(items: int, rounds: int, profile: str | None, only: list[str] | None) -> None:
     async with asyncpool.connect(), ActorPool(
         Echo, size=ACTORS, max_concurrency=IN_FLIGHT // ACTORS, num_cpus=0, metrics=False
     ) as pool, TaskPool(echo, max_in_flight=IN_FLIGHT, metrics=False) as task_pool:
@@ -136,23 +147,25 @@ async def main(items: int, rounds: int, profile: str | None) -> None:
             await table[profile](items)
             prof.disable()
             out = io.StringIO()
-            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(60)
             print(out.getvalue())
             return
-        figures: dict[str, list[tuple[float, float, float]]] = {k: [] for k in table}
-        names = list(table)
+        names = [n for n in table if only is None or n in only]
+        figures: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in names}
         for r in range(rounds):
             for name in names[r % len(names):] + names[: r % len(names)]:
                 figures[name].append(await _measure(table[name], items))
     print(f"driver CPU per call, median of {rounds} rounds of {items} calls [min-max]")
-    print(f"{'pattern':<18} {'process µs':>22} {'loop thread µs':>22} {'calls/s':>9}")
+    print(f"{'pattern':<18} {'process µs':>22} {'loop thread µs':>22} {'waiter µs':>10}"
+          f" {'calls/s':>9}")
     for name, runs in figures.items():
         proc = [r[0] for r in runs]
         loop = [r[1] for r in runs]
-        rate = items / statistics.median(r[2] for r in runs)
+        waiter = statistics.median(r[2] for r in runs)
+        rate = items / statistics.median(r[3] for r in runs)
         print(f"{name:<18} {statistics.median(proc):>8.1f} [{min(proc):.0f}-{max(proc):.0f}]"
               f"{'':>4} {statistics.median(loop):>8.1f} [{min(loop):.0f}-{max(loop):.0f}]"
-              f"{'':>4} {rate:>9.0f}")
+              f"{'':>4} {waiter:>10.1f} {rate:>9.0f}")
 
 
 if __name__ == "__main__":
@@ -160,5 +173,6 @@ if __name__ == "__main__":
     parser.add_argument("--items", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", default=None)
+    parser.add_argument("--only", nargs="+", default=None, help="measure only these patterns")
     args = parser.parse_args()
-    asyncpool.run(main, args.items, args.rounds, args.profile)
+    asyncpool.run(main, args.items, args.rounds, args.profile, args.only)
