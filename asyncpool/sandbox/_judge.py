@@ -1,34 +1,72 @@
 """The judge of ``sandbox.run_tests``: tests in a trusted process, the solution behind a wire.
 
 Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`, by file path: it never imports the
-``asyncpool`` package), standard library only. For each ``run_tests`` the server forks two
-processes:
+``asyncpool`` package), standard library only (numpy, when a value needs it, is imported
+lazily). For each ``run_tests`` the server forks two processes:
 
-* the **solution** process (jailed, its own sandbox uid) runs the solution's source as
-  ``__main__`` and then :func:`serve_solution`: it announces the names of its top-level
-  callables and answers calls to them;
+* the **solution** process (jailed, its own sandbox uid) runs the solution's source as a module
+  named ``solution`` (not ``__main__``: a ``__main__`` block does not run, as under in-process
+  harnesses) and then :func:`serve_solution`: it announces its top-level callables and answers
+  requests on them;
 * the **judge** process (trusted code, another uid the solution cannot signal or ptrace,
   non-dumpable) runs the tests in a fresh namespace where each of those names is a
   :class:`_Proxy` (:func:`judge`), then writes its verdict on a pipe only the caller holds.
 
-Only plain data crosses, in this module's own format: ``None``, ``bool``, ``int``, ``float``,
-``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``, nested
-(at most :data:`MAX_DEPTH` deep, :data:`MAX_ITEMS` items, :data:`MAX_MESSAGE` bytes). The
-decoder (:func:`decode`) is strict and builds only those exact types, so whatever the solution
-sends, the tests compare built-in values with built-in ``__eq__``; a result that is anything
-else (a subclass of ``int``, an object equal to everything, a generator, a lambda) cannot be
-encoded and fails the test. It is hand-written because ``pickle`` and ``marshal`` must never
-read untrusted bytes, and ``json`` cannot tell a tuple from a list or carry bytes and sets.
+What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
+
+* **values**, rebuilt by the receiver as real objects of exactly these types: ``None``,
+  ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``,
+  ``tuple``, ``dict``, ``set``, ``frozenset``, ``range``, ``slice``, ``collections.Counter``,
+  ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
+  ``deque``, ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
+  ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
+  numpy arrays and scalars of the numeric and bool dtypes of :data:`_NUMPY_DTYPES` (dtype,
+  shape, raw bytes; rebuilt with ``numpy.frombuffer``, never unpickled). Exact types only: a
+  subclass (a ``Counter`` with its own ``__eq__``) is not a value.
+* **handles**: anything else one side hands the other (the solution's instances, classes,
+  functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
+  number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
+  reads, calls, iteration (one item per request: lazy), ``len``, indexing, ``in``, ``with``,
+  ``str``/``repr``, ``bool`` and ``hash`` are requests to the owner.
+* **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
+  sent in a request is rebuilt on the other side; when the request is served, the server sends
+  the new contents of those it changed with its reply, and the requester applies them to its
+  own objects in place (``a[:] = new``): ``sort_in_place(a); assert a == [1, 2, 3]`` holds,
+  object identity included (a container sent back is the requester's own object).
+
+What the judge never does: trust a comparison the solution computes against a value of the
+tests. A :class:`_Proxy` is never equal to a value of the judge (its ``==``, ``<``,
+arithmetic with a non-proxy return ``NotImplemented``; Python then falls back to identity, so
+``handle == 3`` is ``False`` whatever the solution's ``__eq__`` says); only operations between
+two proxies of the solution are forwarded (the solution's own semantics, as in-process). The
+judge lets the solution read only public attributes of the tests' objects (no ``__globals__``,
+no ``__code__``), never set them, and never tells it the message of the tests' exceptions. An
+``AssertionError`` raised by the tests' code inside a callback fails the check even if the
+solution catches it.
+
+Bounds (each exceeded one is a "failed" verdict with its reason): :data:`MAX_MESSAGE` bytes,
+:data:`MAX_DEPTH` nesting, :data:`MAX_ITEMS` values per message, :data:`MAX_HANDLES` objects of
+the solution's held by the judge, :data:`MAX_CALL_DEPTH` nested requests,
+:data:`MAX_CALLBACKS` requests of the solution, :data:`MAX_ITERATION` items from one iterator.
+
+The format is hand-written because ``pickle`` and ``marshal`` must never read untrusted bytes,
+and ``json`` cannot tell a tuple from a list or carry bytes, sets and object references.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
+import datetime
+import decimal
+import fractions
 import importlib
 import keyword
+import operator
 import os
 import struct
+import sys
 import traceback
 import types
 from typing import Any, NoReturn
@@ -41,6 +79,14 @@ MAX_DEPTH = 100
 MAX_ITEMS = 4_000_000
 #: Most callables the solution may announce.
 MAX_NAMES = 10_000
+#: Most distinct objects of the solution the judge may hold handles to.
+MAX_HANDLES = 200_000
+#: Deepest nesting of requests (a callback of the tests calling the solution calling back...).
+MAX_CALL_DEPTH = 50
+#: Most requests the solution may make of the judge (callbacks, reads of the tests' objects).
+MAX_CALLBACKS = 200_000
+#: Most items the judge takes from one iterator of the solution.
+MAX_ITERATION = 200_000
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -52,74 +98,277 @@ class CodecError(ValueError):
     """A value cannot be encoded, or bytes are not a valid message."""
 
 
-# -- encoding (used on both sides; the judge encodes arguments, the solution results) --------
+class SolutionBroke(BaseException):
+    """The solution process died, hung up, broke the protocol or a bound: no test can pass.
+
+    A ``BaseException`` so that ``except Exception`` in a test does not swallow it; the judge
+    also remembers it, so that even a bare ``except:`` cannot turn it into a pass."""
+
+
+class SolutionError(Exception):
+    """Stands for an exception of the solution whose type is not a built-in exception."""
+
+
+# -- the types that cross as values --------------------------------------------------------------
+
+_Counter = collections.Counter
+_OrderedDict = collections.OrderedDict
+_defaultdict = collections.defaultdict
+_deque = collections.deque
+_Fraction = fractions.Fraction
+_Decimal = decimal.Decimal
+
+#: The ``default_factory`` values a ``defaultdict`` may have to cross as a value (by code).
+_FACTORIES: tuple[Any, ...] = (
+    None, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, bool,
+)  # fmt: skip
+_FACTORY_CODE = {id(f): i for i, f in enumerate(_FACTORIES)}
+
+#: numpy dtypes (by name) whose arrays and scalars cross as values: fixed-size numbers and bool.
+_NUMPY_DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+
+#: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
+_MUTABLE = frozenset({list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque})
+
+
+def _numpy_dtypes() -> dict[str, Any]:
+    """The allowed dtypes of the numpy loaded here, by their ``dtype.str`` ({} without numpy)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return {}
+    cached = _NP_CACHE.get(id(np))
+    if cached is None:
+        cached = {np.dtype(n).str: np.dtype(n) for n in _NUMPY_DTYPES}
+        _NP_CACHE[id(np)] = cached
+    return cached
+
+
+_NP_CACHE: dict[int, dict[str, Any]] = {}
+
+
+def _import_numpy() -> Any:
+    """numpy, imported in this process on first need (the judge only when a value needs it),
+    with its thread pools at one thread: they would count against the process limits."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+        try:
+            np = importlib.import_module("numpy")
+        except ImportError as exc:
+            raise CodecError("a numpy value, and numpy cannot be imported here") from exc
+    return np
+
+
+# -- encoding ------------------------------------------------------------------------------------
+
+
+class _Encoder:
+    """One message being encoded.
+
+    ``peer`` gives numbers to objects that cross as handles (``None``: nothing may, as in
+    :func:`encode`). Every mutable container gets the next number of this message (``@n``
+    repeats it). ``back`` maps ``id()`` of the containers of the request being answered to
+    their numbers there (``an``: "your container n")."""
+
+    __slots__ = ("back", "count", "force", "out", "peer", "seen")
+
+    def __init__(self, peer: _Peer | None, back: dict[int, int] | None = None) -> None:
+        self.peer = peer
+        self.back = back or {}
+        self.out: list[bytes] = []
+        self.count = 0
+        self.seen: dict[int, int] = {}
+        # keep every numbered container alive while the message is built (stable id())
+        self.force: list[Any] = []
+
+    def bytes(self) -> bytes:
+        return b"".join(self.out)
+
+    def length(self, n: int) -> None:
+        self.out.append(_U32.pack(n))
+
+    def value(self, value: Any, depth: int = 0, content: bool = False) -> None:
+        self.count += 1
+        if self.count > MAX_ITEMS:
+            raise CodecError("too many items")
+        if depth > MAX_DEPTH:
+            raise CodecError("nested too deep")
+        out = self.out
+        kind = type(value)
+        if value is None:
+            out.append(b"N")
+        elif kind is bool:
+            out.append(b"T" if value else b"F")
+        elif kind is int:
+            data = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+            out += (b"i", _U32.pack(len(data)), data)
+        elif kind is float:
+            out += (b"f", _F64.pack(value))
+        elif kind is str:
+            data = value.encode("utf-8", "surrogatepass")
+            out += (b"s", _U32.pack(len(data)), data)
+        elif kind in _MUTABLE and (
+            kind is not _defaultdict or id(value.default_factory) in _FACTORY_CODE
+        ):
+            self.mutable(value, kind, depth, content)
+        elif kind is tuple or kind is frozenset:
+            out += (b"t" if kind is tuple else b"z", _U32.pack(len(value)))
+            for item in value:
+                self.value(item, depth + 1)
+        elif kind is complex:
+            out += (b"c", _C128.pack(value.real, value.imag))
+        elif kind is bytes:
+            out += (b"b", _U32.pack(len(value)), value)
+        elif kind is _Proxy:
+            if self.peer is None:
+                raise CodecError("cannot send a handle here")
+            out += (b"y", _U32.pack(object.__getattribute__(value, "_id")))
+        else:
+            self.other(value, kind, depth)
+
+    def mutable(self, value: Any, kind: type, depth: int, content: bool) -> None:
+        out = self.out
+        key = id(value)
+        if not content:
+            if key in self.back:
+                out += (b"a", _U32.pack(self.back[key]))
+                return
+            if key in self.seen:
+                out += (b"@", _U32.pack(self.seen[key]))
+                return
+        self.seen[key] = len(self.seen)
+        self.force.append(value)
+        if kind is list or kind is set or kind is _deque:
+            items = list(value)
+            if kind is _deque:
+                out.append(b"Q")
+                self.value(value.maxlen, depth + 1)
+            else:
+                out.append(b"l" if kind is list else b"S")
+            out.append(_U32.pack(len(items)))
+            for item in items:
+                self.value(item, depth + 1)
+        elif kind is bytearray:
+            out += (b"B", _U32.pack(len(value)), bytes(value))
+        else:
+            if kind is _defaultdict:
+                out += (b"D", bytes((_FACTORY_CODE[id(value.default_factory)],)))
+            else:
+                out.append(b"d" if kind is dict else b"C" if kind is _Counter else b"O")
+            pairs = list(value.items())
+            out.append(_U32.pack(len(pairs)))
+            for key_, item in pairs:
+                self.value(key_, depth + 1)
+                self.value(item, depth + 1)
+
+    def other(self, value: Any, kind: type, depth: int) -> None:
+        out = self.out
+        if kind is _Fraction:
+            out.append(b"r")
+            self.value(value.numerator, depth + 1)
+            self.value(value.denominator, depth + 1)
+        elif kind is _Decimal:
+            data = str(value).encode("ascii")
+            out += (b"m", _U32.pack(len(data)), data)
+        elif kind is range or kind is slice:
+            out.append(b"g" if kind is range else b"x")
+            for part in (value.start, value.stop, value.step):
+                self.value(part, depth + 1)
+        elif kind in _DATETIME_TAGS and _fixed_tz(value):
+            out.append(_DATETIME_TAGS[kind])
+            self.value(_datetime_fields(value), depth + 1)
+        elif self.numpy(value, kind):
+            pass
+        elif self.peer is not None:
+            out += (b"h", _U32.pack(self.peer.export(value)))
+        else:
+            raise CodecError(f"cannot send a {kind.__name__!s:.100}")
+
+    def numpy(self, value: Any, kind: type) -> bool:
+        np = sys.modules.get("numpy")
+        if np is None or not isinstance(np.__dict__.get("ndarray"), type):
+            return False
+        if kind is np.ndarray:
+            dtype = value.dtype
+            if dtype.str not in _numpy_dtypes() or value.ndim > 32:
+                return False
+            data = value.tobytes()
+            self.out += (b"n", _U32.pack(len(dtype.str)), dtype.str.encode())
+            self.value(tuple(int(d) for d in value.shape), 1)
+            self.out += (_U32.pack(len(data)), data)
+            return True
+        dtypes = _numpy_dtypes()
+        if isinstance(value, np.generic):
+            dtype = value.dtype
+            if dtype.str in dtypes and dtypes[dtype.str].type is kind:
+                data = value.tobytes()
+                self.out += (b"k", _U32.pack(len(dtype.str)), dtype.str.encode())
+                self.out += (_U32.pack(len(data)), data)
+                return True
+        return False
+
+
+_DATETIME_TAGS: dict[type, bytes] = {
+    datetime.datetime: b"W",
+    datetime.date: b"Y",
+    datetime.time: b"H",
+    datetime.timedelta: b"V",
+}
+
+
+def _fixed_tz(value: Any) -> bool:
+    """Whether a date/time value's time zone (if any) is a ``datetime.timezone``: a fixed
+    offset, rebuilt exactly; any other ``tzinfo`` is code, so the value crosses as a handle."""
+    tz = getattr(value, "tzinfo", None)
+    return tz is None or type(tz) is datetime.timezone
+
+
+def _datetime_fields(value: Any) -> tuple[Any, ...]:
+    if type(value) is datetime.timedelta:
+        return (value.days, value.seconds, value.microseconds)
+    if type(value) is datetime.date:
+        return (value.year, value.month, value.day)
+    tz: Any = None
+    if value.tzinfo is not None:
+        offset = value.tzinfo.utcoffset(None)
+        name = value.tzinfo.tzname(None)
+        default = datetime.timezone(offset).tzname(None)
+        tz = (offset.days, offset.seconds, offset.microseconds, None if name == default else name)
+    clock = (value.hour, value.minute, value.second, value.microsecond, value.fold, tz)
+    if type(value) is datetime.time:
+        return clock
+    return (value.year, value.month, value.day, *clock)
 
 
 def encode(value: object) -> bytes:
-    """``value`` as bytes; :class:`CodecError` unless it is plain data of exact built-in types."""
-    out: list[bytes] = []
-    _encode(value, out, 0, [0])
-    return b"".join(out)
+    """``value`` as bytes; :class:`CodecError` unless it is made of values only (no handles)."""
+    enc = _Encoder(None)
+    enc.value(value)
+    return enc.bytes()
 
 
-def _encode(value: object, out: list[bytes], depth: int, count: list[int]) -> None:
-    count[0] += 1
-    if count[0] > MAX_ITEMS:
-        raise CodecError("too many items")
-    if depth > MAX_DEPTH:
-        raise CodecError("nested too deep")
-    kind = type(value)
-    if value is None:
-        out.append(b"N")
-    elif isinstance(value, bool):  # exactly bool: it cannot be subclassed
-        out.append(b"T" if value else b"F")
-    elif isinstance(value, int) and kind is int:
-        data = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
-        out += (b"i", _U32.pack(len(data)), data)
-    elif isinstance(value, float) and kind is float:
-        out += (b"f", _F64.pack(value))
-    elif isinstance(value, complex) and kind is complex:
-        out += (b"c", _C128.pack(value.real, value.imag))
-    elif isinstance(value, str) and kind is str:
-        data = value.encode("utf-8", "surrogatepass")
-        out += (b"s", _U32.pack(len(data)), data)
-    elif isinstance(value, bytes) and kind is bytes:
-        out += (b"b", _U32.pack(len(value)), value)
-    elif isinstance(value, (list, tuple, set, frozenset)) and kind in _CONTAINER_TAGS:
-        items = list(value)
-        out += (_CONTAINER_TAGS[kind], _U32.pack(len(items)))
-        for item in items:
-            _encode(item, out, depth + 1, count)
-    elif isinstance(value, dict) and kind is dict:
-        pairs = list(value.items())
-        out += (b"d", _U32.pack(len(pairs)))
-        for key, item in pairs:
-            _encode(key, out, depth + 1, count)
-            _encode(item, out, depth + 1, count)
-    else:
-        raise CodecError(f"cannot send a {kind.__name__!s:.100} (only plain built-in data)")
+# -- decoding (strict: exact types only, every length and number checked) ------------------------
 
 
-_CONTAINER_TAGS: dict[type, bytes] = {list: b"l", tuple: b"t", set: b"S", frozenset: b"z"}
+class _Decoder:
+    """One message being decoded: builds only the types listed in the module docstring.
 
+    ``peer`` resolves handles (``None``: none may appear). ``back`` are the containers of the
+    request this message answers, by number."""
 
-# -- decoding (strict: exact types only, every length checked) -------------------------------
+    __slots__ = ("back", "count", "data", "peer", "pos", "refs")
 
-
-def decode(data: bytes) -> Any:
-    """The value :func:`encode` made; :class:`CodecError` for anything else."""
-    state = _Reader(data)
-    value = state.value(0)
-    if state.pos != len(data):
-        raise CodecError("trailing bytes")
-    return value
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, peer: _Peer | None, back: list[Any] | None = None) -> None:
         self.data = data
         self.pos = 0
         self.count = 0
+        self.peer = peer
+        self.back = back or []
+        self.refs: list[Any] = []
 
     def take(self, n: int) -> bytes:
         end = self.pos + n
@@ -135,64 +384,348 @@ class _Reader:
             raise CodecError("length past the end of the message")
         return n
 
-    def value(self, depth: int) -> Any:
+    def end(self) -> None:
+        if self.pos != len(self.data):
+            raise CodecError("trailing bytes")
+
+    def number(self) -> int:
+        n: int = _U32.unpack(self.take(4))[0]
+        return n
+
+    def value(self, depth: int = 0) -> Any:
         self.count += 1
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
         if depth > MAX_DEPTH:
             raise CodecError("nested too deep")
         tag = self.take(1)
-        if tag == b"N":
-            return None
-        if tag == b"T":
-            return True
-        if tag == b"F":
-            return False
-        if tag == b"i":
-            n = self.length()
-            if n == 0:
-                raise CodecError("empty int")
-            return int.from_bytes(self.take(n), "big", signed=True)
-        if tag == b"f":
-            return _F64.unpack(self.take(8))[0]
-        if tag == b"c":
-            real, imag = _C128.unpack(self.take(16))
-            return complex(real, imag)
-        if tag == b"s":
+        handler = _TAGS.get(tag)
+        if handler is None:
+            raise CodecError(f"unknown tag {tag!r}")
+        return handler(self, depth)
+
+    # scalars
+
+    def _none(self, depth: int) -> Any:
+        return None
+
+    def _true(self, depth: int) -> Any:
+        return True
+
+    def _false(self, depth: int) -> Any:
+        return False
+
+    def _int(self, depth: int) -> Any:
+        n = self.length()
+        if n == 0:
+            raise CodecError("empty int")
+        return int.from_bytes(self.take(n), "big", signed=True)
+
+    def _float(self, depth: int) -> Any:
+        return _F64.unpack(self.take(8))[0]
+
+    def _complex(self, depth: int) -> Any:
+        real, imag = _C128.unpack(self.take(16))
+        return complex(real, imag)
+
+    def _str(self, depth: int) -> Any:
+        try:
+            return self.take(self.length()).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            raise CodecError("invalid UTF-8") from exc
+
+    def _bytes(self, depth: int) -> Any:
+        return self.take(self.length())
+
+    def _bytearray(self, depth: int) -> Any:
+        out = bytearray(self.take(self.length()))
+        self.refs.append(out)
+        return out
+
+    # containers
+
+    def _items(self, target: Any, add: Any, depth: int) -> Any:
+        self.refs.append(target)
+        for _ in range(self.length()):
+            add(self.value(depth + 1))
+        return target
+
+    def _list(self, depth: int) -> Any:
+        out: list[Any] = []
+        return self._items(out, out.append, depth)
+
+    def _set(self, depth: int) -> Any:
+        out: set[Any] = set()
+        try:
+            return self._items(out, out.add, depth)
+        except TypeError as exc:
+            raise CodecError("unhashable set member") from exc
+
+    def _deque(self, depth: int) -> Any:
+        maxlen = self.value(depth + 1)
+        if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
+            raise CodecError("bad deque maxlen")
+        out: collections.deque[Any] = _deque(maxlen=maxlen)
+        return self._items(out, out.append, depth)
+
+    def _tuple(self, depth: int) -> Any:
+        return tuple([self.value(depth + 1) for _ in range(self.length())])
+
+    def _frozenset(self, depth: int) -> Any:
+        items = [self.value(depth + 1) for _ in range(self.length())]
+        try:
+            return frozenset(items)
+        except TypeError as exc:
+            raise CodecError("unhashable set member") from exc
+
+    def _pairs(self, target: Any, depth: int) -> Any:
+        self.refs.append(target)
+        for _ in range(self.length()):
+            key = self.value(depth + 1)
+            item = self.value(depth + 1)
             try:
-                return self.take(self.length()).decode("utf-8", "surrogatepass")
-            except UnicodeDecodeError as exc:
-                raise CodecError("invalid UTF-8") from exc
-        if tag == b"b":
-            return self.take(self.length())
-        if tag in (b"l", b"t", b"S", b"z"):
-            n = self.length()
-            items = [self.value(depth + 1) for _ in range(n)]
-            if tag == b"l":
-                return items
-            if tag == b"t":
-                return tuple(items)
-            try:
-                return set(items) if tag == b"S" else frozenset(items)
+                dict.__setitem__(target, key, item)
             except TypeError as exc:
-                raise CodecError("unhashable set member") from exc
-        if tag == b"d":
-            n = self.length()
-            out: dict[Any, Any] = {}
-            for _ in range(n):
-                key = self.value(depth + 1)
-                try:
-                    out[key] = self.value(depth + 1)
-                except TypeError as exc:
-                    raise CodecError("unhashable dict key") from exc
-            return out
-        raise CodecError(f"unknown tag {tag!r}")
+                raise CodecError("unhashable dict key") from exc
+        return target
+
+    def _dict(self, depth: int) -> Any:
+        return self._pairs({}, depth)
+
+    def _counter(self, depth: int) -> Any:
+        return self._pairs(_Counter(), depth)
+
+    def _ordered(self, depth: int) -> Any:
+        out: collections.OrderedDict[Any, Any] = _OrderedDict()
+        self.refs.append(out)
+        for _ in range(self.length()):
+            key = self.value(depth + 1)
+            item = self.value(depth + 1)
+            try:
+                out[key] = item
+            except TypeError as exc:
+                raise CodecError("unhashable dict key") from exc
+        return out
+
+    def _defaultdict(self, depth: int) -> Any:
+        (code,) = self.take(1)
+        if code >= len(_FACTORIES):
+            raise CodecError("bad defaultdict factory")
+        return self._pairs(_defaultdict(_FACTORIES[code]), depth)
+
+    def _repeat(self, depth: int) -> Any:
+        n = self.number()
+        if n >= len(self.refs):
+            raise CodecError("reference to no container")
+        return self.refs[n]
+
+    def _back(self, depth: int) -> Any:
+        n = self.number()
+        if n >= len(self.back):
+            raise CodecError("reference to no container of the request")
+        return self.back[n]
+
+    # standard types
+
+    def _fraction(self, depth: int) -> Any:
+        num, den = self.value(depth + 1), self.value(depth + 1)
+        if type(num) is not int or type(den) is not int or den <= 0:
+            raise CodecError("bad Fraction")
+        return _Fraction(num, den)
+
+    def _decimal(self, depth: int) -> Any:
+        data = self.take(self.length())
+        if len(data) > 100_000 or not data.isascii():
+            raise CodecError("bad Decimal")
+        try:
+            with decimal.localcontext() as ctx:
+                ctx.traps[decimal.InvalidOperation] = True
+                return _Decimal(data.decode("ascii"))
+        except (decimal.InvalidOperation, ValueError) as exc:
+            raise CodecError("bad Decimal") from exc
+
+    def _range(self, depth: int) -> Any:
+        parts = [self.value(depth + 1) for _ in range(3)]
+        if not all(type(p) is int for p in parts) or parts[2] == 0:
+            raise CodecError("bad range")
+        return range(*parts)
+
+    def _slice(self, depth: int) -> Any:
+        parts = [self.value(depth + 1) for _ in range(3)]
+        return slice(*parts)
+
+    def _datetime(self, depth: int) -> Any:
+        tag = self.data[self.pos - 1 : self.pos]
+        fields = self.value(depth + 1)
+        if type(fields) is not tuple:
+            raise CodecError("bad date/time")
+        try:
+            if tag == b"V":
+                if len(fields) != 3 or not all(type(f) is int for f in fields):
+                    raise CodecError("bad timedelta")
+                return datetime.timedelta(fields[0], fields[1], fields[2])
+            if tag == b"Y":
+                if len(fields) != 3 or not all(type(f) is int for f in fields):
+                    raise CodecError("bad date")
+                return datetime.date(*fields)
+            size = 6 if tag == b"H" else 9
+            if len(fields) != size or not all(type(f) is int for f in fields[:-1]):
+                raise CodecError("bad date/time")
+            tz = _timezone(fields[-1])
+            *parts, fold = fields[:-1]
+            if fold not in (0, 1):
+                raise CodecError("bad fold")
+            cls: Any = datetime.time if tag == b"H" else datetime.datetime
+            return cls(*parts, tzinfo=tz, fold=fold)
+        except (ValueError, OverflowError, TypeError) as exc:
+            if isinstance(exc, CodecError):
+                raise
+            raise CodecError("bad date/time") from exc
+
+    # numpy
+
+    def _dtype(self) -> Any:
+        name = self.take(self.length())
+        _import_numpy()
+        dtype = _numpy_dtypes().get(name.decode("ascii", "replace"))
+        if dtype is None:
+            raise CodecError("numpy dtype not allowed")
+        return dtype
+
+    def _raw(self, dtype: Any, count: int) -> bytes:
+        data = self.take(self.length())
+        if len(data) != count * dtype.itemsize:
+            raise CodecError("numpy data of the wrong size")
+        if dtype.kind == "b" and data.strip(b"\0\1"):
+            raise CodecError("numpy bool that is not 0 or 1")
+        return data
+
+    def _ndarray(self, depth: int) -> Any:
+        np = _import_numpy()
+        dtype = self._dtype()
+        shape = self.value(depth + 1)
+        if (
+            type(shape) is not tuple
+            or len(shape) > 32
+            or not all(type(d) is int and 0 <= d < 1 << 62 for d in shape)
+        ):
+            raise CodecError("bad numpy shape")
+        count = 1
+        for d in shape:
+            count *= d
+        data = self._raw(dtype, count)
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+    def _scalar(self, depth: int) -> Any:
+        np = _import_numpy()
+        dtype = self._dtype()
+        data = self._raw(dtype, 1)
+        return np.frombuffer(data, dtype=dtype)[0]
+
+    # handles
+
+    def _theirs(self, depth: int) -> Any:
+        if self.peer is None:
+            raise CodecError("a handle where none may be")
+        return self.peer.proxy(self.number())
+
+    def _mine(self, depth: int) -> Any:
+        if self.peer is None:
+            raise CodecError("a handle where none may be")
+        return self.peer.own(self.number())
+
+
+def _timezone(spec: Any) -> datetime.timezone | None:
+    if spec is None:
+        return None
+    if type(spec) is not tuple or len(spec) != 4 or not all(type(f) is int for f in spec[:3]):
+        raise CodecError("bad time zone")
+    if spec[3] is not None and type(spec[3]) is not str:
+        raise CodecError("bad time zone name")
+    offset = datetime.timedelta(spec[0], spec[1], spec[2])
+    return datetime.timezone(offset) if spec[3] is None else datetime.timezone(offset, spec[3])
+
+
+_TAGS: dict[bytes, Any] = {
+    b"N": _Decoder._none, b"T": _Decoder._true, b"F": _Decoder._false, b"i": _Decoder._int,
+    b"f": _Decoder._float, b"c": _Decoder._complex, b"s": _Decoder._str, b"b": _Decoder._bytes,
+    b"B": _Decoder._bytearray, b"l": _Decoder._list, b"S": _Decoder._set, b"Q": _Decoder._deque,
+    b"t": _Decoder._tuple, b"z": _Decoder._frozenset, b"d": _Decoder._dict,
+    b"C": _Decoder._counter, b"O": _Decoder._ordered, b"D": _Decoder._defaultdict,
+    b"@": _Decoder._repeat, b"a": _Decoder._back, b"r": _Decoder._fraction,
+    b"m": _Decoder._decimal, b"g": _Decoder._range, b"x": _Decoder._slice,
+    b"W": _Decoder._datetime, b"Y": _Decoder._datetime, b"H": _Decoder._datetime,
+    b"V": _Decoder._datetime, b"n": _Decoder._ndarray, b"k": _Decoder._scalar,
+    b"h": _Decoder._theirs, b"y": _Decoder._mine,
+}  # fmt: skip
+
+
+def decode(data: bytes) -> Any:
+    """The value :func:`encode` made; :class:`CodecError` for anything else."""
+    dec = _Decoder(data, None)
+    value = dec.value()
+    dec.end()
+    return value
+
+
+# -- write-back ----------------------------------------------------------------------------------
+
+
+def _snapshot(container: Any) -> Any:
+    """What ``container`` holds now, to tell later whether it changed (by identity)."""
+    if type(container) is bytearray:
+        return bytes(container)
+    if isinstance(container, dict):
+        return (list(container.keys()), list(container.values()))
+    return list(container)
+
+
+def _changed(container: Any, snap: Any) -> bool:
+    if type(container) is bytearray:
+        return bool(bytes(container) != snap)
+    if isinstance(container, dict):
+        keys, values = snap
+        return (
+            len(container) != len(keys)
+            or not all(map(operator.is_, container.keys(), keys))
+            or not all(map(operator.is_, container.values(), values))
+        )
+    if type(container) is set:
+        return len(container) != len(snap) or {id(x) for x in container} != {id(x) for x in snap}
+    return len(container) != len(snap) or not all(map(operator.is_, container, snap))
+
+
+def _apply(target: Any, new: Any) -> None:
+    """Make ``target`` (the requester's container) hold what ``new`` holds, in place."""
+    kind = type(target)
+    if type(new) is not kind:
+        raise CodecError("write-back of another type")
+    if kind is list or kind is bytearray:
+        target[:] = new
+    elif kind is set:
+        target.clear()
+        target.update(new)
+    elif kind is _deque:
+        if new.maxlen != target.maxlen:
+            raise CodecError("write-back changed a deque's maxlen")
+        target.clear()
+        target.extend(new)
+    elif kind is _OrderedDict:
+        target.clear()
+        target.update(new)
+    else:  # dict, Counter, defaultdict: dict's own methods (Counter.update adds)
+        dict.clear(target)
+        dict.update(target, new)
+        if kind is _defaultdict:
+            target.default_factory = new.default_factory
 
 
 # -- framing -----------------------------------------------------------------------------------
 
 
 def _send(fd: int, kind: bytes, body: bytes) -> None:
+    if len(body) + 1 > MAX_MESSAGE:
+        raise CodecError(f"message of {len(body) + 1} bytes")
     frame = memoryview(_LEN.pack(len(body) + 1) + kind + body)
     while frame:
         frame = frame[os.write(fd, frame) :]
@@ -222,76 +755,12 @@ def _recv(fd: int) -> tuple[bytes, bytes]:
         buf += chunk
 
 
-# -- the solution's side (runs inside the jail; nothing here is trusted by the judge) ---------
-
-
-def _pin(cpu: int | None) -> None:
-    """Run on ``cpu`` from now on: the judge and the solution take turns, and a turn on one CPU
-    is a local wakeup, much cheaper than one across CPUs (own time does not change)."""
-    if cpu is not None:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, {cpu})
-
-
-def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
-    """Announce the solution's top-level callables (and the modules it imported, by name) on
-    ``fd``, then answer calls until EOF (on ``cpu``, see :func:`_pin`)."""
-    _pin(cpu)
-    names = [
-        name
-        for name, value in list(namespace.items())
-        if type(name) is str and callable(value) and not name.startswith("__")
-    ][:MAX_NAMES]
-    modules = {
-        name: value.__name__
-        for name, value in list(namespace.items())
-        if type(name) is str and isinstance(value, types.ModuleType)
-    }
-    _send(fd, b"H", encode((names, modules)))
-    while True:
-        try:
-            kind, body = _recv(fd)
-        except EOFError:
-            os._exit(0)
-        if kind != b"C":
-            os._exit(1)
-        name, args, kwargs = decode(body)
-        try:
-            result = namespace[name](*args, **kwargs)
-            reply = encode(result)
-        except CodecError as exc:
-            _send(fd, b"U", encode(str(exc)))
-            continue
-        except BaseException as exc:
-            try:
-                message = str(exc)[:10_000]
-            except BaseException:
-                message = "<unprintable>"
-            _send(fd, b"X", encode((type(exc).__name__[:200], message)))
-            continue
-        _send(fd, b"R", reply)
-
-
-# -- the judge's side (trusted) ----------------------------------------------------------------
-
-
-class SolutionBroke(BaseException):
-    """The solution process died, hung up, or broke the protocol: no test can pass any more.
-
-    A ``BaseException`` so that ``except Exception`` in a test does not swallow it; the judge
-    also remembers it, so that even a bare ``except:`` cannot turn it into a pass."""
-
-
-class SolutionError(Exception):
-    """Stands for an exception of the solution whose type is not a built-in exception."""
-
-
-_state: dict[str, Any] = {"broken": None, "answered": 0}
-
+# -- the two ends of the wire --------------------------------------------------------------------
 
 #: The solution's exceptions that reach the tests as themselves (so that ``except ValueError``
-#: in a test works). Not ``StopIteration``: raised inside ``map`` or a generator, it would end
-#: the tests' iteration early (``all(map(...))`` would be true); not ``BaseException``s.
+#: in a test works). Not ``StopIteration`` from a call: raised inside ``map`` or a generator,
+#: it would end the tests' iteration early (``all(map(...))`` would be true); not
+#: ``BaseException``s. (The end of an iterator of the solution ends the tests' loop over it.)
 _PASSED_THROUGH = {
     cls.__name__: cls
     for cls in (
@@ -309,24 +778,537 @@ def _solution_exception(name: str, message: str) -> Exception:
     return cls(message) if cls is not None else SolutionError(f"{name}: {message}")
 
 
+#: Requests one side may make on the other's objects; those marked False the judge refuses
+#: the solution (it may call the tests' objects, iterate them and read public attributes).
+_OPS: dict[str, bool] = {
+    "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
+    "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
+    "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
+    "exit": False, "isinstance": False, "issubclass": False,
+    "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
+    "add": False, "sub": False, "mul": False, "truediv": False, "floordiv": False, "mod": False,
+    "pow": False, "and_": False, "or_": False, "xor": False, "lshift": False, "rshift": False,
+    "matmul": False, "neg": False, "pos": False, "abs": False, "invert": False, "int": False,
+    "float": False, "index": False, "complex": False, "round": False,
+}  # fmt: skip
+#: Attributes of the tests' objects the solution may not read: private and special ones
+#: (``__globals__``, ``__code__``...), and frames, code and tracebacks (a generator's
+#: ``gi_frame.f_globals`` or ``gi_code.co_consts`` would show the tests' namespace and
+#: constants, their expected answers among them).
+_HIDDEN = ("_", "f_", "co_", "gi_", "cr_", "ag_", "tb_")
+_INTERNALS = (
+    types.FrameType,
+    types.CodeType,
+    types.ModuleType,
+    types.TracebackType,
+    types.CellType,
+)
+_BINARY = {
+    "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
+    "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
+}  # fmt: skip
+_UNARY: dict[str, Any] = {
+    "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert,
+    "int": int, "float": float, "index": operator.index, "complex": complex,
+}  # fmt: skip
+
+
+class _Peer:
+    """This process's end of the wire: its objects the other side holds (by number), proxies
+    for the other side's, and the request/reply loop (requests nest: while waiting for a reply,
+    the other side's requests are served).
+
+    ``trusted`` is True in the judge: the other side is the solution, so every message is
+    checked, every bound counted, and the solution may do only :data:`_OPS`' True requests on
+    the tests' objects."""
+
+    def __init__(self, fd: int, trusted: bool) -> None:
+        self.fd = fd
+        self.trusted = trusted
+        self.exports: list[Any] = []
+        self.export_ids: dict[int, int] = {}
+        self.proxies: dict[int, _Proxy] = {}
+        self.items: dict[int, int] = {}  # items taken per iterator of the other side
+        self.depth = 0
+        self.served = 0
+        self.answered = 0
+        self.broken: str | None = None
+        self.failed: str | None = None  # an assertion of the tests failed in a callback
+
+    # objects
+
+    def export(self, obj: Any) -> int:
+        n = self.export_ids.get(id(obj))
+        if n is None:
+            if len(self.exports) >= MAX_HANDLES:
+                raise CodecError(f"more than {MAX_HANDLES} objects handed out")
+            n = self.export_ids[id(obj)] = len(self.exports)
+            self.exports.append(obj)
+        return n
+
+    def own(self, n: int) -> Any:
+        if n >= len(self.exports):
+            raise CodecError("a handle this side never handed out")
+        return self.exports[n]
+
+    def proxy(self, n: int) -> _Proxy:
+        found = self.proxies.get(n)
+        if found is None:
+            if len(self.proxies) >= MAX_HANDLES:
+                raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
+            found = self.proxies[n] = _Proxy(n)
+        return found
+
+    # failures
+
+    def fail(self, reason: str) -> NoReturn:
+        """The wire is unusable: in the judge, a verdict of "failed"; in the solution, exit."""
+        if not self.trusted:
+            os._exit(1)
+        if self.broken is None:
+            self.broken = reason
+        raise SolutionBroke(reason)
+
+    # requests
+
+    def request(self, op: str, target: _Proxy, args: tuple[Any, ...] = (), **kwargs: Any) -> Any:
+        if self.broken is not None:
+            raise SolutionBroke(self.broken)
+        enc = _Encoder(self)
+        try:
+            enc.out += (op.encode(), b"\0", _U32.pack(object.__getattribute__(target, "_id")))
+            enc.value(args)
+            enc.value(kwargs)
+        except CodecError as exc:
+            raise TypeError(f"cannot be sent to the other process: {exc}") from None
+        sent = enc.force
+        try:
+            _send(self.fd, b"Q", enc.bytes())
+            del enc
+            return self.wait(op, target, sent)
+        except (EOFError, OSError, CodecError) as exc:
+            self.fail(f"the solution stopped answering or broke the protocol ({exc!r})")
+
+    def wait(self, op: str, target: _Proxy, sent: list[Any]) -> Any:
+        while True:
+            kind, body = _recv(self.fd)
+            if kind == b"Q":
+                self.serve(body)
+                continue
+            if kind == b"U" and self.trusted:
+                self.fail(f"a value of the solution cannot be sent: {decode(body)!s:.2000}")
+            if kind not in (b"R", b"X", b"E"):
+                raise CodecError(f"unexpected message {kind!r}")
+            dec = _Decoder(body, self, sent)
+            value = dec.value()
+            for _ in range(dec.length()):
+                n = dec.number()
+                if n >= len(sent):
+                    raise CodecError("write-back to no container")
+                _apply(sent[n], dec.value())
+            dec.end()
+            self.answered += 1
+            if kind == b"R":
+                return value
+            if kind == b"E":
+                if op != "next":
+                    raise CodecError("end of iteration for a request that is not next")
+                raise StopIteration
+            if (
+                type(value) is not tuple
+                or len(value) != 2
+                or not all(type(p) is str for p in value)
+            ):
+                raise CodecError("malformed exception")
+            raise _solution_exception(value[0], value[1])
+
+    def serve(self, body: bytes) -> None:
+        """Serve one request of the other side and send the reply."""
+        self.served += 1
+        if self.trusted and self.served > MAX_CALLBACKS:
+            self.fail(f"the solution made more than {MAX_CALLBACKS} requests of the tests")
+        # The solution's side allows twice as deep, so that the judge's bound (with its
+        # reason) is the one met.
+        if self.depth >= (MAX_CALL_DEPTH if self.trusted else 2 * MAX_CALL_DEPTH):
+            self.fail(f"requests nested more than {MAX_CALL_DEPTH} deep")
+        op_bytes, sep, rest = body.partition(b"\0")
+        op = op_bytes.decode("ascii", "replace")
+        if not sep or op not in _OPS:
+            raise CodecError("unknown request")
+        dec = _Decoder(rest, self)
+        target = self.own(dec.number())
+        args = dec.value()
+        kwargs = dec.value()
+        dec.end()
+        if type(args) is not tuple or type(kwargs) is not dict:
+            raise CodecError("malformed request")
+        if not all(type(k) is str for k in kwargs):
+            raise CodecError("malformed keyword arguments")
+        received = dec.refs
+        snaps = [_snapshot(c) for c in received]
+        kind = b"R"
+        self.depth += 1
+        try:
+            if self.trusted and not _OPS[op]:
+                raise TypeError(f"the tests' objects do not allow {op}")
+            result = self.perform(op, target, args, kwargs)
+        except StopIteration:
+            kind, result = (b"E", None) if op == "next" else (b"X", ("StopIteration", ""))
+        except Exception as exc:
+            kind, result = b"X", self.describe(exc)
+        finally:
+            self.depth -= 1
+        back = {id(c): i for i, c in enumerate(received)}
+        changed = [i for i, c in enumerate(received) if _changed(c, snaps[i])]
+        try:
+            reply = self.reply(result, back, received, changed)
+            if len(reply) >= MAX_MESSAGE:
+                raise CodecError(f"a reply of {len(reply)} bytes (at most {MAX_MESSAGE})")
+        except CodecError as exc:
+            if not self.trusted:  # the judge sees it as a failure of the solution
+                _send(self.fd, b"U", encode(f"{exc}"[:2000]))
+                return
+            kind, reply = b"X", self.reply(("TypeError", f"{exc}"), back, received, changed)
+        _send(self.fd, kind, reply)
+
+    def reply(
+        self, result: Any, back: dict[int, int], received: list[Any], changed: list[int]
+    ) -> bytes:
+        enc = _Encoder(self, back)
+        enc.value(result)
+        enc.length(len(changed))
+        for i in changed:
+            enc.length(i)
+            enc.value(received[i], 0, content=True)
+        return enc.bytes()
+
+    def describe(self, exc: BaseException) -> tuple[str, str]:
+        """An exception as the other side is told of it: the tests' exceptions by type only
+        (their messages may quote what the tests expect)."""
+        if self.trusted:
+            if isinstance(exc, AssertionError) and self.failed is None:
+                self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
+            return (type(exc).__name__, "")
+        try:
+            message = str(exc)[:10_000]
+        except BaseException:
+            message = "<unprintable>"
+        return (type(exc).__name__[:200], message)
+
+    def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if op == "call":
+            return obj(*args, **kwargs)
+        if op in _BINARY:
+            return getattr(operator, op)(obj, *args[:1])
+        if op in _UNARY:
+            return _UNARY[op](obj)
+        if op in ("getattr", "setattr", "delattr"):
+            name = args[0] if args else None
+            if type(name) is not str or (self.trusted and name.startswith(_HIDDEN)):
+                raise AttributeError(name if type(name) is str else "?")
+            if op == "getattr":
+                found = getattr(obj, name)
+                if self.trusted and isinstance(found, _INTERNALS):
+                    raise AttributeError(name)
+                return found
+            if op == "setattr":
+                return setattr(obj, name, args[1])
+            return delattr(obj, name)
+        if op == "iter":
+            return iter(obj)
+        if op == "next":
+            return next(obj)
+        if op == "len":
+            return len(obj)
+        if op == "getitem":
+            return obj[args[0]]
+        if op == "setitem":
+            obj[args[0]] = args[1]
+            return None
+        if op == "delitem":
+            del obj[args[0]]
+            return None
+        if op == "contains":
+            return args[0] in obj
+        if op == "bool":
+            return bool(obj)
+        if op == "repr":
+            return repr(obj)
+        if op == "str":
+            return str(obj)
+        if op == "format":
+            return format(obj, args[0])
+        if op == "hash":
+            return hash(obj)
+        if op == "round":
+            return round(obj, *args[:1])
+        if op == "enter":
+            return obj.__enter__()
+        if op == "exit":
+            cls = _PASSED_THROUGH.get(args[0]) if args and type(args[0]) is str else None
+            exc = cls() if cls is not None else (Exception() if args and args[0] else None)
+            return obj.__exit__(type(exc) if exc is not None else None, exc, None)
+        if op == "isinstance":
+            return isinstance(args[0], obj)
+        if op == "issubclass":
+            return issubclass(args[0], obj)
+        raise TypeError(f"unknown request {op}")
+
+
+_PEER: _Peer | None = None
+
+
+def _peer() -> _Peer:
+    if _PEER is None:
+        raise RuntimeError("no other process to ask")
+    return _PEER
+
+
+def _both(a: Any, b: Any) -> bool:
+    return type(a) is _Proxy and type(b) is _Proxy
+
+
+def _checked(value: Any, kind: type, what: str) -> Any:
+    if type(value) is not kind:
+        raise TypeError(f"{what} of the solution's object returned {type(value).__name__}")
+    return value
+
+
+class _Proxy:
+    """An object of the other process, by its number there: every use is a request to it.
+
+    Never equal to (nor ordered with, nor combined by arithmetic with) an object of this
+    process: those methods return ``NotImplemented`` unless both operands are proxies, so
+    Python falls back to identity (``==`` is ``False``) or raises ``TypeError``."""
+
+    __slots__ = ("__weakref__", "_id")
+
+    def __init__(self, n: int) -> None:
+        object.__setattr__(self, "_id", n)
+
+    def __getattr__(self, name: str) -> Any:
+        return _peer().request("getattr", self, (name,))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _peer().request("setattr", self, (name, value))
+
+    def __delattr__(self, name: str) -> None:
+        _peer().request("delattr", self, (name,))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _peer().request("call", self, args, **kwargs)
+
+    def __iter__(self) -> Any:
+        return _peer().request("iter", self)
+
+    def __next__(self) -> Any:
+        peer = _peer()
+        if peer.trusted:
+            n = object.__getattribute__(self, "_id")
+            taken = peer.items[n] = peer.items.get(n, 0) + 1
+            if taken > MAX_ITERATION:
+                peer.fail(f"more than {MAX_ITERATION} items from one iterator of the solution")
+        return peer.request("next", self)
+
+    def __len__(self) -> int:
+        n = _checked(_peer().request("len", self), int, "len()")
+        return int(n)
+
+    def __getitem__(self, key: Any) -> Any:
+        return _peer().request("getitem", self, (key,))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _peer().request("setitem", self, (key, value))
+
+    def __delitem__(self, key: Any) -> None:
+        _peer().request("delitem", self, (key,))
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(_checked(_peer().request("contains", self, (item,)), bool, "in"))
+
+    def __bool__(self) -> bool:
+        return bool(_checked(_peer().request("bool", self), bool, "bool()"))
+
+    def __repr__(self) -> str:
+        return str(_checked(_peer().request("repr", self), str, "repr()"))
+
+    def __str__(self) -> str:
+        return str(_checked(_peer().request("str", self), str, "str()"))
+
+    def __format__(self, spec: str) -> str:
+        return str(_checked(_peer().request("format", self, (spec,)), str, "format()"))
+
+    def __hash__(self) -> int:
+        return int(_checked(_peer().request("hash", self), int, "hash()"))
+
+    def __enter__(self) -> Any:
+        return _peer().request("enter", self)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        name = kind.__name__ if isinstance(kind, type) else None
+        suppress = _peer().request("exit", self, (name,))
+        # The solution may not swallow the tests' own failures.
+        if (exc is not None and not isinstance(exc, Exception)) or isinstance(exc, AssertionError):
+            return False
+        return suppress is True
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        if type(obj) is not _Proxy:
+            return False
+        return bool(_checked(_peer().request("isinstance", self, (obj,)), bool, "isinstance()"))
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        if type(cls) is not _Proxy:
+            return False
+        return bool(_checked(_peer().request("issubclass", self, (cls,)), bool, "issubclass()"))
+
+    def __eq__(self, other: object) -> Any:
+        return _peer().request("eq", self, (other,)) if _both(self, other) else NotImplemented
+
+    def __ne__(self, other: object) -> Any:
+        return _peer().request("ne", self, (other,)) if _both(self, other) else NotImplemented
+
+    def __lt__(self, other: object) -> Any:
+        return _peer().request("lt", self, (other,)) if _both(self, other) else NotImplemented
+
+    def __le__(self, other: object) -> Any:
+        return _peer().request("le", self, (other,)) if _both(self, other) else NotImplemented
+
+    def __gt__(self, other: object) -> Any:
+        return _peer().request("gt", self, (other,)) if _both(self, other) else NotImplemented
+
+    def __ge__(self, other: object) -> Any:
+        return _peer().request("ge", self, (other,)) if _both(self, other) else NotImplemented
+
+    def _binary(self, op: str, other: Any) -> Any:
+        return _peer().request(op, self, (other,)) if _both(self, other) else NotImplemented
+
+    def __add__(self, other: Any) -> Any:
+        return self._binary("add", other)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._binary("sub", other)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._binary("mul", other)
+
+    def __truediv__(self, other: Any) -> Any:
+        return self._binary("truediv", other)
+
+    def __floordiv__(self, other: Any) -> Any:
+        return self._binary("floordiv", other)
+
+    def __mod__(self, other: Any) -> Any:
+        return self._binary("mod", other)
+
+    def __pow__(self, other: Any) -> Any:
+        return self._binary("pow", other)
+
+    def __and__(self, other: Any) -> Any:
+        return self._binary("and_", other)
+
+    def __or__(self, other: Any) -> Any:
+        return self._binary("or_", other)
+
+    def __xor__(self, other: Any) -> Any:
+        return self._binary("xor", other)
+
+    def __lshift__(self, other: Any) -> Any:
+        return self._binary("lshift", other)
+
+    def __rshift__(self, other: Any) -> Any:
+        return self._binary("rshift", other)
+
+    def __matmul__(self, other: Any) -> Any:
+        return self._binary("matmul", other)
+
+    def __neg__(self) -> Any:
+        return _peer().request("neg", self)
+
+    def __pos__(self) -> Any:
+        return _peer().request("pos", self)
+
+    def __abs__(self) -> Any:
+        return _peer().request("abs", self)
+
+    def __invert__(self) -> Any:
+        return _peer().request("invert", self)
+
+    def __int__(self) -> int:
+        return int(_checked(_peer().request("int", self), int, "int()"))
+
+    def __float__(self) -> float:
+        return float(_checked(_peer().request("float", self), float, "float()"))
+
+    def __index__(self) -> int:
+        return int(_checked(_peer().request("index", self), int, "index()"))
+
+    def __complex__(self) -> complex:
+        return complex(_checked(_peer().request("complex", self), complex, "complex()"))
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        return _peer().request("round", self, () if ndigits is None else (ndigits,))
+
+
+# -- the solution's side (runs inside the jail; nothing here is trusted by the judge) ---------
+
+
+def _pin(cpu: int | None) -> None:
+    """Run on ``cpu`` from now on: the judge and the solution take turns, and a turn on one CPU
+    is a local wakeup, much cheaper than one across CPUs (own time does not change)."""
+    if cpu is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {cpu})
+
+
+def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
+    """Announce the solution's top-level callables (those that are a standard module's
+    attribute of the same name, as ``from heapq import heappush`` makes, by that name), and the
+    modules it imported, on ``fd``; then serve the judge's requests until EOF (on ``cpu``,
+    see :func:`_pin`)."""
+    global _PEER
+    _pin(cpu)
+    peer = _PEER = _Peer(fd, trusted=False)
+    names: dict[str, Any] = {}
+    standard: dict[str, str] = {}
+    for name, value in list(namespace.items()):
+        if type(name) is not str or name.startswith("__") or not callable(value):
+            continue
+        if len(names) + len(standard) >= MAX_NAMES:
+            break
+        for module in TEST_MODULES:
+            loaded = sys.modules.get(module)
+            if loaded is not None and getattr(loaded, name, None) is value:
+                standard[name] = module
+                break
+        else:
+            names[name] = value
+    modules = {
+        name: value.__name__
+        for name, value in list(namespace.items())
+        if type(name) is str and type(value) is type(sys)
+    }
+    greeting = _Encoder(peer)
+    greeting.value((names, standard, modules))
+    _send(fd, b"H", greeting.bytes())
+    while True:
+        try:
+            kind, body = _recv(fd)
+        except EOFError:
+            os._exit(0)
+        if kind != b"Q":
+            os._exit(1)
+        peer.serve(body)
+
+
+# -- the judge's side (trusted) ----------------------------------------------------------------
+
 #: Standard modules the judge imports for the tests when the solution imported them.
 TEST_MODULES = frozenset({
     "array", "bisect", "cmath", "collections", "copy", "datetime", "decimal", "fractions",
     "functools", "heapq", "itertools", "json", "math", "operator", "random", "re", "statistics",
     "string", "sys", "typing",
 })  # fmt: skip
-
-
-def _valid_greeting(greeting: object) -> bool:
-    if type(greeting) is not tuple or len(greeting) != 2:
-        return False
-    names, modules = greeting
-    return (
-        type(names) is list
-        and all(type(n) is str for n in names)
-        and type(modules) is dict
-        and all(type(k) is str and type(v) is str for k, v in modules.items())
-    )
 
 
 def _may_proxy(name: str) -> bool:
@@ -341,52 +1323,27 @@ def _may_proxy(name: str) -> bool:
     )
 
 
-class _Proxy:
-    """A solution's top-level callable, as seen by the tests."""
-
-    __slots__ = ("__name__", "__qualname__", "_fd", "_name")
-
-    def __init__(self, fd: int, name: str) -> None:
-        self._fd = fd
-        self._name = name
-        self.__name__ = self.__qualname__ = name
-
-    def __repr__(self) -> str:
-        return f"<solution function {self._name}>"
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _state["broken"] is not None:
-            raise SolutionBroke(_state["broken"])
-        try:
-            request = encode((self._name, args, kwargs))
-        except CodecError as exc:
-            # The tests passed something that is not plain data (a lambda, an object): the
-            # solution cannot be called with it here. A failure, but not the solution's fault.
-            raise TypeError(f"argument cannot be sent to the solution: {exc}") from None
-        try:
-            _send(self._fd, b"C", request)
-            kind, body = _recv(self._fd)
-            if kind == b"R":
-                value = decode(body)
-                _state["answered"] += 1
-                return value
-            if kind == b"X":
-                pair = decode(body)
-                if type(pair) is tuple and len(pair) == 2 and all(type(p) is str for p in pair):
-                    _state["answered"] += 1
-                    raise _solution_exception(pair[0], pair[1])
-                raise CodecError("malformed exception")
-            if kind == b"U":
-                _broken(f"{self._name} returned a value that is not plain data: {decode(body)}")
-            raise CodecError(f"unexpected reply {kind!r}")
-        except (EOFError, OSError, CodecError) as exc:
-            _broken(f"the solution stopped answering or broke the protocol ({exc!r})")
+def _greeting(value: Any) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    if type(value) is not tuple or len(value) != 3:
+        raise CodecError("malformed greeting")
+    names, standard, modules = value
+    for table in (names, standard, modules):
+        if type(table) is not dict or not all(type(k) is str for k in table):
+            raise CodecError("malformed greeting")
+    if not all(type(v) is _Proxy for v in names.values()):
+        raise CodecError("a top-level callable that is not a handle")
+    if not all(type(v) is str for v in (*standard.values(), *modules.values())):
+        raise CodecError("malformed greeting")
+    return names, standard, modules
 
 
-def _broken(reason: str) -> NoReturn:
-    if _state["broken"] is None:
-        _state["broken"] = reason
-    raise SolutionBroke(reason)
+def _standard(module: str, name: str) -> Any:
+    """The judge's own ``module.name`` when it is a public callable of a module of
+    :data:`TEST_MODULES`, else None."""
+    if module not in TEST_MODULES or not name.isidentifier() or name.startswith("_"):
+        return None
+    value = getattr(importlib.import_module(module), name, None)
+    return value if callable(value) else None
 
 
 def judge(
@@ -395,22 +1352,30 @@ def judge(
     """Run ``tests`` against the solution behind ``sock_fd``; write ``P`` or ``F<reason>`` on
     ``verdict_fd``; exit. ``P`` is written only when every test ran to its end. Once the
     solution is ready, runs on ``cpu`` (see :func:`_pin`)."""
+    global _PEER
+    peer = _PEER = _Peer(sock_fd, trusted=True)
     verdict = b"F"
     try:
         try:
             kind, body = _recv(sock_fd)
+            if kind != b"H":
+                raise CodecError("no greeting")
+            dec = _Decoder(body, peer)
+            names, standard, modules = _greeting(dec.value())
+            dec.end()
         except (EOFError, OSError):
-            _broken("the solution exited or failed before defining its functions")
+            peer.fail("the solution exited or failed before defining its functions")
+        except CodecError as exc:
+            peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
-        greeting = decode(body) if kind == b"H" else None
-        if not _valid_greeting(greeting):
-            _broken("the solution sent a malformed greeting")
-        assert isinstance(greeting, tuple)
-        names, modules = greeting
         namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-        for name in names[:MAX_NAMES]:
-            if _may_proxy(name):
-                namespace[name] = _Proxy(sock_fd, name)
+        for name, module in list(standard.items())[:MAX_NAMES]:
+            own = _standard(module, name)
+            if own is not None and _may_proxy(name):
+                namespace[name] = own
+        namespace.update(
+            (name, handle) for name, handle in list(names.items())[:MAX_NAMES] if _may_proxy(name)
+        )
         # MBPP's asserts use modules the solution imported (``math.isclose`` with no import
         # of their own): the judge imports its own copy of those from a list of standard
         # modules; nothing of the solution's modules crosses.
@@ -425,16 +1390,24 @@ def judge(
                 raise NameError("the tests define no check(candidate) function")
             # The entry point is the solution's, even where the tests define a stub of it
             # (HumanEval's prompt does; HumanEval/33's check calls it by name).
-            candidate = namespace[entry_point] = _Proxy(sock_fd, entry_point)
+            if entry_point in names:
+                candidate = names[entry_point]
+            elif entry_point in standard:
+                candidate = _standard(standard[entry_point], entry_point)
+            else:
+                raise NameError(f"the solution defines no {entry_point}")
+            namespace[entry_point] = candidate
             check(candidate)
-        if _state["broken"] is None and _state["answered"] > 0:
+        if peer.broken is not None:
+            verdict = b"F" + peer.broken.encode("utf-8", "replace")
+        elif peer.failed is not None:
+            verdict = b"F" + peer.failed.encode("utf-8", "replace")
+        elif peer.answered > 0:
             verdict = b"P"
-        elif _state["broken"] is None:
-            verdict = b"Fthe tests never got an answer from the solution: nothing was judged"
         else:
-            verdict = b"F" + str(_state["broken"]).encode("utf-8", "replace")
+            verdict = b"Fthe tests never got an answer from the solution: nothing was judged"
     except BaseException as exc:
-        reason = _state["broken"] or _describe(exc)
+        reason = peer.broken or peer.failed or _describe(exc)
         verdict = b"F" + reason.encode("utf-8", "replace")[:8000]
     try:
         os.write(verdict_fd, verdict[:16000])

@@ -82,15 +82,17 @@ def _print_exception(exc: BaseException) -> None:
 def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = None) -> NoReturn:
     """Run ``source`` as ``__main__`` with CPython's exit semantics, then ``_exit``.
 
-    With ``serve_fd`` (a judged run), a program that ran to its end without exiting goes on to
-    serve its top-level callables to the judge on that socket (:func:`_judge.serve_solution`)
-    instead of exiting.
+    With ``serve_fd`` (a judged run), the module is named ``solution``, not ``__main__`` (as
+    in-process harnesses exec it: an ``if __name__ == "__main__":`` block reading stdin does
+    not run under function-style tests), and a program that ran to its end without exiting
+    goes on to serve its top-level callables to the judge on that socket
+    (:func:`_judge.serve_solution`) instead of exiting.
     """
     import builtins
 
-    main = types.ModuleType("__main__")
+    main = types.ModuleType("__main__" if serve_fd is None else "solution")
     main.__dict__["__builtins__"] = builtins
-    sys.modules["__main__"] = main
+    sys.modules["__main__"] = sys.modules[main.__name__] = main
     rc = 0
     try:
         code = compile(source, "<program>", "exec")
