@@ -30,8 +30,9 @@ How ``run_tests`` judges (the solution cannot reach the code that judges it)
 Two processes per check, forked by the fork server:
 
 * the **solution** process, jailed as every program (below), under a sandbox uid of its own,
-  runs ``solution`` as ``__main__``, then serves calls to its top-level callables over a
-  socket;
+  runs ``solution`` as a module named ``solution`` (not ``__main__``, as in-process harnesses
+  exec it: an ``if __name__ == "__main__":`` block reading stdin does not run), then serves the
+  judge's requests over a socket;
 * the **judge** process, trusted code under *another* uid (``_zygote_wire.JUDGE_UID``, outside the
   pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
   ptrace even for its own uid), with its own limits, runs ``tests`` in a fresh namespace where
@@ -39,35 +40,64 @@ Two processes per check, forked by the fork server:
   ``entry_point`` is given, and writes its verdict on a pipe that only the caller holds. The
   tests never exist in the solution's memory or files.
 
-Only plain data crosses, in a hand-written format decoded strictly on the judge's side
-(:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of untrusted bytes): ``None``,
-``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``list``, ``tuple``, ``dict``,
-``set``, ``frozenset``, nested (at most 100 deep, 4 million items, 64 MiB). The tests compare
-values of these exact types with their built-in ``__eq__``: an object equal to everything, a
-subclass of ``int``/``str``/``list`` with a patched ``__eq__``, a generator or a lambda cannot be
-sent, and fails the check. Patching builtins or modules, trace and profile hooks, threads and
-``gc`` act on the solution's own process only. "passed" needs the judge's "ran every test to its
-end" record plus at least one answer from the solution; no exit status, no output, nothing
-written on any descriptor makes a pass. If the solution dies, hangs up, sends bytes that are
-not a valid answer or a value that is not plain data, the judge remembers it and the verdict
-is "failed" even if a test catches the error. The solution's exceptions reach the tests as the
-built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
+The tests see the solution as they would in-process, through a hand-written format decoded
+strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of
+untrusted bytes):
+
+* **values** of built-in types and of a fixed list of trusted standard types are rebuilt by the
+  judge as real objects of exactly those types: ``None``, ``bool``, ``int``, ``float``,
+  ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
+  ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
+  built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
+  ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric and bool dtypes
+  (rebuilt with numpy from dtype, shape and raw bytes); nested at most 100 deep, 4 million
+  items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``)
+  is not a value;
+* everything else the solution hands out (instances of its classes, its classes, generators
+  and iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls,
+  iteration (lazy, one item per request: an infinite generator under ``itertools.islice``
+  works), ``len``, indexing, ``in``, ``with``, ``str``/``repr``, ``bool`` and ``hash`` are
+  requests to the solution. A handle is never equal to, ordered with or combined with a value
+  of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says); operations between
+  two handles are the solution's own, as in-process;
+* **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
+  mutated in the solution's process; the changed ones are sent back with the reply and applied
+  in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
+* **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
+  tests) crosses the other way as a handle; the solution may call it, iterate it and read its
+  public attributes (no frames, code or ``__globals__``: nothing of the tests leaks), and the
+  call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
+  check even if the solution catches it, and the solution never learns the message of the
+  tests' exceptions; a ``with`` block of the solution never swallows an ``AssertionError``.
+
+Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the
+solution's own process only. "passed" needs the judge's "ran every test to its end" record
+plus at least one answer from the solution; no exit status, no output, nothing written on any
+descriptor makes a pass. If the solution dies, hangs up, sends bytes that are not a valid
+answer, or exceeds a bound (more than 200,000 handles, callbacks or items from one iterator,
+requests nested more than 50 deep, a message over 64 MiB), the judge remembers it and the
+verdict is "failed" even if a test catches the error. The solution's exceptions reach the
+tests as the built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
 ``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
-works), anything else (``StopIteration``, ``SystemExit``, its own classes) as
-:class:`asyncpool.sandbox._judge.SolutionError`.
+works), anything else (``StopIteration`` from a call, ``SystemExit``, its own classes) as
+:class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
+tests' loop over it.
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
 names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its
 ``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's.
+A top-level name that is a standard module's attribute of the same name (``from collections
+import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
-Honest code that cannot be judged this way (not a verdict on its correctness): tests passing
-non-plain arguments (a lambda, an instance of the solution's class), tests checking that the
-solution mutated an argument in place, solutions returning numpy values. ``timeout`` bounds
-the own time of the whole check, solution and tests; ``stdout_tail`` is the solution's output,
-then ``--- judge:`` and the reason of a failure.
+Where the semantics still differ from in-process: a numpy array the tests pass is not written
+back; identity across the wire holds for handles, for containers the tests passed and within one
+reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes is
+false. ``timeout`` bounds the own time of the whole check, solution and tests; each request
+costs a round trip (about 30 us), so a test loop of 200,000 calls takes seconds.
+``stdout_tail`` is the solution's output, then ``--- judge:`` and the reason of a failure.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
 "passed" (verdict "accepted") when the program exited 0 and its output is accepted by the
