@@ -14,7 +14,7 @@ back unchanged: only the output text of ``response`` is read.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,7 @@ __all__ = [
     "RunCodeResponse",
     "RunStatus",
     "SANDBOXFUSION_LANGUAGES",
+    "StdioChecker",
     "UnitTests",
     "VerifyRequest",
     "VerifyResponse",
@@ -102,16 +103,33 @@ class RunCodeResponse(BaseModel):
 # --------------------------------------------------------------------------- NeMo-Gym
 
 
+#: The comparison modes of stdin/stdout tests (:data:`asyncpool.sandbox._checkers.CHECKERS`,
+#: spelled out here so that the server's models do not import the sandbox).
+StdioChecker = Literal["exact", "tokens", "float", "case_insensitive"]
+
+
 class UnitTests(BaseModel):
     """LiveCodeBench's test format: ``fn_name`` ``None`` means stdin/stdout cases (each input
     is the program's stdin, each output its expected stdout); otherwise each input holds one
-    JSON value per line (the call's arguments) and each output one JSON value (its result)."""
+    JSON value per line (the call's arguments) and each output one JSON value (its result).
+
+    An extension for datasets whose stdin/stdout tests are judged by a checker (Codeforces'
+    "1e-6 absolute or relative" ones): ``checker`` is how an output is compared with the
+    expected one (:func:`asyncpool.sandbox.run_stdio`'s modes: ``"exact"``, LiveCodeBench's
+    comparison and the default, ``"tokens"``, ``"float"``, ``"case_insensitive"``), and
+    ``abs_tol``/``rel_tol`` the tolerances of ``"float"`` (finite, ``>= 0``, default 1e-6). A
+    custom checker is Python code, so it is never taken from a request. Call-based tests
+    (``fn_name`` set) compare JSON values and take no checker.
+    """
 
     model_config = ConfigDict(strict=True)
 
     inputs: list[str]
     outputs: list[str]
     fn_name: str | None = None
+    checker: StdioChecker = "exact"
+    abs_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
+    rel_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
 
 
 class VerifyRequest(BaseModel):

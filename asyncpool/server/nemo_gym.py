@@ -5,7 +5,11 @@ The model's text is the ``response``'s output text (the ``output_text`` parts of
 fenced block of that text, as LiveCodeBench extracts it (:func:`extract_code`). The tests are
 ``verifier_metadata.unit_tests`` in LiveCodeBench's format (:class:`~.models.UnitTests`):
 
-* ``fn_name`` ``None``: stdin/stdout cases, judged by :func:`asyncpool.sandbox.run_stdio`;
+* ``fn_name`` ``None``: stdin/stdout cases, judged by :func:`asyncpool.sandbox.run_stdio`,
+  with the comparison mode the tests carry (``unit_tests.checker``, ``"exact"`` unless a dataset
+  says otherwise, e.g. ``"float"`` with ``abs_tol``/``rel_tol``): the judge's verdict of the
+  first case not accepted gives its code (wrong answer -2, time limit -3, runtime error or
+  memory limit -4);
 * otherwise call-based: each case calls ``fn_name`` (a method of ``class Solution`` when the code
   defines one, as on LeetCode, else a module-level function) with the case's JSON arguments and
   compares the result with the expected JSON value (a tuple counts as a list; numbers within
@@ -28,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .models import UnitTests, VerifyRequest, VerifyResponse
+from .models import StdioChecker, UnitTests, VerifyRequest, VerifyResponse
 
 __all__ = [
     "LCB_IMPORTS",
@@ -114,6 +118,9 @@ class VerifyJob:
     fn_name: str | None
     timeout: float
     memory_mb: int
+    checker: StdioChecker = "exact"  # stdin/stdout tests only
+    abs_tol: float = 1e-6
+    rel_tol: float = 1e-6
 
 
 def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
@@ -142,6 +149,11 @@ def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
     if len(tests.inputs) > max_cases:
         raise BadRequest(f"verifier_metadata.unit_tests: at most {max_cases} cases")
     if tests.fn_name is not None:
+        if tests.checker != "exact":
+            raise BadRequest(
+                f"verifier_metadata.unit_tests.checker: {tests.checker!r} applies to "
+                "stdin/stdout tests (fn_name null); call-based tests compare JSON values"
+            )
         if not tests.fn_name.isidentifier():
             raise BadRequest(
                 f"verifier_metadata.unit_tests.fn_name: {tests.fn_name[:64]!r} is not a name"
@@ -168,6 +180,9 @@ def prepare(code: str, tests: UnitTests, timeout: float, memory_mb: int) -> Veri
         fn_name=tests.fn_name,
         timeout=timeout,
         memory_mb=memory_mb,
+        checker=tests.checker,
+        abs_tol=tests.abs_tol,
+        rel_tol=tests.rel_tol,
     )
 
 
@@ -238,13 +253,16 @@ def execute(job: VerifyJob) -> dict[str, Any]:
                 list(zip(job.inputs, job.outputs, strict=True)),
                 timeout=job.timeout,
                 memory_mb=job.memory_mb,
+                checker=job.checker,
+                abs_tol=job.abs_tol,
+                rel_tol=job.rel_tol,
             )
             duration = stdio.duration
             for i, case in enumerate(stdio.cases):
-                if case.status == "passed":
+                if case.status == "passed" and case.verdict == "accepted":
                     result.append(True)
                     continue
-                code = _code_of(case.status, getattr(case, "returncode", None), stdio=True)
+                code = _STDIO_CODES.get(case.verdict, RUNTIME_ERROR)
                 result.append(code)
                 return _failure(job, i, code, result, duration, getattr(case, "stdout", None))
             if stdio.status != "passed" or len(result) != len(job.inputs):
@@ -273,6 +291,16 @@ def execute(job: VerifyJob) -> dict[str, Any]:
     except SandboxError as exc:
         return {"sandbox_error": str(exc)}
     return {"result": result, "metadata": {"execution time": duration}, "duration": duration}
+
+
+#: LiveCodeBench's code for a stdin/stdout case's verdict (it has no memory limit code: a
+#: program out of memory is a runtime error there).
+_STDIO_CODES = {
+    "wrong_answer": WRONG_ANSWER,
+    "time_limit": TIME_LIMIT,
+    "memory_limit": RUNTIME_ERROR,
+    "runtime_error": RUNTIME_ERROR,
+}
 
 
 def _code_of(status: str, returncode: int | None, *, stdio: bool) -> int:

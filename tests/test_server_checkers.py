@@ -1,0 +1,161 @@
+"""``/verify`` with a dataset's checker mode, over HTTP, against a real ``asyncpool serve``.
+
+The server is started as :mod:`tests.test_server` starts its own (``serving``: ``python -m
+asyncpool serve`` on a free port, joined to the session cluster, stopped by its pid). Stdin tests
+carry ``unit_tests.checker`` (``"float"`` with ``abs_tol``/``rel_tol``, ``"tokens"``,
+``"case_insensitive"``); without one they are LiveCodeBench's exact comparison, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from asyncpool.sandbox._checkers import CHECKERS
+from asyncpool.server.models import StdioChecker
+from tests.conftest import SessionCluster
+from tests.test_server import CREATE_PARAMS, fenced, responses_object, serving
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def client(ray_cluster: SessionCluster) -> Iterator[httpx.Client]:
+    with (
+        serving(
+            ["--address", ray_cluster.address, "--max-in-flight", str(2 * (os.cpu_count() or 1)),
+             "--verify-timeout", "2"],
+            "asyncpool-serve-checkers-",
+        ) as srv,
+        httpx.Client(base_url=srv.url, timeout=120.0) as http,
+    ):  # fmt: skip
+        yield http
+
+
+SQRT = "import math\nprint(f'{math.sqrt(int(input())):.10f}')"
+#: The issue's example: the program prints 1.4142135624, the dataset holds 1.414214.
+SQRT_TESTS: dict[str, Any] = {"inputs": ["2\n", "3\n"], "outputs": ["1.414214\n", "1.732051\n"],
+                              "fn_name": None}  # fmt: skip
+
+
+def verify(client: httpx.Client, code: str, unit_tests: dict[str, Any]) -> httpx.Response:
+    body = {
+        "responses_create_params": CREATE_PARAMS,
+        "response": responses_object(fenced(code)),
+        "verifier_metadata": {"unit_tests": unit_tests},
+    }
+    return client.post("/verify", json=body)
+
+
+def verdict(client: httpx.Client, code: str, unit_tests: dict[str, Any]) -> tuple[float, Any]:
+    r = verify(client, code, unit_tests)
+    assert r.status_code == 200, r.text[:500]
+    got = r.json()
+    assert got["verifier_metadata"]["unit_tests"] == unit_tests  # echoed as sent
+    return got["reward"], got["result"]
+
+
+def test_the_models_checker_names_are_the_sandboxes() -> None:
+    assert typing.get_args(StdioChecker) == CHECKERS
+
+
+def test_float_checker_accepts_the_issues_example_that_exact_rejects(
+    client: httpx.Client,
+) -> None:
+    assert verdict(client, SQRT, SQRT_TESTS) == (0.0, [-2])  # LiveCodeBench's exact rule
+    assert verdict(client, SQRT, {**SQRT_TESTS, "checker": "exact"}) == (0.0, [-2])
+    assert verdict(client, SQRT, {**SQRT_TESTS, "checker": "float"}) == (1.0, [True, True])
+    tight = {**SQRT_TESTS, "checker": "float", "abs_tol": 1e-9, "rel_tol": 0}
+    assert verdict(client, SQRT, tight) == (0.0, [-2])
+    loose = {**SQRT_TESTS, "outputs": ["1.41\n", "1.73\n"], "checker": "float", "abs_tol": 0.01}
+    assert verdict(client, SQRT, loose) == (1.0, [True, True])
+
+
+def test_a_wrong_float_answer_stays_wrong_and_reports_where(client: httpx.Client) -> None:
+    off = "import math\nprint(math.sqrt(int(input())) + 1e-4)"
+    r = verify(client, off, {**SQRT_TESTS, "checker": "float"})
+    assert r.status_code == 200, r.text[:500]
+    got = r.json()
+    assert (got["reward"], got["result"]) == (0.0, [-2])
+    assert got["metadata"]["error_code"] == -2
+    assert got["metadata"]["expected"] == "1.414214\n"
+    assert got["metadata"]["output"].startswith("1.4143")
+
+
+def test_tokens_and_case_insensitive_checkers(client: httpx.Client) -> None:
+    words = {"inputs": ["1 2 3\n"], "outputs": ["1\n2\n3\n"], "fn_name": None}
+    spaced = "print(*input().split())"
+    assert verdict(client, spaced, words) == (0.0, [-2])
+    assert verdict(client, spaced, {**words, "checker": "tokens"}) == (1.0, [True])
+    yes = {"inputs": ["\n"], "outputs": ["YES\n"], "fn_name": None}
+    assert verdict(client, "print('yes')", {**yes, "checker": "tokens"}) == (0.0, [-2])
+    assert verdict(client, "print('yes')", {**yes, "checker": "case_insensitive"}) == (
+        1.0, [True],
+    )  # fmt: skip
+    assert verdict(client, "print('no')", {**yes, "checker": "case_insensitive"}) == (0.0, [-2])
+
+
+@pytest.mark.slow  # a 2 s time limit of own time, plus a memory hog
+def test_a_checker_keeps_the_other_verdict_codes(client: httpx.Client) -> None:
+    tests = {**SQRT_TESTS, "checker": "float"}
+    assert verdict(client, "raise ValueError('no')", tests) == (0.0, [-4])
+    assert verdict(client, "while True:\n    pass", tests) == (0.0, [-3])
+    # Out of memory is LiveCodeBench's runtime error (it has no memory-limit code).
+    hog = "hog = []\nwhile True:\n    hog.append(b'x' * (64 << 20))"
+    assert verdict(client, hog, tests) == (0.0, [-4])
+    # The first case right, the second wrong: the list stops at the wrong one.
+    half = "n = int(input())\nprint(1.4142135 if n == 2 else 0)"
+    assert verdict(client, half, tests) == (0.0, [True, -2])
+
+
+#: unit_tests -> part of the 422's message
+BAD_CHECKERS: dict[str, tuple[dict[str, Any], str]] = {
+    "unknown_mode": ({**SQRT_TESTS, "checker": "fuzzy"}, "unit_tests.checker: Input should be"),
+    "mode_not_a_string": ({**SQRT_TESTS, "checker": 1}, "unit_tests.checker: Input should be"),
+    "code_as_checker": (
+        {**SQRT_TESTS, "checker": "lambda i, e, o: True"}, "unit_tests.checker: Input should be",
+    ),
+    "negative_tolerance": (
+        {**SQRT_TESTS, "checker": "float", "abs_tol": -1e-6}, "unit_tests.abs_tol: Input should be",
+    ),
+    "tolerance_as_string": (
+        {**SQRT_TESTS, "checker": "float", "rel_tol": "1e-6"},
+        "unit_tests.rel_tol: Input should be",
+    ),
+    "call_based_with_checker": (
+        {"inputs": ["1\n2"], "outputs": ["3"], "fn_name": "add", "checker": "float"},
+        "applies to stdin/stdout tests",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CHECKERS))
+def test_a_bad_checker_is_a_422_with_a_message_and_nothing_runs(
+    client: httpx.Client, case: str
+) -> None:
+    unit_tests, message = BAD_CHECKERS[case]
+    r = verify(client, "print(1)", unit_tests)
+    assert r.status_code == 422, r.text[:300]
+    assert message in r.json()["message"], r.json()["message"]
+
+
+def test_a_non_finite_tolerance_is_refused(client: httpx.Client) -> None:
+    # JSON has no NaN or Infinity, but Python's json (the server's parser) reads them.
+    for value in ("NaN", "Infinity"):
+        body = {
+            "responses_create_params": CREATE_PARAMS,
+            "response": responses_object(fenced(SQRT)),
+            "verifier_metadata": {"unit_tests": {**SQRT_TESTS, "checker": "float",
+                                                 "abs_tol": "@TOL@"}},
+        }  # fmt: skip
+        raw = json.dumps(body).replace('"@TOL@"', value).encode()
+        r = client.post("/verify", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 422, r.text[:300]
+        assert "unit_tests.abs_tol: Input should be a finite number" in r.json()["message"]
+    assert client.get("/health").status_code == 200
