@@ -158,6 +158,33 @@ def test_float_agrees_with_exact_decimal_arithmetic_on_random_answers() -> None:
         assert not accepts("float", expected, f"{off:.12f}".encode()), (value, off)
 
 
+def test_float_mode_agrees_token_by_token_with_float_tokens_equal() -> None:
+    tokens = [b"1", b"1.0000005", b"1.000002", b"-1", b"0", b"-0", b"1e999", b"nan", b"inf",
+              b"x", b"X", b"1_0", b"10", b"1e1", b".1", b"0.1000001", b"1e-7", b"0"]  # fmt: skip
+    for e in tokens:
+        for o in tokens:
+            whole = compare("float", b"", b"a " + e + b" b", b"a " + o + b" b")
+            assert whole[0] == float_tokens_equal(e, o, DEFAULT_TOLERANCE, DEFAULT_TOLERANCE)
+
+
+def test_case_insensitive_reason_quotes_the_tokens_as_printed() -> None:
+    assert compare("case_insensitive", b"", b"Yes No", b"YES YES") == (
+        False, "token 2: expected b'No', got b'YES'",
+    )  # fmt: skip
+
+
+def test_custom_checker_whose_exception_cannot_be_printed_is_still_a_wrong_answer() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    def check(stdin: bytes, expected: bytes, output: bytes) -> bool:
+        raise Unprintable
+
+    reason = "the checker raised Unprintable: (no message)"
+    assert compare(check, b"", b"1", b"1") == (False, reason)
+
+
 def test_float_tokens_equal_is_false_for_a_number_against_a_word() -> None:
     assert not float_tokens_equal(b"1", b"one", 1.0, 1.0)
     assert float_tokens_equal(b"one", b"one", 0.0, 0.0)
