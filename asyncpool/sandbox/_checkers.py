@@ -37,7 +37,6 @@ evaluate anything from the program's output beyond these parses.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import re
@@ -175,6 +174,29 @@ def float_tokens_equal(expected: bytes, output: bytes, abs_tol: float, rel_tol: 
     return _within(float(expected), float(output), abs_tol, rel_tol)
 
 
+def _same_ignoring_case(expected: bytes, output: bytes) -> bool:
+    return expected.lower() == output.lower()
+
+
+def _float_difference(
+    expected: list[bytes], output: list[bytes], abs_tol: float, rel_tol: float
+) -> str:
+    """:func:`_first_difference` of ``"float"``, with :func:`float_tokens_equal` written out
+    in the loop (a quarter less CPU per token on long outputs than calling it)."""
+    if len(expected) != len(output):
+        return f"expected {len(expected)} tokens, got {len(output)}"
+    number = NUMBER.fullmatch
+    for i, (e, o) in enumerate(zip(expected, output, strict=True)):
+        if e == o or (
+            number(e) is not None
+            and number(o) is not None
+            and _within(float(e), float(o), abs_tol, rel_tol)
+        ):
+            continue
+        return f"token {i + 1}: expected {_quote(e)}, got {_quote(o)}"
+    return ""
+
+
 def compare(
     checker: Checker,
     stdin: bytes,
@@ -195,20 +217,23 @@ def compare(
         e_tokens, o_tokens = expected.split(), output.split()
         if e_tokens == o_tokens:  # the common case, at C speed
             return True, ""
-        if checker == "case_insensitive":
-            e_tokens = [t.lower() for t in e_tokens]
-            o_tokens = [t.lower() for t in o_tokens]
-            same: Callable[[bytes, bytes], bool] = bytes.__eq__
-        elif checker == "float":
-            same = functools.partial(float_tokens_equal, abs_tol=abs_tol, rel_tol=rel_tol)
+        if checker == "float":
+            reason = _float_difference(e_tokens, o_tokens, abs_tol, rel_tol)
+        elif checker == "case_insensitive":
+            if [t.lower() for t in e_tokens] == [t.lower() for t in o_tokens]:
+                return True, ""
+            reason = _first_difference(e_tokens, o_tokens, _same_ignoring_case, "token")
         else:  # "tokens"
-            same = bytes.__eq__
-        reason = _first_difference(e_tokens, o_tokens, same, "token")
+            reason = _first_difference(e_tokens, o_tokens, bytes.__eq__, "token")
         return not reason, reason
     try:
         verdict = checker(stdin, expected, output)
     except Exception as exc:  # a broken checker never accepts
-        return False, f"the checker raised {type(exc).__name__}: {str(exc)[:200]}"
+        try:
+            detail = str(exc)[:200]
+        except Exception:  # an exception whose __str__ raises too
+            detail = "(no message)"
+        return False, f"the checker raised {type(exc).__name__}: {detail}"
     if verdict is True:
         return True, ""
     if verdict is False:
