@@ -122,7 +122,9 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
     bench.add_argument("--items", type=_positive_int, default=None, help="items per method")
     bench.add_argument("--quick", action="store_true", help="a short run (a few minutes)")
     bench.add_argument(
-        "--rounds", type=_positive_int, default=3, help="interleaved rounds per method"
+        "--rounds", type=_positive_int, default=None, metavar="N",
+        help="interleaved rounds per method; each row is their median with the lowest and "
+        "highest round (default: 3 with --quick, 5 otherwise)",
     )
     bench.add_argument("--json", default=None, metavar="PATH", help="write the rows as JSON")
     bench.add_argument("--plot", default=None, metavar="PATH", help="write a PNG bar chart")

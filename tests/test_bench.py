@@ -66,9 +66,148 @@ def test_asyncpool_is_compared_with_the_fastest_alternative_not_the_ceiling() ->
         _row("math", "ray_data", 40.0),
     ]
     assert harness.versus_best_peer(rows) == [
-        report.Versus("humaneval", "asyncpool", "ray_data_tasks", 1.2),
-        report.Versus("math", "asyncpool", "ray_data", 0.75),
+        report.Versus("humaneval", "asyncpool", "ray_data_tasks", 1.2, 1.2, 1.2, (1.2,)),
+        report.Versus("math", "asyncpool", "ray_data", 0.75, 0.75, 0.75, (0.75,)),
     ]
+
+
+# ----------------------------------------------------------------- rounds: medians and spread
+
+
+def _rounds(workload: str, method: str, seconds: list[float], items: int = 60) -> harness.Row:
+    """A row of rounds that each did ``items`` correctly in the given seconds."""
+    return harness.summarize(
+        workload, method, [harness.Round(items, s, items, 0) for s in seconds]
+    )
+
+
+def test_a_row_is_the_median_of_its_rounds_with_the_lowest_and_highest_and_every_round() -> None:
+    # 60 items in 2 s = 1,800/min; 1 s = 3,600; 4 s = 900; 3 s = 1,200; 1.5 s = 2,400.
+    row = _rounds("noop", "asyncio", [2.0, 1.0, 4.0, 3.0, 1.5])
+    assert row.items == 60  # per round
+    assert row.per_minute == 1800.0  # the median rate, not the rate of the summed time
+    assert row.seconds == 2.0
+    assert row.per_minute_rounds == (1800.0, 3600.0, 900.0, 1200.0, 2400.0)  # round order
+    assert row.seconds_rounds == (2.0, 1.0, 4.0, 3.0, 1.5)
+    assert (row.rounds, row.per_minute_min, row.per_minute_max) == (5, 900.0, 3600.0)
+    assert (row.correct, row.errors) == (300, 0)  # every round counts
+
+
+def test_an_even_number_of_rounds_takes_the_mean_of_the_middle_two() -> None:
+    row = _rounds("noop", "asyncio", [1.0, 2.0])  # 3,600 and 1,800 per minute
+    assert row.per_minute == 2700.0
+    assert row.seconds == 1.5
+
+
+def test_one_outlying_round_does_not_move_the_median_but_shows_in_the_spread() -> None:
+    steady = _rounds("noop", "asyncio", [2.0, 2.0, 2.0])
+    stalled = _rounds("noop", "asyncio", [2.0, 60.0, 2.0])
+    assert stalled.per_minute == steady.per_minute == 1800.0
+    assert stalled.per_minute_min == 60.0
+    assert steady.per_minute_min == 1800.0
+
+
+def test_a_rounds_rate_carries_its_outcome_scale_and_errors() -> None:
+    cores = 4.0
+    row = harness.summarize(
+        "humaneval", "limit",
+        [harness.Round(10, 1.0, 9, 1, cores), harness.Round(10, 2.0, 10, 0, cores)],
+    )
+    assert row.per_minute_rounds == (2400.0, 1200.0)
+    assert (row.correct, row.errors) == (19, 1)
+
+
+def test_summarize_refuses_no_rounds_and_rounds_of_different_sizes() -> None:
+    with pytest.raises(ValueError, match="at least one round"):
+        harness.summarize("noop", "asyncio", [])
+    with pytest.raises(ValueError, match="same items"):
+        harness.summarize(
+            "noop", "asyncio", [harness.Round(10, 1.0, 10, 0), harness.Round(20, 1.0, 20, 0)]
+        )
+
+
+def _judge_rounds() -> list[harness.Row]:
+    """A judge run of three rounds; asyncpool beats ray_wait_window in two rounds of three."""
+    per_round = {  # seconds of 60 items per round
+        "asyncio": [2.0, 2.0, 2.0],
+        "executor": [6.0, 6.0, 6.0],
+        "asyncpool": [1.0, 1.2, 0.9],
+        "ray_actor_pool": [3.0, 3.0, 3.0],
+        "ray_wait_window": [1.1, 1.0, 1.0],
+        "ray_actors": [0.95, 1.0, 0.9],
+    }
+    return [_rounds("judge", m, s) for m, s in per_round.items()]
+
+
+def test_ratios_are_of_the_medians_with_the_per_round_extremes_of_the_same_ratio() -> None:
+    rows = _judge_rounds()
+    rel, top = harness.ratios(rows), harness.ceiling_ratios(rows)
+    by_method = {r.method: r for r in rows}
+    asyncpool, ceiling = by_method["asyncpool"], by_method["ray_actors"]
+    assert rel[("judge", "asyncpool")] == round(asyncpool.per_minute / 1800.0, 3) == 2.0
+    assert top[("judge", "asyncpool")] == round(asyncpool.per_minute / ceiling.per_minute, 3)
+    each = report.ceiling_ratio_rounds(rows)[("judge", "asyncpool")]
+    # round by round: 0.95/1.0, 1.0/1.2, 0.9/0.9 (the same round of each, not their medians)
+    assert each == (0.95, 0.833, 1.0)
+    assert report.ratio_rounds(rows)[("judge", "asyncio")] == (1.0, 1.0, 1.0)
+
+
+def test_the_best_alternative_line_uses_medians_and_shows_whether_it_held_in_every_round() -> None:
+    (versus,) = harness.versus_best_peer(_judge_rounds())
+    # Medians: asyncpool 3,600/min (1.0 s), ray_wait_window 3,600/min (1.0 s).
+    assert (versus.asyncpool, versus.peer, versus.ratio) == ("asyncpool", "ray_wait_window", 1.0)
+    assert versus.rounds == (1.1, 0.833, 1.111)
+    assert (versus.low, versus.high) == (0.833, 1.111)
+
+
+def test_the_best_rows_are_chosen_by_their_medians_not_their_best_round() -> None:
+    rows = [
+        _rounds("noop", "asyncio", [1.0, 1.0, 1.0]),
+        _rounds("noop", "asyncpool_gather", [0.5, 2.0, 2.0]),  # one lucky round
+        _rounds("noop", "asyncpool_as_completed", [1.0, 1.0, 1.0]),
+        _rounds("noop", "ray_as_completed", [0.25, 4.0, 4.0]),  # one very lucky round
+        _rounds("noop", "ray_map_unordered", [2.0, 2.0, 2.0]),
+        _rounds("noop", "ray_get", [0.5, 0.5, 0.5]),
+    ]
+    (versus,) = harness.versus_best_peer(rows)
+    assert (versus.asyncpool, versus.peer, versus.ratio) == (
+        "asyncpool_as_completed", "asyncio", 1.0
+    )
+
+
+def test_the_json_and_the_table_carry_medians_spreads_and_every_round(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows = _judge_rounds()
+    doc = report.json_document(rows, report.Machine(1.0, 1.0, 2))
+    row = next(r for r in doc["rows"] if r["method"] == "asyncpool")
+    assert row == {
+        "workload": "judge", "method": "asyncpool", "items": 60, "seconds": 1.0,
+        "per_minute": 3600.0, "correct": 180, "errors": 0, "rounds": 3,
+        "per_minute_min": 3000.0, "per_minute_max": 4000.0,
+        "per_minute_rounds": [3600.0, 3000.0, 4000.0], "seconds_rounds": [1.0, 1.2, 0.9],
+    }
+    ratio = next(r for r in doc["ratios"] if r["method"] == "asyncpool")
+    assert ratio["vs_ceiling"] == 0.95
+    assert ratio["vs_ceiling_rounds"] == [0.95, 0.833, 1.0]
+    assert (ratio["vs_ceiling_min"], ratio["vs_ceiling_max"]) == (0.833, 1.0)
+    assert ratio["vs_baseline"] == 2.0
+    (versus,) = doc["versus_best_peer"]
+    assert (versus["ratio"], versus["low"], versus["high"]) == (1.0, 0.833, 1.111)
+    assert json.loads(json.dumps(doc)) == doc  # plain JSON throughout
+
+    report.print_table(rows)
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "median of 3 round(s)" in printed
+    assert "judge: asyncpool = 1.00x ray_wait_window [0.83-1.11]" in printed
+    assert "3,600 [3,000-4,000]" in printed  # asyncpool's rate: median [lowest-highest]
+
+
+def test_rounds_default_to_three_when_quick_and_five_otherwise() -> None:
+    assert harness.bench_rounds(None, quick=True) == harness.QUICK_ROUNDS == 3
+    assert harness.bench_rounds(None, quick=False) == harness.FULL_ROUNDS == 5
+    assert harness.bench_rounds(2, quick=True) == 2
+    assert harness.bench_rounds(7, quick=False) == 7
 
 
 def test_slow_methods_run_a_bounded_prefix_of_the_same_items() -> None:
@@ -208,7 +347,7 @@ def _check_rows(rows: list[harness.Row], workload: harness.Workload, n: int) -> 
     for r in rows:
         assert r.workload == workload.name
         assert r.items == harness.method_items(workload.method(r.method), n)
-        assert (r.correct, r.errors) == (r.items, 0), r
+        assert (r.correct, r.errors) == (r.items * r.rounds, 0), r
         assert r.seconds > 0
         assert math.isfinite(r.per_minute)
         assert r.per_minute > 0
@@ -268,7 +407,9 @@ def test_judge_every_method_returns_the_expected_scores_and_the_reports_take_the
     doc = json.loads(out.read_text())
     assert doc["rows"] == [
         {"workload": r.workload, "method": r.method, "items": r.items, "seconds": r.seconds,
-         "per_minute": r.per_minute, "correct": r.correct, "errors": r.errors}
+         "per_minute": r.per_minute, "correct": r.correct, "errors": r.errors, "rounds": 1,
+         "per_minute_min": r.per_minute, "per_minute_max": r.per_minute,
+         "per_minute_rounds": [r.per_minute], "seconds_rounds": [r.seconds]}
         for r in rows
     ]
     assert doc["methods"]["judge"]["baseline"] == "asyncio"
@@ -342,7 +483,8 @@ def test_cli_math_runs_every_method_and_writes_json_with_the_load_average(
     assert [r["method"] for r in doc["rows"]] == [m.name for m in harness.MATH.methods]
     for row in doc["rows"]:
         assert set(row) == {"workload", "method", "items", "seconds", "per_minute", "correct",
-                            "errors"}
+                            "errors", "rounds", "per_minute_min", "per_minute_max",
+                            "per_minute_rounds", "seconds_rounds"}
         assert (row["workload"], row["items"], row["correct"], row["errors"]) == (
             "math", 12, 12, 0)
     assert "math_verify" in doc["methods"]["math"]["sequential"]
@@ -381,3 +523,45 @@ def test_the_wheel_ships_the_harness_and_no_top_level_benchmarks_and_bench_runs_
     doc = json.loads(out.read_text())
     assert {r["method"] for r in doc["rows"]} >= {"ray_get", "asyncpool_gather"}
     assert all(r["correct"] == r["items"] == 50 for r in doc["rows"])
+
+
+@pytest.mark.timeout(400)  # a new driver process attaches to the session cluster
+@pytest.mark.slow
+def test_cli_two_rounds_of_noop_report_each_rows_median_spread_and_rounds(
+    ray_cluster: SessionCluster, tmp_path: Path
+) -> None:
+    out = tmp_path / "noop.json"
+    items = 40
+    proc = _run_cli(
+        "bench", "--address", ray_cluster.address, "--workload", "noop", "--items", str(items),
+        "--rounds", "2", "--no-progress", "--json", str(out),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert [r["method"] for r in doc["rows"]] == [m.name for m in harness.NOOP.methods]
+    for row in doc["rows"]:
+        each = row["per_minute_rounds"]
+        assert row["rounds"] == len(each) == len(row["seconds_rounds"]) == 2, row
+        assert (row["items"], row["correct"], row["errors"]) == (items, 2 * items, 0), row
+        assert (row["per_minute_min"], row["per_minute_max"]) == (min(each), max(each))
+        # Two rounds: the median is their mean (each figure keeps one decimal).
+        assert abs(row["per_minute"] - sum(each) / 2) <= 0.1, row
+        assert abs(row["seconds"] - sum(row["seconds_rounds"]) / 2) <= 1e-4, row
+        # Each round's rate is its own items over its own time (up to the rounding of the
+        # seconds, 4 decimals, and of the rate, 1 decimal).
+        for rate, seconds in zip(each, row["seconds_rounds"], strict=True):
+            low = items * 60 / (seconds + 5e-5) - 0.05
+            high = items * 60 / (seconds - 5e-5) + 0.05
+            assert low <= rate <= high, row
+    rates = {r["method"]: r["per_minute"] for r in doc["rows"]}
+    for ratio in doc["ratios"]:
+        assert ratio["vs_baseline"] == round(rates[ratio["method"]] / rates["asyncio"], 3)
+        assert len(ratio["vs_baseline_rounds"]) == 2
+    (versus,) = doc["versus_best_peer"]
+    assert versus["ratio"] == round(rates[versus["asyncpool"]] / rates[versus["peer"]], 3)
+    # Of two rounds, the ratio of the means lies between the two rounds' ratios.
+    assert versus["low"] - 1e-3 <= versus["ratio"] <= versus["high"] + 1e-3
+    assert len(versus["rounds"]) == 2
+    printed = " ".join(proc.stdout.split())
+    assert "median of 2 round(s)" in printed
+    assert f"noop: {versus['asyncpool']} = {versus['ratio']:.2f}x {versus['peer']}" in printed

@@ -1,10 +1,18 @@
-"""What every workload of the bench is made of: methods, workloads, rows, and the helpers the
-methods share (the cluster's cores, counting verdicts, the hand-written asyncio pattern)."""
+"""What every workload of the bench is made of: methods, workloads, rounds and rows, and the
+helpers the methods share (the cluster's cores, counting verdicts, the hand-written asyncio
+pattern).
+
+A row is the *median* of its method's rounds, with the rounds' spread (lowest and highest) and
+every round's own figure: a shared, noisy machine makes single rounds swing, and a median
+with its spread says both what is typical and whether it held in every round. Rounds of the
+methods of a workload are interleaved, so round ``r`` of two methods saw the same machine and a
+per-round ratio pairs like with like (:func:`round_ratios`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -82,7 +90,32 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Round:
+    """One method's one round: what it did and how long it took."""
+
+    items: int
+    seconds: float
+    correct: int
+    errors: int
+    #: The round's rate is ``scale x items / seconds`` (the ``limit`` method: the cores).
+    scale: float = 1.0
+
+    @property
+    def per_minute(self) -> float:
+        return self.scale * self.items / self.seconds * 60.0 if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
 class Row:
+    """One method of one workload over its rounds.
+
+    ``items`` is per round; ``seconds`` and ``per_minute`` are the medians of the rounds'
+    (``per_minute`` is the median of the rounds' own rates, not the rate of the median time);
+    ``correct`` and ``errors`` count every round. ``per_minute_rounds`` and ``seconds_rounds``
+    hold each round's figure in round order (a row made by hand with neither has one round: its
+    own figures).
+    """
+
     workload: str
     method: str
     items: int
@@ -90,6 +123,61 @@ class Row:
     per_minute: float
     correct: int
     errors: int
+    per_minute_rounds: tuple[float, ...] = ()
+    seconds_rounds: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.per_minute_rounds:
+            object.__setattr__(self, "per_minute_rounds", (self.per_minute,))
+        if not self.seconds_rounds:
+            object.__setattr__(self, "seconds_rounds", (self.seconds,))
+
+    @property
+    def rounds(self) -> int:
+        return len(self.per_minute_rounds)
+
+    @property
+    def per_minute_min(self) -> float:
+        return min(self.per_minute_rounds)
+
+    @property
+    def per_minute_max(self) -> float:
+        return max(self.per_minute_rounds)
+
+
+def summarize(workload: str, method: str, rounds: Sequence[Round]) -> Row:
+    """The row of ``rounds`` (one method's, in round order): medians, the spread, each round.
+
+    Rates keep one decimal and seconds four, as the table and the JSON show them; the median
+    is taken of the unrounded figures.
+    """
+    if not rounds:
+        raise ValueError("a row needs at least one round")
+    if len({r.items for r in rounds}) != 1:
+        raise ValueError(f"every round of a method runs the same items, got {rounds}")
+    rates = [r.per_minute for r in rounds]
+    seconds = [r.seconds for r in rounds]
+    return Row(
+        workload,
+        method,
+        rounds[0].items,
+        round(statistics.median(seconds), 4),
+        round(statistics.median(rates), 1),
+        sum(r.correct for r in rounds),
+        sum(r.errors for r in rounds),
+        tuple(round(x, 1) for x in rates),
+        tuple(round(x, 4) for x in seconds),
+    )
+
+
+def round_ratios(row: Row, reference: Row) -> tuple[float, ...]:
+    """``row``'s rate over ``reference``'s, round by round (the same round of an interleaved
+    run saw the same machine); rounds where the reference did nothing are left out."""
+    return tuple(
+        round(a / b, 3)
+        for a, b in zip(row.per_minute_rounds, reference.per_minute_rounds, strict=False)
+        if b > 0
+    )
 
 
 def cluster_cpus() -> int:

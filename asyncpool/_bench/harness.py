@@ -14,14 +14,19 @@ Workloads (:mod:`asyncpool._bench.workloads`): ``humaneval`` (CPU-bound sandboxe
 ``noop`` (collecting no-op results). ``--scale`` (:mod:`asyncpool._bench.scale`) measures
 instead how the driver's per-item cost grows from 1,000 to 100,000 items.
 
+Each row is the median of its method's rounds (``--rounds``: 3 with ``--quick``, 5 for a full
+run) with the lowest and highest round beside it, and every ratio is of the medians, with the
+same ratio's lowest and highest within one round: whether a ratio held "in every run" can be
+read off one report.
+
 Output (:mod:`asyncpool._bench.report`): a live progress bar, the table (its footer: what each
 method is, asyncpool against the best alternative, which rows a loaded machine hurts, the load
-average), ``--json`` and ``--plot``.
+average), ``--json`` (medians, spreads and every round's figures) and ``--plot``.
 
 The commands a measurement needs::
 
     asyncpool bench --quick --json quick.json --plot quick.png      # a few minutes
-    asyncpool bench --json full.json --plot full.png                # ~3x quick, about 10 min
+    asyncpool bench --json full.json --plot full.png                # 5 rounds of ~3x quick
     asyncpool bench --scale --json scale.json --plot scale.png      # 1k, 10k, 100k items
     asyncpool bench --quick --load 4 --json loaded.json --plot loaded.png  # + 4 busy processes
 """
@@ -43,7 +48,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - the backport on older Pytho
 
 import asyncpool
 
-from .core import Method, Outcome, Row, Workload, limit_cores
+from .core import Method, Outcome, Round, Row, Workload, limit_cores, round_ratios, summarize
 from .report import (
     Machine,
     ceiling_ratios,
@@ -59,10 +64,23 @@ from .workloads import HUMANEVAL, JUDGE, MATH, NOOP, WORKLOADS
 from .workloads.noop import noop_refs
 
 __all__ = [
-    "HUMANEVAL", "JUDGE", "MATH", "NOOP", "WORKLOADS", "Machine", "Method", "Row", "Workload",
-    "bench_address", "ceiling_ratios", "limit_cores", "main", "method_items", "ratios",
-    "run_workloads", "scale_sizes", "select", "versus_best_peer", "write_json", "write_plot",
+    "FULL_ROUNDS", "HUMANEVAL", "JUDGE", "MATH", "NOOP", "QUICK_ROUNDS", "WORKLOADS", "Machine",
+    "Method", "Round", "Row", "Workload", "bench_address", "bench_rounds", "ceiling_ratios",
+    "limit_cores", "main", "method_items", "ratios", "round_ratios", "run_workloads",
+    "scale_sizes", "select", "summarize", "versus_best_peer", "write_json", "write_plot",
 ]
+
+#: Rounds per method when ``--rounds`` is not given: a median needs three; a full run, whose
+#: rounds are ~3x longer, takes five so that two outlying rounds cannot move its median.
+QUICK_ROUNDS = 3
+FULL_ROUNDS = 5
+
+
+def bench_rounds(rounds: int | None, quick: bool) -> int:
+    """The rounds a run makes: ``--rounds``, else :data:`QUICK_ROUNDS` / :data:`FULL_ROUNDS`."""
+    if rounds is not None:
+        return rounds
+    return QUICK_ROUNDS if quick else FULL_ROUNDS
 
 
 async def _warm_up() -> None:
@@ -83,9 +101,12 @@ async def run_workloads(
 ) -> list[Row]:
     """Run every method of every workload ``rounds`` times, interleaved round by round.
 
-    A row sums its method's rounds (items, seconds, correct, errors), so machine noise
-    falls on every method of a workload alike. The progress callbacks only bump a counter;
-    a ticker redraws the bar, so drawing costs the measured methods nothing per item.
+    Each round of each method is timed on its own; a row is the median of its method's
+    rounds with their spread (:func:`~asyncpool._bench.core.summarize`). Interleaving (each
+    round starts with the next method) makes machine noise fall on every method of a
+    workload alike, and pairs round ``r`` of two methods for per-round ratios. The progress
+    callbacks only bump a counter; a ticker redraws the bar, so drawing costs the measured
+    methods nothing per item.
     """
     import anyio
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -104,7 +125,7 @@ async def run_workloads(
             n = items or (workload.quick_items if quick else workload.items)
             counts = {m.name: method_items(m, n) for m in workload.methods}
             done = {m.name: 0 for m in workload.methods}
-            totals = {m.name: [0.0, 0, 0, 1.0] for m in workload.methods}
+            measured: dict[str, list[Round]] = {m.name: [] for m in workload.methods}
             warming = bar.add_task(f"{workload.name}: warming up", total=None)
             tasks = {
                 m.name: bar.add_task(f"{workload.name}/{m.name}", total=counts[m.name] * rounds)
@@ -138,22 +159,15 @@ async def run_workloads(
                                 print(f"{workload.name}/{method.name} failed: {exc!r}",
                                       file=sys.stderr)
                                 outcome = Outcome(0, counts[method.name])
-                            total = totals[method.name]
-                            total[0] += time.perf_counter() - t0
-                            total[1] += outcome.correct
-                            total[2] += outcome.errors
-                            total[3] = outcome.scale
+                            measured[method.name].append(
+                                Round(counts[method.name], time.perf_counter() - t0,
+                                      outcome.correct, outcome.errors, outcome.scale)
+                            )
                     tg.cancel_scope.cancel()
             bar.remove_task(warming)
             for name, task in tasks.items():
                 bar.update(task, completed=done[name])
-            for method in workload.methods:
-                seconds, correct, errors, scale = totals[method.name]
-                m_items = counts[method.name] * rounds
-                rows.append(
-                    Row(workload.name, method.name, m_items, round(seconds, 4),
-                        round(scale * m_items / seconds * 60.0, 1), int(correct), int(errors))
-                )
+            rows += [summarize(workload.name, m.name, measured[m.name]) for m in workload.methods]
     return rows
 
 
@@ -264,7 +278,7 @@ def main(args: argparse.Namespace) -> int:
         if workloads:
             rows = asyncpool.run(
                 run_workloads, workloads, args.items, args.quick, not args.no_progress,
-                args.rounds,
+                bench_rounds(args.rounds, args.quick),
             )
         if args.scale:
             scale = asyncpool.run(run_scale, scale_sizes(args.items, args.quick))

@@ -1,5 +1,9 @@
 """The bench's report: ratios, the table (with the load average and what load hurts in its
-footer), the JSON document and the PNG. Every figure is a ratio of rows of the same run."""
+footer), the JSON document and the PNG. Every figure is a ratio of rows of the same run.
+
+Rows are medians of their rounds (:mod:`asyncpool._bench.core`), so every ratio here is of
+medians; beside it stands the same ratio's lowest and highest within one round (round ``r``
+of one method over round ``r`` of the other), which says whether it held in every round."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from typing import Any
 
 import ray
 
-from .core import ALTERNATIVES, Row, Workload, limit_cores
+from .core import ALTERNATIVES, Row, Workload, limit_cores, round_ratios
 from .scale import METHODS as SCALE_METHODS
 from .scale import ScaleRow, best_peer, cpu_growth
 from .workloads import WORKLOADS
@@ -38,45 +42,84 @@ def _cluster_cpus() -> int:
     return int(ray.cluster_resources().get("CPU", 0)) if ray.is_initialized() else 0
 
 
-def _rates(rows: Sequence[Row], pick: Callable[[Workload], str | None]) -> dict[str, float]:
-    out: dict[str, float] = {}
+def _references(rows: Sequence[Row], pick: Callable[[Workload], str | None]) -> dict[str, Row]:
+    out: dict[str, Row] = {}
     for r in rows:
         w = WORKLOADS.get(r.workload)
         if w is not None and r.method == pick(w):
-            out[r.workload] = r.per_minute
+            out[r.workload] = r
     return out
 
 
 def _ratios_to(
     rows: Sequence[Row], pick: Callable[[Workload], str | None]
 ) -> dict[tuple[str, str], float]:
-    """Each row's rate over the rate of its workload's ``pick`` method (workloads that have one)."""
-    reference = _rates(rows, pick)
+    """Each row's median rate over the median rate of its workload's ``pick`` method
+    (workloads that have one)."""
+    reference = _references(rows, pick)
     return {
-        (r.workload, r.method): round(r.per_minute / reference[r.workload], 3)
+        (r.workload, r.method): round(r.per_minute / reference[r.workload].per_minute, 3)
         for r in rows
-        if reference.get(r.workload)
+        if r.workload in reference and reference[r.workload].per_minute
+    }
+
+
+def _round_ratios_to(
+    rows: Sequence[Row], pick: Callable[[Workload], str | None]
+) -> dict[tuple[str, str], tuple[float, ...]]:
+    """The same ratios round by round (:func:`~asyncpool._bench.core.round_ratios`)."""
+    reference = _references(rows, pick)
+    return {
+        (r.workload, r.method): round_ratios(r, reference[r.workload])
+        for r in rows
+        if r.workload in reference and reference[r.workload].per_minute
     }
 
 
 def ratios(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
-    """Each row's rate over its workload's baseline rate, from the same run."""
+    """Each row's median rate over its workload's baseline median rate, from the same run."""
     return _ratios_to(rows, lambda w: w.baseline)
 
 
 def ceiling_ratios(rows: Sequence[Row]) -> dict[tuple[str, str], float]:
-    """Each row's rate over its workload's ceiling rate (workloads that have one)."""
+    """Each row's median rate over its workload's ceiling median rate (workloads that have
+    one)."""
     return _ratios_to(rows, lambda w: w.ceiling)
+
+
+def ratio_rounds(rows: Sequence[Row]) -> dict[tuple[str, str], tuple[float, ...]]:
+    """Each row's rate over its workload's baseline rate, round by round."""
+    return _round_ratios_to(rows, lambda w: w.baseline)
+
+
+def ceiling_ratio_rounds(rows: Sequence[Row]) -> dict[tuple[str, str], tuple[float, ...]]:
+    """Each row's rate over its workload's ceiling rate, round by round."""
+    return _round_ratios_to(rows, lambda w: w.ceiling)
+
+
+def spread_text(median: float, per_round: Sequence[float], digits: int = 2) -> str:
+    """``median [lowest-highest]`` (the bracket only when the rounds differ)."""
+    text = f"{median:,.{digits}f}"
+    if per_round and min(per_round) != max(per_round):
+        text += f" [{min(per_round):,.{digits}f}-{max(per_round):,.{digits}f}]"
+    return text
 
 
 @dataclass(frozen=True)
 class Versus:
-    """asyncpool's best row of a workload against the best row a user would pick instead."""
+    """asyncpool's best row of a workload against the best row a user would pick instead.
+
+    Both are chosen by their median rate and ``ratio`` is of the medians; ``rounds`` is the
+    same pair's ratio round by round, ``low``/``high`` its extremes (equal to ``ratio`` for
+    rows of one round)."""
 
     workload: str
     asyncpool: str
     peer: str
     ratio: float
+    low: float
+    high: float
+    rounds: tuple[float, ...]
 
 
 def versus_best_peer(rows: Sequence[Row]) -> list[Versus]:
@@ -90,7 +133,9 @@ def versus_best_peer(rows: Sequence[Row]) -> list[Versus]:
             a = max(mine, key=lambda r: r.per_minute)
             p = max(peers, key=lambda r: r.per_minute)
             if p.per_minute > 0:
-                out.append(Versus(name, a.method, p.method, round(a.per_minute / p.per_minute, 3)))
+                ratio = round(a.per_minute / p.per_minute, 3)
+                each = round_ratios(a, p) or (ratio,)
+                out.append(Versus(name, a.method, p.method, ratio, min(each), max(each), each))
     return out
 
 
@@ -107,23 +152,32 @@ def print_table(
     rows: Sequence[Row], machine: Machine | None = None, scale: Sequence[ScaleRow] = ()
 ) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
-    console.width = max(console.width, 120)
+    # Wide enough for a rate's and two ratios' [lowest-highest] without truncation.
+    console.width = max(console.width, 160)
     if rows:
         rel, top = ratios(rows), ceiling_ratios(rows)
-        table = Table(title="asyncpool bench: verifications per minute")
+        rel_rounds, top_rounds = ratio_rounds(rows), ceiling_ratio_rounds(rows)
+        counts = sorted({r.rounds for r in rows})
+        shown = " or ".join(str(c) for c in counts)
+        table = Table(title=escape(f"asyncpool bench: verifications per minute, median of "
+                                   f"{shown} round(s) [lowest-highest round]"))
         for col in ("workload", "method", "kind", "items", "seconds", "per minute",
                     "× baseline", "× ceiling", "correct", "errors"):
             left = col in ("workload", "method", "kind")
-            table.add_column(col, justify="left" if left else "right", no_wrap=left)
+            table.add_column(col, justify="left" if left else "right", no_wrap=True)
         for r in rows:
-            ceiling = top.get((r.workload, r.method))
+            key = (r.workload, r.method)
+            ceiling = top.get(key)
             kind = WORKLOADS[r.workload].method(r.method).kind
             table.add_row(r.workload, r.method, kind, str(r.items), f"{r.seconds:.2f}",
-                          f"{r.per_minute:,.0f}", f"{rel.get((r.workload, r.method), 0):.3f}",
-                          "-" if ceiling is None else f"{ceiling:.3f}",
+                          escape(spread_text(r.per_minute, r.per_minute_rounds, 0)),
+                          escape(spread_text(rel.get(key, 0), rel_rounds.get(key, ()))),
+                          "-" if ceiling is None
+                          else escape(spread_text(ceiling, top_rounds[key])),
                           str(r.correct), str(r.errors))
         notes = []
         for name in dict.fromkeys(r.workload for r in rows):
@@ -131,15 +185,19 @@ def print_table(
             ceiling_note = f", ceiling {w.ceiling}" if w.ceiling else ""
             notes.append(f"{name}: baseline {w.baseline}{ceiling_note}. {w.describe}.")
             notes += [f"  {m.name}: {m.describe}" for m in w.methods if m.describe]
+        notes.append("items: per round; seconds and rates: medians of the rounds; ratios: of "
+                     "the medians, [lowest-highest] of the same ratio within one round; "
+                     "correct/errors: all rounds.")
         notes.append("asyncpool against the best alternative a user would pick (hand-written, "
-                     "today's pattern, or what Ray ships), same run:")
-        notes += [f"  {v.workload}: {v.asyncpool} = {v.ratio:.2f}x {v.peer}"
+                     "today's pattern, or what Ray ships), same run, medians [per round]:")
+        notes += [f"  {v.workload}: {v.asyncpool} = {v.ratio:.2f}x {v.peer} "
+                  f"[{v.low:.2f}-{v.high:.2f}]"
                   for v in versus_best_peer(rows)]
         notes.append("Rows a loaded machine hurts most (other processes wanting the cores):")
         notes += _load_notes(rows)
         if machine is not None:
             notes.append(machine.line())
-        table.caption = "\n".join(notes)
+        table.caption = escape("\n".join(notes))
         table.caption_justify = "left"
         console.print(table)
     if scale:
@@ -180,8 +238,13 @@ def json_document(
     """The rows as the contract's JSON (``ray_version``, ``cpus``, ``rows``), plus
     ``limit_cores``, ``load_average``, ``ratios``, ``methods`` (each workload's baseline,
     ceiling and the description of every method), ``kinds`` and ``peers`` (each alternative's
-    description), ``versus_best_peer`` and, from ``--scale``, ``scale``."""
+    description), ``versus_best_peer`` and, from ``--scale``, ``scale``.
+
+    A row carries its medians (``seconds``, ``per_minute``), ``rounds``, ``per_minute_min``,
+    ``per_minute_max`` and every round's ``per_minute_rounds`` and ``seconds_rounds``; a
+    ratio, its median ratio and the per-round ratios with their ``_min``/``_max``."""
     rel, top = ratios(rows), ceiling_ratios(rows)
+    rel_rounds, top_rounds = ratio_rounds(rows), ceiling_ratio_rounds(rows)
     names = list(dict.fromkeys(r.workload for r in rows))
     load: dict[str, float] = {}
     if machine is not None:
@@ -190,13 +253,15 @@ def json_document(
     doc: dict[str, Any] = {
         "ray_version": ray.__version__,
         "cpus": _cluster_cpus(),
-        "rows": [asdict(r) for r in rows],
-        "limit_cores": limit_cores(),
+        "rows": [_row_json(r) for r in rows],
+        "limit_cores": limit_cores() if ray.is_initialized() else 0,  # 0: drawn offline
         "load_average": load,
         "ratios": [
             {"workload": r.workload, "method": r.method,
              "vs_baseline": rel.get((r.workload, r.method)),
-             "vs_ceiling": top.get((r.workload, r.method))}
+             "vs_ceiling": top.get((r.workload, r.method)),
+             **_spread_json("vs_baseline", rel_rounds.get((r.workload, r.method))),
+             **_spread_json("vs_ceiling", top_rounds.get((r.workload, r.method)))}
             for r in rows
         ],
         "methods": {
@@ -213,7 +278,9 @@ def json_document(
                    if m.kind in ALTERNATIVES}
             for name in names
         },
-        "versus_best_peer": [asdict(v) for v in versus_best_peer(rows)],
+        "versus_best_peer": [
+            {**asdict(v), "rounds": list(v.rounds)} for v in versus_best_peer(rows)
+        ],
     }
     if scale:
         doc["scale"] = {
@@ -224,6 +291,21 @@ def json_document(
             "best_peer": {str(n): best_peer(scale, n) for n in sorted({r.items for r in scale})},
         }
     return doc
+
+
+def _row_json(r: Row) -> dict[str, Any]:
+    doc = asdict(r)
+    doc["per_minute_rounds"] = list(r.per_minute_rounds)
+    doc["seconds_rounds"] = list(r.seconds_rounds)
+    doc.update(rounds=r.rounds, per_minute_min=r.per_minute_min, per_minute_max=r.per_minute_max)
+    return doc
+
+
+def _spread_json(name: str, per_round: Sequence[float] | None) -> dict[str, Any]:
+    if not per_round:
+        return {f"{name}_rounds": None, f"{name}_min": None, f"{name}_max": None}
+    return {f"{name}_rounds": list(per_round), f"{name}_min": min(per_round),
+            f"{name}_max": max(per_round)}
 
 
 def write_json(
@@ -244,9 +326,9 @@ def write_plot(
     path: str, rows: Sequence[Row], machine: Machine | None = None,
     scale: Sequence[ScaleRow] = (),
 ) -> None:
-    """One panel per workload (bars: every row's rate; dashed lines: the baseline's and the
-    ceiling's rates; labels: the ratio to the baseline), and a log-log panel of per-item
-    wall time and driver CPU from ``--scale``."""
+    """One panel per workload (bars: every row's median rate, whiskers its lowest and highest
+    round; dashed lines: the baseline's and the ceiling's medians; labels: the ratio to the
+    baseline), and a log-log panel of per-item wall time and driver CPU from ``--scale``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -267,7 +349,12 @@ def write_plot(
         sub = [r for r in rows if r.workload == workload]
         colors = [_COLORS[w.method(r.method).kind] for r in sub]
         x = range(len(sub))
-        bars = ax.bar(x, [r.per_minute for r in sub], color=colors)
+        # Bars at the medians; whiskers from the lowest to the highest round.
+        bars = ax.bar(
+            x, [r.per_minute for r in sub], color=colors, ecolor="#333333", capsize=2,
+            yerr=[[r.per_minute - r.per_minute_min for r in sub],
+                  [r.per_minute_max - r.per_minute for r in sub]],
+        )
         for name, style in ((w.baseline, "--"), (w.ceiling, ":")):
             row = next((r for r in sub if r.method == name), None)
             if row is not None:
@@ -277,7 +364,7 @@ def write_plot(
             ax.set_yscale("log")
         for bar, r in zip(bars, sub, strict=True):
             ax.annotate(f"{rel.get((workload, r.method), 0):.2f}×",
-                        (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        (bar.get_x() + bar.get_width() / 2, r.per_minute_max),
                         ha="center", va="bottom", fontsize=8)
         ax.margins(y=0.15)
         ax.set_xticks(list(x), [r.method for r in sub], rotation=35, ha="right", fontsize=8)

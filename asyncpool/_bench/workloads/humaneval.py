@@ -291,8 +291,8 @@ HUMANEVAL = Workload(
                "seconds are the real sequential seconds, per_minute = cores x items / seconds",
                kind="ceiling", load_note=_DRIVER),
     ),
-    # Full: every HumanEval problem 3 times per round (x3 rounds); 10x quick took ~8 min of
-    # the full run alone (nine methods, about 0.1 s of machine time per item across them).
+    # Full: every HumanEval problem 3 times per round; 10x quick took ~8 min of a 3-round
+    # full run alone (nine methods, about 0.1 s of machine time per item across them).
     items=492,
     quick_items=164,
     describe="HumanEval solutions judged by sandbox.run_tests; correct = verdict matches the "

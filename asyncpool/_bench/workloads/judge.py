@@ -196,7 +196,7 @@ JUDGE = Workload(
         Method("ray_actors", _ray_actors,
                "raw calls on the same actors, one ray.get(list) (the ceiling)", kind="ceiling"),
     ),
-    # Full: 10,000 x 3 rounds, about 1.5 min; the slow rows stay capped at JUDGE_SLOW_ITEMS.
+    # Full: 10,000 per round, about 1.5 min for 3 rounds; slow rows capped at JUDGE_SLOW_ITEMS.
     items=10_000,
     quick_items=3_000,
     describe="50 ms latency-bound judge calls, 512 in flight; correct = the expected score",

@@ -172,7 +172,7 @@ MATH = Workload(
                "sequential; per_minute = cores x items / seconds)", kind="ceiling",
                load_note=_DRIVER),
     ),
-    # Full: 2,000 items x 3 rounds; 10,000 made this workload alone ~15 min (six methods,
+    # Full: 2,000 items per round; 10,000 made 3 rounds of it alone ~15 min (six methods,
     # about 30 ms of machine time per item across them, Ray Data's row the slowest).
     items=2_000,
     quick_items=600,

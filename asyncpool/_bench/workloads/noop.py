@@ -87,7 +87,7 @@ NOOP = Workload(
         Method("ray_get", _ray_get, "one blocking ray.get(list) of no-op tasks (the ceiling)",
                kind="ceiling"),
     ),
-    # Full: 5,000 x 3 rounds, about 1.5 min across the six methods.
+    # Full: 5,000 per round, about 1.5 min for 3 rounds across the six methods.
     items=5_000,
     quick_items=2_000,
     describe="no-op tasks: collecting results (plain ray.get(list) is the ceiling)",
