@@ -415,7 +415,8 @@ class LanguageProgramResult(ProgramResult):
 @dataclass(frozen=True, slots=True)
 class LanguageStdioResult(StdioResult):
     """``run_stdio``'s verdict for a language other than Python, plus the compile's result
-    (``status`` "failed" with no cases when the compile did not succeed)."""
+    (``status`` "failed", ``verdict`` "compile_error" and no cases when the compile did not
+    succeed)."""
 
     compile_result: CompileResult | None = None
 
@@ -647,6 +648,29 @@ def prepare(
     return Prepared(spec, tools, artefact, result)
 
 
+def prepare_stdio(
+    language: str, solution: str, compile_timeout: float
+) -> Prepared | LanguageStdioResult:
+    """``run_stdio``'s compile step: the :class:`Prepared` solution its cases run, or, when the
+    compile did not succeed, the whole verdict ("failed", verdict "compile_error", no case run)."""
+    check_language(language)
+    _check_compile_limits(compile_timeout, COMPILE_MEMORY_MB)
+    prepared = prepare(language, solution, compile_timeout=compile_timeout)
+    if isinstance(prepared, CompileResult):
+        return LanguageStdioResult("failed", [], 0.0, "compile_error", compile_result=prepared)
+    return prepared
+
+
+def with_compile(result: StdioResult, prepared: Prepared | None) -> StdioResult:
+    """``result`` carrying the compile's result (unchanged for Python, ``prepared`` None)."""
+    if prepared is None:
+        return result
+    return LanguageStdioResult(
+        result.status, result.cases, result.duration, result.verdict,
+        compile_result=prepared.compile_result,
+    )  # fmt: skip
+
+
 def _check_compile_limits(compile_timeout: object, compile_memory_mb: object) -> None:
     try:
         _validate("", compile_timeout, compile_memory_mb, name="compile")
@@ -696,4 +720,5 @@ __all__ = [
     "jail_dirs",
     "prepare",
     "toolchain",
+    "with_compile",
 ]
