@@ -588,6 +588,8 @@ def run_stdio(
     checker: Checker = "exact",
     abs_tol: float = DEFAULT_TOLERANCE,
     rel_tol: float = DEFAULT_TOLERANCE,
+    language: str = "python",
+    compile_timeout: float = 10.0,
 ) -> StdioResult:
     """Judge a stdin/stdout ``solution`` (Codeforces, LiveCodeBench, APPS style).
 
@@ -618,6 +620,12 @@ def run_stdio(
     time is not counted). Thread-safe; blocks the calling thread. Bad arguments (an unknown
     mode, a checker that is not callable or cannot take three arguments, a negative or
     non-finite tolerance) raise ``TypeError``/``ValueError`` before anything runs.
+
+    ``language`` (``"cpp"``, ``"java"``, ``"go"``, ``"nodejs"``, ``"rust"``; default
+    ``"python"``): the solution is compiled once, in the jail (``compile_timeout`` of its own
+    time; cached), and every case runs the compiled program; the result also carries
+    ``compile_result``, and a compile that does not succeed is "failed" with verdict
+    "compile_error" and no case run (:mod:`asyncpool.sandbox._languages`).
     """
     _validate(solution, timeout, memory_mb, name="solution")
     default = resolve_checker("checker", checker)
@@ -641,13 +649,25 @@ def run_stdio(
             (_as_bytes(f"cases[{i}][0]", case[0]), _as_bytes(f"cases[{i}][1]", case[1]), mode)
         )
     code = solution.encode("utf-8", "surrogatepass")
+    prepared = None
+    if language != "python":
+        from asyncpool.sandbox import _languages  # lazily: it imports this module
+
+        ready = _languages.prepare_stdio(language, solution, compile_timeout)
+        if not isinstance(ready, _languages.Prepared):
+            return ready  # the compile did not succeed: nothing ran
+        prepared = ready
     results: list[StdioCaseResult] = []
     for stdin, expected, mode in checked:
         limit = OUTPUT_LIMIT_BYTES + 2 * len(expected)
         raw = run(
             Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
                   stdin=stdin)
+            if prepared is None
+            else prepared.case_spec(stdin, float(timeout), memory_mb, stdout_head=limit + 1)
         )  # fmt: skip
+        if prepared is not None:  # a runtime that said it ran out of memory: "memory"
+            raw.status = prepared.status(raw.status, raw.stderr)
         status = raw.status
         accepted, reason = False, ""
         if status == "passed":
@@ -670,5 +690,14 @@ def run_stdio(
     first = next((r for r in results if r.status != "passed"), None)
     total = sum(r.duration for r in results)
     if first is None:
-        return StdioResult("passed", results, total, "accepted")
-    return StdioResult(first.status, results, total, first.verdict)
+        return _with_compile(StdioResult("passed", results, total, "accepted"), prepared)
+    return _with_compile(StdioResult(first.status, results, total, first.verdict), prepared)
+
+
+def _with_compile(result: StdioResult, prepared: object) -> StdioResult:
+    if prepared is None:
+        return result
+    from asyncpool.sandbox import _languages
+
+    assert isinstance(prepared, _languages.Prepared)
+    return _languages.with_compile(result, prepared)
