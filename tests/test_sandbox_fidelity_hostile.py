@@ -1,0 +1,293 @@
+"""Attacks on the surface the in-process semantics of ``run_tests`` added: handles, iteration,
+callbacks, write-back, the standard types, and forged messages from a solution that rewrites
+its own end of the wire. Every one must be "failed" (never "passed", never a hang).
+
+Each attack is paired with tests an honest solution passes (its :data:`HONEST` twin proves the
+tests are passable, so a "failed" is the attack's doing). The slow ones (a bound of 200,000
+round trips is met) are in the slow tier.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from asyncpool.sandbox import run_tests
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+#: The problem most attacks target: sort a list ascending; the tests compare with values.
+SORT_TESTS = _d("""
+    assert solve([3, 1, 2]) == [1, 2, 3]
+    assert solve([]) == []
+    assert not (solve([2, 1]) != [1, 2])
+""")
+HONEST_SORT = "def solve(xs):\n    return sorted(xs)\n"
+
+#: Forged replies: the solution replaces ``_Peer.reply`` of its own copy of the judge module
+#: (it is in its memory) with one that returns ``BODY`` and then answers with ``KIND``.
+_FORGE = _d("""
+    import struct, sys
+    wire = sys.modules["_asyncpool_judge"]
+    U32 = struct.Struct(">I").pack
+    def solve(xs):
+        return sorted(xs)
+    def forged(self, result, back, received, changed):
+        return BODY
+    wire._Peer.reply = forged
+""")
+
+
+def _forge(body: str, kind: str = "R") -> str:
+    code = _FORGE.replace("BODY", body)
+    if kind != "R":
+        # only the replies: the greeting ("H") goes out as it is
+        code += "_send = wire._send\n"
+        code += f"def _kind(k):\n    return {kind.encode()!r} if k == b'R' else k\n"
+        code += "wire._send = lambda fd, k, b: _send(fd, _kind(k), b)\n"
+    return code
+
+
+ATTACKS: list[tuple[str, str, str]] = [
+    (
+        "a handle whose __eq__ and __ne__ lie",
+        _d("""
+            class Liar:
+                def __eq__(self, other): return True
+                def __ne__(self, other): return False
+                __hash__ = object.__hash__
+            def solve(xs):
+                return Liar()
+        """),
+        SORT_TESTS,
+    ),
+    (
+        "a list of handles whose __eq__ lies",
+        "class I(int):\n    __eq__ = lambda s, o: True\n    __hash__ = int.__hash__\n"
+        "def solve(xs):\n    return [I(0) for _ in xs]\n",
+        SORT_TESTS,
+    ),
+    (
+        "a Counter subclass pretending",
+        _d("""
+            from collections import Counter
+            class C(Counter):
+                def __eq__(self, other): return True
+                def __ne__(self, other): return False
+            def solve(s):
+                return C()
+        """),
+        "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n",
+    ),
+    (
+        "a defaultdict whose factory is the solution's code",
+        _d("""
+            from collections import defaultdict
+            class Yes:
+                def __eq__(self, other): return True
+            def solve(s):
+                return defaultdict(Yes)
+        """),
+        "assert solve('aab') == {'a': 2, 'b': 1}\n",
+    ),
+    (
+        "handle cycle: a list that contains itself",
+        "def solve(xs):\n    a = []\n    a.append(a)\n    return a\n",
+        SORT_TESTS,
+    ),
+    (
+        "handle cycle: nodes pointing at each other",
+        _d("""
+            class Node:
+                def __init__(self): self.next = self
+                def __eq__(self, other): return self.next == other
+                __hash__ = object.__hash__
+            def solve(xs):
+                return Node()
+        """),
+        SORT_TESTS,
+    ),
+    (
+        "with block swallowing the tests' AssertionError",
+        _d("""
+            class Quiet:
+                def __enter__(self): return self
+                def __exit__(self, *exc): return True
+            def solve(xs):
+                return Quiet()
+        """),
+        "with solve([1]) as q:\n    assert q == [1]\n",
+    ),
+    (
+        "catching the AssertionError of a callback of the tests",
+        _d("""
+            def solve(xs, check):
+                try:
+                    check(list(xs))
+                except BaseException:
+                    pass
+                return sorted(xs)
+        """),
+        "def check(r):\n    assert r == sorted(r)\nassert solve([2, 1], check) == [1, 2]\n",
+    ),
+    (
+        "reading the tests' constants through a generator's frame",
+        _d("""
+            def solve(xs):
+                try:
+                    consts = xs.gi_frame.f_back.f_code.co_consts
+                except Exception:
+                    consts = xs.gi_code.co_consts
+                return [c for c in consts if isinstance(c, int)]
+        """),
+        "assert solve(x for x in [3, 1, 2]) == [1, 2, 3]\n",
+    ),
+    (
+        "reading the tests' globals through a lambda",
+        _d("""
+            def solve(key, xs):
+                for name in ("__globals__", "__code__", "__closure__", "__dict__"):
+                    try:
+                        getattr(key, name)
+                        return sorted(xs, key=key)
+                    except AttributeError:
+                        pass
+                return list(xs)
+        """),
+        "assert solve(lambda x: x, [3, 1, 2]) == [1, 2, 3]\n",
+    ),
+    (
+        "a huge write-back (over the message bound)",
+        "def solve(xs):\n    xs.append('x' * (65 * 2 ** 20))\n    return sorted(xs[:-1])\n",
+        "a = [3, 1, 2]\nassert solve(a) == [1, 2, 3]\n",
+    ),
+    (
+        "callbacks nested without end",
+        "def solve(f, n):\n    return f(n)\n",
+        "def f(n):\n    return solve(f, n + 1)\nassert solve(f, 0) == 0\n",
+    ),
+    (
+        "more handles than the bound",
+        "class A:\n    pass\ndef solve(xs):\n    return [A() for _ in range(250_000)]\n",
+        "assert len(solve([1])) == 250_000 and solve([2, 1]) == [1, 2]\n",
+    ),
+    (
+        "forged reply: a numpy array of object dtype",
+        _forge(
+            'b"n" + U32(3) + b"|O8" + b"t" + U32(1) + b"i" + U32(1) + b"\\x01" + U32(8) '
+            "+ bytes(8) + U32(0)"
+        ),
+        SORT_TESTS,
+    ),
+    (
+        "forged reply: a numpy bool that is 2",
+        _forge('b"k" + U32(3) + b"|b1" + U32(1) + b"\\x02" + U32(0)'),
+        "assert solve([1]) == True\n",
+    ),
+    (
+        "forged reply: a handle of the judge it was never given",
+        _forge('b"y" + U32(0) + U32(0)'),
+        SORT_TESTS,
+    ),
+    (
+        "forged reply: a write-back of another type",
+        _forge('b"l" + U32(0) + U32(1) + U32(0) + b"d" + U32(0)'),
+        "a = [3, 1, 2]\nassert solve(a) == [1, 2, 3]\n",
+    ),
+    (
+        "forged reply: end of iteration for a call",
+        _forge('b"N" + U32(0)', kind="E"),
+        "try:\n    solve([1])\nexcept StopIteration:\n    pass\nassert solve([2, 1]) == [1, 2]\n",
+    ),
+    (
+        "forged reply: a reference to a container of no request",
+        _forge('b"a" + U32(7) + U32(0)'),
+        SORT_TESTS,
+    ),
+]
+
+SLOW_ATTACKS: list[tuple[str, str, str]] = [
+    (
+        "a never-ending generator consumed by list()",
+        "def solve(xs):\n    while True:\n        yield 1\n",
+        "assert list(solve([3, 1, 2])) == [1, 2, 3]\n",
+    ),
+    (
+        "a callback storm",
+        "def solve(xs, key):\n    while True:\n        key(1)\n",
+        "assert solve([3, 1, 2], lambda x: x) == [1, 2, 3]\n",
+    ),
+]
+
+#: Honest solutions of the tests the attacks use: the tests are passable.
+HONEST: list[tuple[str, str, str]] = [
+    ("honest sort", HONEST_SORT, SORT_TESTS),
+    ("honest Counter", "from collections import Counter\ndef solve(s):\n    return Counter(s)\n",
+     "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n"),
+    ("honest callback", "def solve(xs, check):\n    check(sorted(xs))\n    return sorted(xs)\n",
+     "def check(r):\n    assert r == sorted(r)\nassert solve([2, 1], check) == [1, 2]\n"),
+    ("honest generator argument", "def solve(xs):\n    return sorted(xs)\n",
+     "assert solve(x for x in [3, 1, 2]) == [1, 2, 3]\n"),
+    ("honest key", "def solve(key, xs):\n    return sorted(xs, key=key)\n",
+     "assert solve(lambda x: x, [3, 1, 2]) == [1, 2, 3]\n"),
+    ("honest write-back", "def solve(xs):\n    xs.append(0)\n    return sorted(xs[:-1])\n",
+     "a = [3, 1, 2]\nassert solve(a) == [1, 2, 3]\nassert a == [3, 1, 2, 0]\n"),
+    ("honest iteration end", HONEST_SORT,
+     "try:\n    solve([1])\nexcept StopIteration:\n    pass\nassert solve([2, 1]) == [1, 2]\n"),
+    ("honest forged-nothing", _FORGE.split("def forged")[0], SORT_TESTS),
+]  # fmt: skip
+
+
+#: What the judge says stopped each attack (the tests' own assertion when a handle compared
+#: unequal to a value or a read of the tests' internals was refused).
+REASONS = {
+    "catching the AssertionError of a callback of the tests": "failed in a callback",
+    "reading the tests' constants through a generator's frame": "AttributeError",
+    "a huge write-back (over the message bound)": "a reply of",
+    "callbacks nested without end": "nested more than 50 deep",
+    "more handles than the bound": "more than 200000 objects",
+    "forged reply: a numpy array of object dtype": "numpy dtype not allowed",
+    "forged reply: a numpy bool that is 2": "numpy bool that is not 0 or 1",
+    "forged reply: a handle of the judge it was never given": "never handed out",
+    "forged reply: a write-back of another type": "write-back of another type",
+    "forged reply: end of iteration for a call": "end of iteration for a request that is not",
+    "forged reply: a reference to a container of no request": "no container of the request",
+}
+
+
+@pytest.mark.parametrize(("name", "solution", "tests"), ATTACKS, ids=[a[0] for a in ATTACKS])
+def test_attack_on_handles_and_callbacks_is_failed(name: str, solution: str, tests: str) -> None:
+    result = run_tests(solution, tests, timeout=20)
+    assert result.status == "failed", (name, result.status, result.stdout_tail[-1500:])
+    assert REASONS.get(name, "AssertionError") in result.stdout_tail, result.stdout_tail[-1500:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "solution", "tests"), SLOW_ATTACKS, ids=[a[0] for a in SLOW_ATTACKS]
+)
+def test_unbounded_iteration_and_callbacks_are_failed_by_their_bound(
+    name: str, solution: str, tests: str
+) -> None:
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "failed", (name, result.status, result.stdout_tail[-1500:])
+    assert "more than 200000" in result.stdout_tail
+
+
+@pytest.mark.parametrize(("name", "solution", "tests"), HONEST, ids=[h[0] for h in HONEST])
+def test_the_attacked_tests_pass_an_honest_solution(name: str, solution: str, tests: str) -> None:
+    result = run_tests(solution, tests, timeout=20)
+    assert result.status == "passed", (name, result.stdout_tail[-1500:])
+
+
+def test_a_failed_bound_names_its_reason() -> None:
+    result = run_tests(
+        "def solve(f, n):\n    return f(n)\n",
+        "def f(n):\n    return solve(f, n + 1)\nsolve(f, 0)\n",
+    )
+    assert result.status == "failed"
+    assert "nested more than 50 deep" in result.stdout_tail
