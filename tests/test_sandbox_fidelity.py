@@ -499,6 +499,12 @@ CORPUS: list[Case] = [
             assert np.allclose(r, np.array([[3, 6], [9, 12]]))
         """),
     ),
+    Case(
+        "numpy used by the tests without importing it (the solution's np)",
+        "import numpy as np\ndef evens(n):\n    return np.arange(0, 2 * n, 2)\n",
+        "import numpy as np\ndef evens(n):\n    return np.arange(0, n, 2)\n",
+        "assert np.array_equal(evens(3), np.array([0, 2, 4]))\n",
+    ),
     # -- dataclasses ----------------------------------------------------------------------------
     Case(
         "dataclass result whose fields the tests read",

@@ -161,6 +161,12 @@ ATTACKS: list[tuple[str, str, str]] = [
         "assert solve(lambda x: x, [3, 1, 2]) == [1, 2, 3]\n",
     ),
     (
+        "a class named like a standard module for the tests to use",
+        "class math:\n    isclose = staticmethod(lambda *a, **k: True)\n"
+        "def solve(r):\n    return 0\n",
+        "assert math.isclose(solve(2), 12.566370614359172)\n",
+    ),
+    (
         "a huge write-back (over the message bound)",
         "def solve(xs):\n    xs.append('x' * (65 * 2 ** 20))\n    return sorted(xs[:-1])\n",
         "a = [3, 1, 2]\nassert solve(a) == [1, 2, 3]\n",
@@ -238,6 +244,8 @@ HONEST: list[tuple[str, str, str]] = [
      "a = [3, 1, 2]\nassert solve(a) == [1, 2, 3]\nassert a == [3, 1, 2, 0]\n"),
     ("honest iteration end", HONEST_SORT,
      "try:\n    solve([1])\nexcept StopIteration:\n    pass\nassert solve([2, 1]) == [1, 2]\n"),
+    ("honest module helper", "import math\ndef solve(r):\n    return math.pi * r * r\n",
+     "assert math.isclose(solve(2), 12.566370614359172)\n"),
     ("honest forged-nothing", _FORGE.split("def forged")[0], SORT_TESTS),
 ]  # fmt: skip
 

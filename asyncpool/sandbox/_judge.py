@@ -1306,8 +1306,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
 #: Standard modules the judge imports for the tests when the solution imported them.
 TEST_MODULES = frozenset({
     "array", "bisect", "cmath", "collections", "copy", "datetime", "decimal", "fractions",
-    "functools", "heapq", "itertools", "json", "math", "operator", "random", "re", "statistics",
-    "string", "sys", "typing",
+    "functools", "heapq", "itertools", "json", "math", "numpy", "operator", "random", "re",
+    "statistics", "string", "sys", "typing",
 })  # fmt: skip
 
 
@@ -1337,12 +1337,27 @@ def _greeting(value: Any) -> tuple[dict[str, Any], dict[str, str], dict[str, str
     return names, standard, modules
 
 
+def _names_used(code: types.CodeType) -> set[str]:
+    """Every global or attribute name the tests' code (and the code nested in it) uses."""
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        found.update(current.co_names)
+        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def _import(module: str) -> Any:
+    return _import_numpy() if module == "numpy" else importlib.import_module(module)
+
+
 def _standard(module: str, name: str) -> Any:
     """The judge's own ``module.name`` when it is a public callable of a module of
     :data:`TEST_MODULES`, else None."""
     if module not in TEST_MODULES or not name.isidentifier() or name.startswith("_"):
         return None
-    value = getattr(importlib.import_module(module), name, None)
+    value = getattr(_import(module), name, None)
     return value if callable(value) else None
 
 
@@ -1368,21 +1383,26 @@ def judge(
         except CodecError as exc:
             peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
+        code = compile(tests, "<tests>", "exec")
+        used = _names_used(code)
         namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         for name, module in list(standard.items())[:MAX_NAMES]:
-            own = _standard(module, name)
-            if own is not None and _may_proxy(name):
+            own = _standard(module, name) if name in used and _may_proxy(name) else None
+            if own is not None:
                 namespace[name] = own
-        namespace.update(
-            (name, handle) for name, handle in list(names.items())[:MAX_NAMES] if _may_proxy(name)
-        )
+        for name, handle in list(names.items())[:MAX_NAMES]:
+            if _may_proxy(name):
+                # Never the solution's object under the name of a standard module: tests
+                # that use ``math`` without importing it get the judge's math, not a class
+                # of the solution whose ``isclose`` is always true.
+                namespace[name] = _import(name) if name in TEST_MODULES else handle
         # MBPP's asserts use modules the solution imported (``math.isclose`` with no import
-        # of their own): the judge imports its own copy of those from a list of standard
-        # modules; nothing of the solution's modules crosses.
+        # of their own): the judge imports its own copy of those the tests name, from a list
+        # of standard modules; nothing of the solution's modules crosses.
         for alias, module in list(modules.items())[:MAX_NAMES]:
-            if module in TEST_MODULES and _may_proxy(alias) and alias not in namespace:
-                namespace[alias] = importlib.import_module(module)
-        code = compile(tests, "<tests>", "exec")
+            fits = module in TEST_MODULES and _may_proxy(alias)
+            if fits and alias in used and alias not in namespace:
+                namespace[alias] = _import(module)
         exec(code, namespace)
         if entry_point is not None:
             check = namespace.get("check")
