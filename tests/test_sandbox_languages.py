@@ -1,0 +1,466 @@
+"""Languages beyond Python (:mod:`asyncpool.sandbox._languages`): C++, Java, Go, Rust and Node
+programs compiled in the jail, cached, and run in the jail through ``run_program(language=...)``.
+
+For each language whose toolchain this machine has: a+b on stdin, a compile error reported as a
+compile error (nothing run), a runtime error, a wrong answer, a time limit, and the compile cache
+(a second run of the same source compiles nothing). Then a small hostile set per compiled
+language: a fork bomb, writes outside the run's directory, reading ``/etc/shadow`` and an
+expected output left on the caller's disk, compile-time bombs (``#include "/dev/random"``,
+``include_bytes!("/dev/random")``): none passes, each ends within a bounded time. A language
+whose toolchain is absent is skipped with the package to install.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from asyncpool.errors import SandboxError
+from asyncpool.sandbox import _languages, run_program, run_stdio
+from asyncpool.sandbox._languages import (
+    CompileResult,
+    LanguageProgramResult,
+    LanguageStdioResult,
+)
+
+ROOT = os.geteuid() == 0
+AVAILABLE = _languages.available()
+
+
+def needs(language: str) -> pytest.MarkDecorator:
+    spec = _languages.check_language(language)
+    return pytest.mark.skipif(
+        language not in AVAILABLE,
+        reason=f"no {spec.tool} here: apt-get install {spec.package}",
+    )
+
+
+def unique(source: str, language: str) -> str:
+    """The source with a unique comment, so the compile cache of earlier tests cannot serve it."""
+    mark = "#" if language == "python" else "//"
+    return f"{source}\n{mark} {uuid.uuid4().hex}\n"
+
+
+# a+b, then the same program with a wrong answer, a runtime error and an endless loop
+AB = {
+    "cpp": '#include <iostream>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a+b<<"\\n";}',
+    "java": (
+        "import java.util.*;\npublic class Main { public static void main(String[] x) {"
+        " Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + s.nextLong()); } }"
+    ),
+    "go": (
+        'package main\nimport "fmt"\n'
+        "func main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }"
+    ),
+    "rust": (
+        "use std::io::Read;\nfn main() { let mut s = String::new();"
+        " std::io::stdin().read_to_string(&mut s).unwrap();"
+        " let v: Vec<i64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();"
+        ' println!("{}", v[0] + v[1]); }'
+    ),
+    "nodejs": (
+        'const v = require("fs").readFileSync(0, "utf8").trim().split(/\\s+/).map(Number);'
+        " console.log(v[0] + v[1]);"
+    ),
+}
+WRONG = {
+    "cpp": '#include <iostream>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a-b<<"\\n";}',
+    "java": AB["java"].replace("s.nextLong() + s.nextLong()", "s.nextLong() - s.nextLong()"),
+    "go": AB["go"].replace("a + b", "a - b"),
+    "rust": AB["rust"].replace("v[0] + v[1]", "v[0] - v[1]"),
+    "nodejs": AB["nodejs"].replace("v[0] + v[1]", "v[0] - v[1]"),
+}
+RUNTIME_ERROR = {
+    "cpp": "#include <vector>\n#include <cstdio>\nint main(){std::vector<int> v;"
+    ' printf("%d\\n", v.at(5)); }',
+    "java": "public class Main { public static void main(String[] x) {"
+    " int[] a = new int[1]; System.out.println(a[5]); } }",
+    "go": 'package main\nimport "fmt"\nfunc main() { var a []int; i := 5; fmt.Println(a[i]) }',
+    "rust": "fn main() { let v: Vec<i32> = Vec::new(); let i = std::env::args().count() + 4;"
+    ' println!("{}", v[i]); }',
+    "nodejs": "null.x;",
+}
+LOOP = {
+    "cpp": "int main(){ volatile unsigned long i = 0; while (true) i++; }",
+    "java": "public class Main { public static void main(String[] x) {"
+    " long i = 0; while (true) { i++; if (i == -1) break; } } }",
+    "go": "package main\nfunc main() { i := 0; for { i++ } }",
+    "rust": "fn main() { let mut i: u64 = 0;"
+    " loop { i = std::hint::black_box(i.wrapping_add(1)); } }",
+    "nodejs": "let i = 0; while (true) { i++; }",
+}
+COMPILE_ERROR = {
+    "cpp": "int main() { return undefined_name; }",
+    "java": "public class Main { public static void main(String[] x) { int y = ; } }",
+    "go": "package main\nfunc main() { undefinedName() }",
+    "rust": 'fn main() { let x: u32 = "no"; }',
+}
+# what each compiler says about its COMPILE_ERROR
+COMPILER_SAYS = {
+    "cpp": "undefined_name",
+    "java": "illegal start of expression",
+    "go": "undefined: undefinedName",
+    "rust": "mismatched types",
+}
+ALL = sorted(AB)
+COMPILED = sorted(COMPILE_ERROR)
+
+
+def run(language: str, source: str, **kw: object) -> LanguageProgramResult:
+    result = run_program(source, language=language, **kw)  # type: ignore[arg-type]
+    assert isinstance(result, LanguageProgramResult)
+    return result
+
+
+# -- arguments and toolchains ---------------------------------------------------------------------
+
+
+def test_an_unknown_language_is_a_value_error_before_anything_runs() -> None:
+    with pytest.raises(ValueError, match="unknown language 'cobol'"):
+        run_program("x", language="cobol")
+    with pytest.raises(TypeError, match="language must be a str"):
+        run_program("x", language=3)  # type: ignore[arg-type]
+
+
+def test_a_bad_compile_timeout_is_rejected_before_anything_runs() -> None:
+    with pytest.raises(ValueError, match="compile limits"):
+        run_program(AB["cpp"], language="cpp", compile_timeout=-1)
+
+
+def test_the_artefact_name_cannot_be_taken_by_the_callers_files() -> None:
+    with pytest.raises(ValueError, match="where the cpp program itself is put"):
+        run_program(AB["cpp"], language="cpp", files={"main": b"x"})
+
+
+def test_a_missing_toolchain_names_the_package_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lookup as this machine would do it if g++ were not on PATH.
+    monkeypatch.setitem(_languages._found, "cpp", None)
+    with pytest.raises(SandboxError, match="apt-get install g\\+\\+"):
+        run_program(AB["cpp"], language="cpp")
+
+
+def test_python_runs_on_the_sandboxs_own_path() -> None:
+    result = run_program("print(input())", language="python", stdin="hi\n")
+    assert result.status == "passed"
+    assert result.stdout == "hi\n"
+    assert not isinstance(result, LanguageProgramResult)
+
+
+def test_the_cache_key_covers_language_version_command_and_source() -> None:
+    base = _languages.cache_key("cpp", "g++ 12", ["g++", "-O2"], b"int main(){}")
+    assert base != _languages.cache_key("rust", "g++ 12", ["g++", "-O2"], b"int main(){}")
+    assert base != _languages.cache_key("cpp", "g++ 13", ["g++", "-O2"], b"int main(){}")
+    assert base != _languages.cache_key("cpp", "g++ 12", ["g++", "-O0"], b"int main(){}")
+    assert base != _languages.cache_key("cpp", "g++ 12", ["g++", "-O2"], b"int main(){ }")
+    # length-prefixed: moving bytes between parts changes the key
+    assert _languages.cache_key("a", "bc", [], b"") != _languages.cache_key("ab", "c", [], b"")
+
+
+def test_the_cache_is_private_bounded_and_drops_a_changed_artefact(tmp_path: Path) -> None:
+    result = CompileResult("passed", 0, "", "", 0.1)
+    cache = _languages.CompileCache(max_bytes=100, parent=str(tmp_path))
+    cache.put("a", b"x" * 60, result)
+    cache.put("b", b"y" * 30, result)
+    assert os.stat(cache.directory).st_mode & 0o777 == 0o700
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.put("c", b"z" * 30, result)  # 120 > 100: b, the least recently used, goes
+    assert cache.get("b") is None
+    assert cache.get("c") is not None
+    assert cache.size == 90
+    cache.put("big", b"w" * 101, result)  # larger than the whole cache: not kept
+    assert cache.get("big") is None
+    Path(cache.directory, "a").write_bytes(b"X" * 60)  # changed under the cache: never served
+    assert cache.get("a") is None
+    assert cache.size == 30
+
+
+# -- every language -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_a_plus_b_runs_and_the_second_run_compiles_nothing(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    source = unique(AB[language], language)
+    cache = _languages.compile_cache()
+    before = cache.compilations
+    first = run(language, source, stdin="2 3\n", timeout=10, memory_mb=256)
+    assert (first.status, first.stdout.strip()) == ("passed", "5"), first
+    second = run(language, source, stdin="40 2\n", timeout=10, memory_mb=256)
+    assert (second.status, second.stdout.strip()) == ("passed", "42"), second
+    if language in COMPILE_ERROR:
+        assert cache.compilations == before + 1
+        assert first.compile_result is not None
+        assert first.compile_result.passed
+        assert not first.compile_result.cached
+        assert second.compile_result is not None
+        assert second.compile_result.cached
+    else:
+        assert first.compile_result is None
+        assert cache.compilations == before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", COMPILED)
+def test_a_compile_error_is_reported_as_one_and_nothing_runs(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run(language, unique(COMPILE_ERROR[language], language), timeout=5)
+    compiled = result.compile_result
+    assert compiled is not None
+    assert compiled.status == "failed"
+    assert compiled.returncode != 0
+    assert COMPILER_SAYS[language] in compiled.stdout + compiled.stderr, compiled
+    assert result.status == "failed"
+    assert result.returncode is None
+    assert result.stdout == ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_a_runtime_error_fails_with_its_exit(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run(language, unique(RUNTIME_ERROR[language], language), timeout=10, memory_mb=256)
+    assert result.status in ("failed", "crashed"), result
+    assert result.returncode not in (0, None)
+    assert result.compile_result is None or result.compile_result.passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_a_wrong_answer_prints_something_else(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run(language, unique(WRONG[language], language), stdin="2 3\n", memory_mb=256)
+    assert (result.status, result.stdout.strip()) == ("passed", "-1"), result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_an_endless_loop_is_a_timeout_at_its_time_limit(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run(language, unique(LOOP[language], language), timeout=1.0, memory_mb=256)
+    assert result.status == "timeout", result
+    assert 1.0 <= result.duration < 3.0
+
+
+# -- run_stdio: compile once, judge every case --------------------------------------------------
+
+CASES = [(f"{i} {2 * i}\n", f"{3 * i}\n") for i in range(1, 6)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_run_stdio_compiles_once_for_all_cases_and_accepts(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    source = unique(AB[language], language)
+    cache = _languages.compile_cache()
+    before = cache.compilations
+    result = run_stdio(source, CASES, language=language, memory_mb=256)
+    assert isinstance(result, LanguageStdioResult)
+    assert (result.status, result.verdict) == ("passed", "accepted"), result
+    assert [c.verdict for c in result.cases] == ["accepted"] * len(CASES)
+    again = run_stdio(source, CASES, language=language, memory_mb=256)
+    assert again.status == "passed"
+    compiled = language in COMPILE_ERROR
+    assert cache.compilations == before + (1 if compiled else 0)  # 10 cases, <= 1 compile
+    if compiled:
+        assert isinstance(again, LanguageStdioResult)
+        assert again.compile_result is not None
+        assert again.compile_result.cached
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ALL)
+def test_run_stdio_gives_the_judges_verdicts(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    wrong = run_stdio(unique(WRONG[language], language), CASES, language=language)
+    assert (wrong.status, wrong.verdict) == ("failed", "wrong_answer"), wrong
+    slow = run_stdio(unique(LOOP[language], language), CASES, language=language, timeout=1.0)
+    assert slow.verdict == "time_limit", slow
+    crash = run_stdio(unique(RUNTIME_ERROR[language], language), CASES, language=language)
+    assert crash.verdict == "runtime_error", crash
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", COMPILED)
+def test_run_stdio_reports_a_compile_error_and_runs_no_case(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run_stdio(unique(COMPILE_ERROR[language], language), CASES, language=language)
+    assert isinstance(result, LanguageStdioResult)
+    assert (result.status, result.verdict, result.cases) == ("failed", "compile_error", [])
+    assert result.compile_result is not None
+    assert COMPILER_SAYS[language] in result.compile_result.stderr + result.compile_result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("cpp" not in AVAILABLE, reason="no g++ here: apt-get install g++")
+def test_a_cpp_memory_bomb_is_a_memory_limit() -> None:
+    bomb = (
+        "#include <vector>\nint main(){ std::vector<char> v;"
+        " while (true) v.resize(v.size() * 2 + 1); }"
+    )
+    result = run_stdio(unique(bomb, "cpp"), [("", "")], language="cpp", memory_mb=128)
+    assert (result.status, result.verdict) == ("memory", "memory_limit"), result
+
+
+# -- hostile programs -----------------------------------------------------------------------------
+
+FORK_BOMB = {
+    "cpp": "#include <unistd.h>\nint main(){ while (true) fork(); }",
+    "rust": (
+        'fn main() { loop { let _ = std::process::Command::new("/proc/self/exe").spawn(); } }'
+    ),
+    "go": (
+        'package main\nimport ("os"; "os/exec")\n'
+        "func main() { for { c := exec.Command(os.Args[0]); _ = c.Start() } }"
+    ),
+    "java": (
+        "public class Main { public static void main(String[] x) throws Exception {"
+        ' while (true) { new ProcessBuilder("/bin/sh", "-c", "sleep 100").start(); } } }'
+    ),
+}
+# Prints "WROTE <path>" for every path outside its directory it managed to create.
+ESCAPE_WRITE = {
+    "cpp": (
+        "#include <cstdio>\nint main(){ const char* p[] = {"
+        '"/usr/asyncpool-x", "/etc/asyncpool-x",'
+        ' "/root/asyncpool-x", "/asyncpool-x", "/dev/shm/../asyncpool-x"};'
+        ' for (auto s : p) { FILE* f = fopen(s, "w");'
+        ' if (f) { printf("WROTE %s\\n", s); fclose(f); } } }'
+    ),
+    "rust": (
+        'fn main() { for p in ["/usr/asyncpool-x", "/etc/asyncpool-x", "/root/asyncpool-x",'
+        ' "/asyncpool-x"] { if std::fs::write(p, b"x").is_ok() { println!("WROTE {}", p); } } }'
+    ),
+    "go": (
+        'package main\nimport ("fmt"; "os")\nfunc main() { for _, p := range []string{'
+        '"/usr/asyncpool-x", "/etc/asyncpool-x", "/root/asyncpool-x", "/asyncpool-x"} {'
+        ' if os.WriteFile(p, []byte("x"), 0644) == nil { fmt.Println("WROTE " + p) } } }'
+    ),
+    "java": (
+        "public class Main { public static void main(String[] x) { for (String p : new String[]"
+        '{"/usr/asyncpool-x", "/etc/asyncpool-x", "/root/asyncpool-x", "/asyncpool-x"}) {'
+        " try { java.nio.file.Files.write(java.nio.file.Paths.get(p), new byte[]{1});"
+        ' System.out.println("WROTE " + p); } catch (Exception e) {} } } }'
+    ),
+}
+# Prints what it could read of each path named on stdin.
+READ_FILES = {
+    "cpp": (
+        "#include <fstream>\n#include <iostream>\n#include <string>\nint main(){ std::string p;"
+        " while (std::cin >> p) { std::ifstream f(p); std::string s; while (std::getline(f, s))"
+        ' std::cout << "READ " << s << "\\n"; } }'
+    ),
+    "rust": (
+        "use std::io::Read;\nfn main() { let mut s = String::new();"
+        " std::io::stdin().read_to_string(&mut s).unwrap(); for p in s.split_whitespace() {"
+        " if let Ok(t) = std::fs::read_to_string(p) { for l in t.lines() {"
+        ' println!("READ {}", l); } } } }'
+    ),
+    "go": (
+        'package main\nimport ("fmt"; "os"; "strings")\nfunc main() { var p string; for {'
+        " if _, err := fmt.Scan(&p); err != nil { return }; b, err := os.ReadFile(p);"
+        ' if err == nil { for _, l := range strings.Split(string(b), "\\n") {'
+        ' fmt.Println("READ " + l) } } } }'
+    ),
+    "java": (
+        "public class Main { public static void main(String[] x) { java.util.Scanner s ="
+        " new java.util.Scanner(System.in); while (s.hasNext()) { try { for (String l :"
+        " java.nio.file.Files.readAllLines(java.nio.file.Paths.get(s.next())))"
+        ' System.out.println("READ " + l); } catch (Exception e) {} } } }'
+    ),
+}
+COMPILE_BOMB = {
+    "cpp": '#include "/dev/random"\nint main(){}',
+    "rust": (
+        'static B: &[u8] = include_bytes!("/dev/random");\nfn main() { println!("{}", B.len()); }'
+    ),
+    "java": (  # javac's parser recursing 50,000 deep
+        "public class Main { static int x = " + "(" * 50000 + "1" + ")" * 50000 + ";"
+        " public static void main(String[] a) {} }"
+    ),
+    "go": "package main\nconst c = 1 << 100000000\nfunc main() { println(c > 0) }",
+}
+HOSTILE_COMPILED = sorted(FORK_BOMB)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", HOSTILE_COMPILED)
+def test_a_fork_bomb_ends_within_its_time_limit_without_passing(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    started = time.monotonic()
+    outcome: str
+    try:
+        outcome = run(language, unique(FORK_BOMB[language], language), timeout=2.0).status
+    except SandboxError as exc:
+        # Its own spinning processes starve its first one past the starvation cap (a loaded
+        # machine makes that likelier): no verdict, which is never a pass.
+        outcome = str(exc)
+    assert outcome in ("failed", "timeout", "memory", "crashed") or "starved" in outcome
+    # the compile, then at most two attempts up to the starvation cap (16 * 2 + 10 s) each
+    assert time.monotonic() - started < 2 * 42 + 60
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ROOT, reason="the jail's read-only root needs root (namespaces)")
+@pytest.mark.parametrize("language", HOSTILE_COMPILED)
+def test_nothing_is_written_outside_the_runs_directory(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    result = run(language, unique(ESCAPE_WRITE[language], language), timeout=10, memory_mb=256)
+    assert result.status == "passed", result  # it ran to its end...
+    assert "WROTE" not in result.stdout, result.stdout  # ...and wrote nowhere
+    for path in ("/usr/asyncpool-x", "/etc/asyncpool-x", "/root/asyncpool-x", "/asyncpool-x"):
+        assert not os.path.exists(path)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ROOT, reason="hiding the caller's files needs root (namespaces, uids)")
+@pytest.mark.parametrize("language", HOSTILE_COMPILED)
+def test_neither_etc_shadow_nor_an_expected_output_on_disk_can_be_read(
+    language: str, tmp_path: Path
+) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    secret = tmp_path / "expected_output.txt"
+    secret.write_text("the-expected-answer-42\n")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(secret, 0o644)  # world-readable: only the jail keeps it out of reach
+    paths = f"/etc/shadow {secret} /proc/1/environ\n"
+    result = run(language, unique(READ_FILES[language], language), stdin=paths, memory_mb=256)
+    assert "the-expected-answer-42" not in result.stdout
+    assert "root:" not in result.stdout
+    assert "READ " not in result.stdout, result.stdout
+    # the same program reads its own directory's files, so the failures above are the jail's
+    own = run(
+        language, unique(READ_FILES[language], language), stdin="mine.txt\n",
+        files={"mine.txt": b"visible\n"}, memory_mb=256,
+    )  # fmt: skip
+    assert "READ visible" in own.stdout, own
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", HOSTILE_COMPILED)
+def test_a_compile_time_bomb_is_stopped_and_never_runs(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    started = time.monotonic()
+    result = run(language, unique(COMPILE_BOMB[language], language), compile_timeout=3.0)
+    compiled = result.compile_result
+    assert compiled is not None
+    assert compiled.status != "passed", compiled
+    assert result.status == "failed"
+    assert result.stdout == ""
+    assert time.monotonic() - started < 120
