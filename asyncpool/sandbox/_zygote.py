@@ -58,6 +58,7 @@ from collections.abc import Callable  # noqa: E402
 from typing import cast  # noqa: E402
 
 from . import _zygote_child  # noqa: E402
+from ._cgroup import Cgroups, RunCgroup, open_cgroups  # noqa: E402
 from ._zygote_child import anchor_import_path, read_fd, run_child, run_judge_child  # noqa: E402
 from ._zygote_job import Job, classify, exited, fetch_files  # noqa: E402
 from ._zygote_uids import (  # noqa: E402
@@ -120,6 +121,12 @@ class _Server:
         self.prctl = _libc_prctl()
         self.uids: Uids | None = None
         self.isolated = False
+        # A cgroup per run (read by the run's child, see _cgroup): opened before the namespaces,
+        # whose /sys is read-only. None: no usable hierarchy (see _kill_leftovers' fallback).
+        self.cgroups: Cgroups | None = open_cgroups()
+        self.cgroup_fd = -1  # the cgroup of the run being forked, for its child to join
+        if self.cgroups is None:
+            sys.stderr.write("asyncpool sandbox: no cgroup per run: a uid sweep per run instead\n")
         if os.geteuid() == 0:
             self._check_uid_map()
             self.uids = Uids()
@@ -134,6 +141,7 @@ class _Server:
         self.jobs: dict[int, Job] = {}  # child pid (program or judge) -> job
         self.by_reply: dict[int, Job] = {}  # reply fd -> job
         self.reapers: dict[int, Job] = {}  # helper pid -> job whose scratch was not empty
+        self.draining: list[Job] = []  # over, waiting for their cgroup's last task to exit
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -179,6 +187,8 @@ class _Server:
                 due = min(due, job.next_check)
         if self.uids is not None and self.uids.dirty:
             due = min(due, self.uids.sweep_due(now))
+        if self.draining:
+            due = min(due, now + 0.001)
         return -1 if due == math.inf else max(0, math.ceil((due - now) * 1000))
 
     def serve(self) -> None:
@@ -197,6 +207,8 @@ class _Server:
                 elif fd in self.by_reply:
                     self._on_reply_socket(self.by_reply[fd])
             self._reap()
+            if self.draining:
+                self._drain()
             now = time.monotonic()
             self._enforce_deadlines(now)
             if self.uids is not None and self.uids.dirty and self.uids.sweep_due(now) <= now:
@@ -258,8 +270,13 @@ class _Server:
             return None
         return Fds(**dict(zip(names, fds, strict=True)))
 
-    def _give_back(self, uids: list[int], scratch: str | None) -> None:
+    def _give_back(
+        self, uids: list[int], scratch: str | None, cgroup: RunCgroup | None = None
+    ) -> None:
         """Undo a start that failed before the child existed: free the uids, drop the dirs."""
+        if cgroup is not None and self.cgroups is not None:
+            with contextlib.suppress(OSError):
+                self.cgroups.remove(cgroup)
         if self.uids is not None:
             for uid in uids:
                 self.uids.free.appendleft(uid)
@@ -295,29 +312,40 @@ class _Server:
             except BaseException:
                 self._give_back(leased, scratch)
                 raise
+        cgroup = None
+        if req.limits and self.cgroups is not None:
+            try:
+                cgroup = self.cgroups.new_run()
+            except BaseException:
+                self._give_back(leased, scratch)
+                raise
         serve_fd = judge_fd = -1
         self.pin_cpu = None
         if req.judged:
             try:
                 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             except BaseException:
-                self._give_back(leased, scratch)
+                self._give_back(leased, scratch, cgroup)
                 raise
             serve_fd, judge_fd = a.detach(), b.detach()
             self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
             self.cpu_turn += 1
         started = time.monotonic()
+        self.cgroup_fd = -1 if cgroup is None else cgroup.fd
         try:
             pid = os.fork()
         except BaseException:
-            self._give_back(leased, scratch)
+            self.cgroup_fd = -1
+            self._give_back(leased, scratch, cgroup)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
                     os.close(fd)
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
+        self.cgroup_fd = -1  # the judge (trusted) is not a process of the run
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
+        job.cgroup = cgroup
         job.files_out, job.fetch = fds.files_out, fetch
         job.next_check = started + min(req.timeout, req.wall_cap) if req.limits else math.inf
         self.jobs[pid] = job
@@ -426,15 +454,44 @@ class _Server:
                         job.killed_after_judge = not job.killed_at_deadline
                         self._kill_group(job.pid)
                 if job.over:
-                    self._finish(job)
+                    self._end(job)
             elif pid in self.reapers:
                 self._job_reaper_done(self.reapers.pop(pid), status)
             elif self.uids is not None and pid in self.uids.sweeps:
                 self.uids.sweep_done(pid, status)
             # else: an orphaned descendant of a program, now reaped
 
+    def _end(self, job: Job) -> None:
+        """The program (and its judge) have exited: kill whatever else the run started; its
+        verdict (:meth:`_finish`) waits until every one of those processes is gone."""
+        job.ended = time.monotonic()
+        if job.cgroup is not None and not self._remove_cgroup(job):
+            self.draining.append(job)
+            return
+        self._finish(job)
+
+    def _remove_cgroup(self, job: Job) -> bool:
+        assert job.cgroup is not None
+        assert self.cgroups is not None
+        try:
+            if not self.cgroups.remove(job.cgroup):
+                return False
+        except OSError:  # not removable (never seen): leave it, do not hold the verdict back
+            pass
+        job.cgroup = None
+        return True
+
+    def _drain(self) -> None:
+        """Finish the runs whose cgroup is now empty (the kill is repeated on each try)."""
+        waiting, self.draining = self.draining, []
+        for job in waiting:
+            if self._remove_cgroup(job):
+                self._finish(job)
+            else:
+                self.draining.append(job)
+
     def _finish(self, job: Job) -> None:
-        now = time.monotonic()
+        now = time.monotonic() if job.ended is None else job.ended
         assert job.status is not None
         assert job.usage is not None
         own = max(job.own_at_kill, job.own_time(now)) if job.req.limits else now - job.started
@@ -459,6 +516,11 @@ class _Server:
                     fetch_files(job)
             os.close(job.files_out)
             job.files_out = -1
+        if job.scratch is not None and job.uid is not None and self.cgroups is None:
+            # No cgroup: every process of the run's uid is killed (a forked helper) before
+            # the verdict, so none that escaped its process group outlives the run.
+            self._start_job_reaper(job)
+            return
         if job.scratch is not None:
             try:  # the common case: the program left no file
                 for sub in ("tmp", "shm", ""):
@@ -507,10 +569,18 @@ class _Server:
             self._reap()
             if self.uids is not None and self.uids.dirty and not self.jobs:
                 self.uids.sweep()
-            if not (self.jobs or self.reapers or (self.uids is not None and self.uids.sweeps)):
+            self._drain()
+            if not (
+                self.jobs
+                or self.reapers
+                or self.draining
+                or (self.uids is not None and self.uids.sweeps)
+            ):
                 break
             time.sleep(0.002)
         shutil.rmtree(self.scratch_base, ignore_errors=True)
+        if self.cgroups is not None:
+            self.cgroups.close()
 
 
 def _load_sibling(name: str) -> types.ModuleType:

@@ -22,6 +22,7 @@ import stat
 import struct
 from dataclasses import dataclass, field
 
+from ._cgroup import RunCgroup
 from ._zygote_wire import (
     FETCH_FILE_LIMIT,
     MEMORY_EXIT,
@@ -92,6 +93,10 @@ class Job:
     usage: resource.struct_rusage | None = None
     judge_status: int | None = None
     result: bytes = b""
+    # The run's cgroup (see _cgroup) until it is removed; when the program (and judge) ended,
+    # the moment its own and wall-clock times stop (the verdict waits for the cgroup).
+    cgroup: RunCgroup | None = None
+    ended: float | None = None
 
     def own_time(self, now: float) -> float:
         """Wall-clock time minus the time spent waiting for a CPU (the program's and the
