@@ -29,6 +29,7 @@ import tempfile
 import types
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
+from ._cgroup import join as join_cgroup
 from ._zygote_wire import JUDGE_NPROC, MEMORY_EXIT, Fds, Request
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class ServerView(Protocol):
     devnull: int
     isolated: bool
     pin_cpu: int | None
+    cgroup_fd: int  # the run's cgroup (-1: none), joined before anything of the program runs
     prctl: Callable[[int, int, int, int, int], int]
 
 
@@ -233,6 +235,8 @@ def run_child(
         server.ctl.detach()  # the fd is closed below; the object must not close a reused number
         if req.limits:
             os.setsid()  # own session and process group: killed whole
+            if server.cgroup_fd >= 0:
+                join_cgroup(server.cgroup_fd)  # all the run's processes die before its verdict
         os.dup2(fds.stdin if fds.stdin >= 0 else server.devnull, 0)
         os.dup2(fds.stdout, 1)
         os.dup2(fds.stderr, 2)
