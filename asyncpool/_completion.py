@@ -43,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -393,12 +393,19 @@ class _Core:
         with self.lock:
             touched: dict[Subscription, list[Item]] = {}
             for ref, (value, is_error) in zip(wanted, values, strict=True):
-                subs = self._watch.pop(ref, None)
+                subs = self._watch.get(ref)
                 if not subs:
                     continue
-                if self._remote_refs:
-                    self._remote_refs.pop(ref, None)
-                for sub in subs:
+                receivers: Iterable[Subscription] = subs
+                if bare and ref in bare and any(s._values for s in subs):
+                    # A subscriber that wants the value came after this ref was left unfetched:
+                    # hand it to the readiness-only ones; the next scan fetches it for the rest.
+                    receivers = self._take_bare(ref, subs)
+                else:
+                    del self._watch[ref]
+                    if self._remote_refs:
+                        self._remote_refs.pop(ref, None)
+                for sub in receivers:
                     positions = sub._positions.pop(ref, ())
                     items = touched.get(sub)
                     if items is None:
@@ -414,6 +421,21 @@ class _Core:
                     sub._everything = True
                 per_loop.setdefault(sub._loop, []).append(sub)
         self._post(per_loop)
+
+    def _take_bare(
+        self, ref: ObjectRef[Any], subs: dict[Subscription, None]
+    ) -> list[Subscription]:
+        """Remove and return the readiness-only subscribers of ``ref`` (lock held)."""
+        taken = [s for s in subs if not s._values]
+        for sub in taken:
+            del subs[sub]
+            if not sub._local:
+                count = self._remote_refs.get(ref, 0) - 1
+                if count > 0:
+                    self._remote_refs[ref] = count
+                else:
+                    self._remote_refs.pop(ref, None)
+        return taken
 
     def _post(self, per_loop: dict[asyncio.AbstractEventLoop, list[Subscription]]) -> None:
         for loop, subs in per_loop.items():

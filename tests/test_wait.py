@@ -207,20 +207,26 @@ async def test_fetch_local_false_pulls_nothing_to_the_drivers_node(
 
     ready, not_ready = await asyncio.wait_for(asyncpool.wait([remote], fetch_local=False), 60)
     assert (ready, not_ready) == ([remote], [])
-    assert await asyncio.to_thread(_locations, remote) == [there]
+
+    async def where(ref: Ref) -> list[str]:
+        """The nodes holding a copy, once the owner has heard of one (it may lag the task)."""
+        deadline = time.monotonic() + 30
+        while not (nodes := await asyncio.to_thread(_locations, ref)):
+            assert time.monotonic() < deadline, "no location reported for the object"
+            await asyncio.sleep(0.05)
+        return nodes
+
+    assert there in await where(remote)
+    assert here not in await where(remote)
 
     # The control: fetch_local=True brings its twin here (so a pull would have been seen).
     ready, _ = await asyncio.wait_for(asyncpool.wait([control], fetch_local=True), 60)
     assert ready == [control]
-
-    async def control_here() -> bool:
-        return here in await asyncio.to_thread(_locations, control)
-
     deadline = time.monotonic() + 30
-    while not await control_here():
+    while here not in await where(control):
         assert time.monotonic() < deadline, "fetch_local=True never pulled the object here"
         await asyncio.sleep(0.05)
-    assert await asyncio.to_thread(_locations, remote) == [there]
+    assert here not in await where(remote)
 
 
 @pytest.mark.asyncio
@@ -333,6 +339,37 @@ async def test_a_cancelled_wait_leaves_another_wait_on_the_same_refs_untouched(
     assert watched(refs) == set(refs)  # still watched for the other wait
     open_keys(gate, "k0", "k1")
     assert await asyncio.wait_for(kept, 60) == (refs, [])
+
+
+@pytest.mark.asyncio
+async def test_a_value_subscriber_arriving_while_a_wait_gets_its_ref_still_gets_the_value(
+    ray_cluster: SessionCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The core leaves a ref only ``wait`` watches unfetched; a ``gather`` of the same ref that
+    subscribes between that decision and the hand-over must get the value, not ``None``."""
+    ref = ray.put("value")
+    loop = asyncio.get_running_loop()
+    got: list[_completion.Item] = []
+    arrived = asyncio.Event()
+    late: list[_completion.Subscription] = []
+    real_fetch = _completion._fetch
+
+    def deliver(batch: list[_completion.Item]) -> None:
+        got.extend(batch)
+        arrived.set()
+
+    def fetch_with_a_late_subscriber(ready: list[Ref]) -> list[tuple[Any, bool]]:
+        # Runs on the core's thread between its two locked sections of the hand-over.
+        if not late:
+            late.append(_completion.subscribe([ref], deliver, loop=loop))
+        return real_fetch(ready)
+
+    monkeypatch.setattr(_completion, "_fetch", fetch_with_a_late_subscriber)
+    assert await asyncio.wait_for(asyncpool.wait([ref]), 60) == ([ref], [])
+    assert late, "the hand-over never fetched"
+    await asyncio.wait_for(arrived.wait(), 60)
+    assert got == [(0, "value", False)]
+    late[0].close()
 
 
 # --------------------------------------------------------------------------- bad input
