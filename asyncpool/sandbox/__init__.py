@@ -147,10 +147,14 @@ child (two for ``run_tests``), which, before running the program:
   one stream, its last :data:`OUTPUT_TAIL_BYTES`; ``run_program``: two, the first
   :data:`OUTPUT_LIMIT_BYTES` of each; the rest is read and discarded, never buffered);
 * closes every other inherited file descriptor;
-* enters a mount namespace of its own (about 0.2 ms) whose ``/tmp`` and ``/dev/shm`` are two
+* moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``,
+  else the v1 freezer), which none of its processes can leave;
+* enters a mount namespace and a network namespace of its own (one ``unshare``, about 0.6 ms
+  here) whose ``/tmp`` and ``/dev/shm`` are two
   fresh directories of the run: its working directory, where :mod:`tempfile` puts its files
   and ``run_program`` writes ``files``; removed when the run is over (after ``fetch_files`` are
-  copied out without following symlinks);
+  copied out without following symlinks); no other run shares its abstract Unix socket names
+  or its loopback (down, as the server's);
 * sets ``RLIMIT_CPU``, ``RLIMIT_AS`` (``memory_mb``, which includes the interpreter's own
   ~25 MiB), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
   (:data:`MAX_PROCESSES`, threads count too), ``RLIMIT_NOFILE`` (256), ``RLIMIT_CORE`` (0);
@@ -167,8 +171,12 @@ child (two for ``run_tests``), which, before running the program:
   ``PYTHONHASHSEED=0``, ``PYTHONDONTWRITEBYTECODE=1``; no ``HOME``): nothing of the caller's
   environment, so no secret in it, reaches the program.
 
-When the run is over or out of time its whole process group gets ``SIGKILL``; the server is a child
-subreaper and reaps every descendant. A uid is used again only after a helper running under it did
+When the run is over or out of time its whole process group gets ``SIGKILL``, then everything
+left in its cgroup (a double-forked ``setsid`` daemon included), and its verdict is returned only
+once the cgroup holds no live process: every process a run started is dead before its verdict.
+Without a usable cgroup hierarchy (the server logs it), a helper under the run's uid does
+``kill(-1, SIGKILL)`` before the verdict instead. The server is a child subreaper and reaps every
+descendant. A uid is used again only after a helper running under it did
 ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool.sandbox._zygote_uids.SWEEP_AFTER` s, at once
 when the program left files), so a process that escaped its process group dies within a fraction of
 a second and never meets a later program. The server never reads a run's payload (program, stdin,
@@ -202,10 +210,8 @@ What does NOT hold, even as root - it is not a VM
   (:mod:`asyncpool.sandbox._seccomp`, x86-64 only) denies the calls such exploits and escapes
   are usually made of (``ptrace``, ``process_vm_*``, new namespaces, ``mount``, ``bpf``,
   ``perf_event_open``, ``userfaultfd``, ``io_uring``, keyrings, modules...), not everything.
-* The runs of one fork server share its network namespace (abstract Unix sockets) and its
-  ``/tmp`` tmpfs space: concurrent runs can talk to each other (never to a later run, never to
-  a judge or the caller, and none of them ever holds an expected output) and fill that tmpfs
-  (1 GiB, ``ENOSPC`` for the others) within ``RLIMIT_FSIZE`` per file.
+* The runs of one fork server share its ``/tmp`` tmpfs space: a run can fill it (1 GiB,
+  ``ENOSPC`` for the others) within ``RLIMIT_FSIZE`` per file.
 * Memory is limited per process (``RLIMIT_AS``): up to ``MAX_PROCESSES * memory_mb`` in total;
   no cgroup.
 * ``/sys`` and ``/etc`` are readable (read-only); ``/proc`` shows system-wide figures
