@@ -24,9 +24,11 @@ one ``unshare``): its ``/tmp`` and ``/dev/shm`` are bind mounts of two directori
 run and removed after it, and no abstract Unix socket name or loopback is shared with another
 run (abstract names are scoped to the network namespace). Measured here (kernel 6.18, load ~25
 on 2 cores): ``unshare(CLONE_NEWNET)`` in the child ~0.5-0.65 ms of wall time (median), its
-teardown later in a kernel worker; a pool of reused namespaces (``setns`` ~35-70 µs in the child)
-would need a check that the previous run left no socket alive (~0.2-0.3 ms in the server, whose
-time every run shares), so each run gets a new one.
+teardown later in a kernel worker; end to end, sequential ``run_python("pass")`` at load 10-20
+went from ~9.2 to ~11.1 ms (median of 4 rounds of 80; the per-run cgroup alone was within the
+noise), more than a ~1 ms budget. A pool of reused namespaces (``setns`` ~35-70 µs in the
+child) would need a check that the previous run left no socket alive (~0.2-0.3 ms in the server,
+whose time every run shares); not built yet: each run gets a new one.
 """
 
 from __future__ import annotations
