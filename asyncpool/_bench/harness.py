@@ -48,7 +48,9 @@ if sys.version_info < (3, 11):  # pragma: no cover - the backport on older Pytho
 
 import asyncpool
 
+from . import quiet
 from .core import Method, Outcome, Round, Row, Workload, limit_cores, round_ratios, summarize
+from .quiet import Settled
 from .report import (
     Machine,
     ceiling_ratios,
@@ -98,6 +100,7 @@ async def run_workloads(
     quick: bool,
     show_progress: bool,
     rounds: int = 3,
+    settled: list[Settled] | None = None,
 ) -> list[Row]:
     """Run every method of every workload ``rounds`` times, interleaved round by round.
 
@@ -138,6 +141,11 @@ async def run_workloads(
                         bar.update(task, completed=done[name])
                     await anyio.sleep(0.1)
 
+            # Each workload starts from a quiet cluster: what an earlier one started (its
+            # actors, Ray Data's pools, fork servers) is gone, or the report says it was not.
+            found = await quiet.settle(workload.name)
+            if settled is not None:
+                settled.append(found)
             async with workload.session(n) as ctx:
                 bar.update(warming, total=1, completed=1)
                 async with anyio.create_task_group() as tg:
@@ -275,14 +283,15 @@ def main(args: argparse.Namespace) -> int:
         start = os.getloadavg()[0]
         rows: list[Row] = []
         scale: list[ScaleRow] = []
+        settled: list[Settled] = []
         if workloads:
             rows = asyncpool.run(
                 run_workloads, workloads, args.items, args.quick, not args.no_progress,
-                bench_rounds(args.rounds, args.quick),
+                bench_rounds(args.rounds, args.quick), settled,
             )
         if args.scale:
             scale = asyncpool.run(run_scale, scale_sizes(args.items, args.quick))
-        machine = machine_now(start, args.load)
+        machine = machine_now(start, args.load, settled)
         print_table(rows, machine, scale)
         if args.json:
             write_json(args.json, rows, machine, scale)

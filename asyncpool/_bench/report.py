@@ -16,6 +16,7 @@ from typing import Any
 import ray
 
 from .core import ALTERNATIVES, Row, Workload, limit_cores, round_ratios
+from .quiet import Settled
 from .scale import METHODS as SCALE_METHODS
 from .scale import ScaleRow, best_peer, cpu_growth
 from .workloads import WORKLOADS
@@ -30,11 +31,16 @@ class Machine:
     load_end: float
     cores: int
     background: int = 0
+    #: What ran beside the driver before each workload, and how long the bench waited for
+    #: the cluster to be quiet (:func:`asyncpool._bench.quiet.settle`).
+    settled: tuple[Settled, ...] = ()
 
     def line(self) -> str:
         extra = f"; {self.background} busy processes added by --load" if self.background else ""
-        return (f"load average (1 min) of this machine ({self.cores} cores): "
-                f"{self.load_start:.2f} at the start, {self.load_end:.2f} at the end{extra}")
+        lines = [f"load average (1 min) of this machine ({self.cores} cores): "
+                 f"{self.load_start:.2f} at the start, {self.load_end:.2f} at the end{extra}"]
+        lines += [s.line() for s in self.settled]
+        return "\n".join(lines)
 
 
 def _cluster_cpus() -> int:
@@ -250,12 +256,14 @@ def json_document(
     if machine is not None:
         load = {"start": machine.load_start, "end": machine.load_end,
                 "cpu_count": float(machine.cores), "background": float(machine.background)}
+    settled = [asdict(x) for x in machine.settled] if machine is not None else []
     doc: dict[str, Any] = {
         "ray_version": ray.__version__,
         "cpus": _cluster_cpus(),
         "rows": [_row_json(r) for r in rows],
         "limit_cores": limit_cores() if ray.is_initialized() else 0,  # 0: drawn offline
         "load_average": load,
+        "settled": settled,
         "ratios": [
             {"workload": r.workload, "method": r.method,
              "vs_baseline": rel.get((r.workload, r.method)),
@@ -409,5 +417,7 @@ def write_plot(
     plt.close(fig)
 
 
-def machine_now(start: float, background: int = 0) -> Machine:
-    return Machine(start, os.getloadavg()[0], os.cpu_count() or 1, background)
+def machine_now(
+    start: float, background: int = 0, settled: Sequence[Settled] = ()
+) -> Machine:
+    return Machine(start, os.getloadavg()[0], os.cpu_count() or 1, background, tuple(settled))
