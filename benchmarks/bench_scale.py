@@ -23,8 +23,10 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,8 @@ from asyncpool import TaskPool, _cancel, _completion, as_completed, gather
 
 SLOTS = 4
 TICK_S = 0.005
+#: A loop that has not ticked for this long is a stall: its stack is recorded.
+STALL_S = 0.1
 
 
 def noop(x: int) -> int:
@@ -46,23 +50,61 @@ _noop_remote = ray.remote(noop)
 
 
 @dataclass
+class Stall:
+    """One stretch of more than ``STALL_S`` in which the loop did not tick, and where the loop
+    thread was when the watchdog first saw it (innermost frames last)."""
+
+    at_s: float
+    duration_s: float
+    stack: list[str]
+
+
+@dataclass
 class _Ticker:
-    """Event-loop lag: how late a ``sleep(TICK_S)`` wakes up, sampled for the whole run."""
+    """Event-loop lag: how late a ``sleep(TICK_S)`` wakes up, sampled for the whole run; and a
+    watchdog thread that, when the loop has not ticked for ``STALL_S``, records the loop
+    thread's stack (``sys._current_frames``), so that a stall names the code that caused it."""
 
     lags: list[float] = field(default_factory=list)
+    stalls: list[Stall] = field(default_factory=list)
     peak_threads: int = 0
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
+    _last_tick: float = 0.0
+    _loop_ident: int = 0
+    _started: float = 0.0
+    _watching: bool = False
+    _pending: Stall | None = None
 
     def start(self) -> None:
+        self._started = self._last_tick = time.perf_counter()
+        self._loop_ident = threading.get_ident()
+        self._watching = True
+        threading.Thread(target=self._watch, name="bench-stall-watchdog", daemon=True).start()
         self._task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
         while not self._stop.is_set():
             t0 = time.perf_counter()
             await asyncio.sleep(TICK_S)
-            self.lags.append(time.perf_counter() - t0 - TICK_S)
+            now = time.perf_counter()
+            self._last_tick = now
+            self.lags.append(now - t0 - TICK_S)
+            stall = self._pending
+            if stall is not None:
+                self._pending = None
+                stall.duration_s = now - t0 - TICK_S
+                self.stalls.append(stall)
             self.peak_threads = max(self.peak_threads, threading.active_count())
+
+    def _watch(self) -> None:
+        while self._watching:
+            time.sleep(STALL_S / 5)
+            last = self._last_tick
+            if self._pending is None and time.perf_counter() - last > STALL_S:
+                frame = sys._current_frames().get(self._loop_ident)
+                stack = traceback.format_stack(frame) if frame is not None else []
+                self._pending = Stall(last - self._started, 0.0, stack)
 
     def mark(self) -> int:
         return len(self.lags)
@@ -71,6 +113,7 @@ class _Ticker:
         self.peak_threads = threading.active_count()
 
     async def stop(self) -> None:
+        self._watching = False
         self._stop.set()
         if self._task is not None:
             await self._task
@@ -86,8 +129,24 @@ def _p99(values: list[float]) -> float:
 # --------------------------------------------------------------------------- (a) queued submits
 
 
+#: Callers are started this many at a time, yielding to the loop between: starting 100k
+#: tasks in one ``asyncio.gather(*(...))`` call runs their first steps in one loop iteration,
+#: which the stall finder showed as 1-7 s stalls of the benchmark's own code (for the
+#: semaphore baseline as for the pool), not of what is measured.
+SPAWN_CHUNK = 500
+
+
+async def _callers(n: int, call: Callable[[int], Awaitable[int]]) -> list[int]:
+    tasks: list[asyncio.Future[int]] = []
+    for start in range(0, n, SPAWN_CHUNK):
+        stop = min(n, start + SPAWN_CHUNK)
+        tasks.extend(asyncio.ensure_future(call(i)) for i in range(start, stop))
+        await asyncio.sleep(0)
+    return await asyncio.gather(*tasks)
+
+
 async def a_pool(n: int, pool: TaskPool[[int], int]) -> None:
-    results = await asyncio.gather(*(pool.submit(i) for i in range(n)))
+    results = await _callers(n, pool.submit)
     assert results[-1] == n - 1
 
 
@@ -98,7 +157,7 @@ async def a_semaphore(n: int, remote: Any) -> None:
         async with sem:
             return await remote.remote(i)  # type: ignore[no-any-return]
 
-    results = await asyncio.gather(*(one(i) for i in range(n)))
+    results = await _callers(n, one)
     assert results[-1] == n - 1
 
 
@@ -192,7 +251,8 @@ async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any
     await ticker.stop()
     helpers = [t.name for t in _completion.helper_threads() + _cancel.helper_threads()]
     return {"helpers": helpers, "a": a_rows, "b": b_rows, "lags": ticker.lags,
-            "lag_marks": lag_marks, "queued": queued, "streams": streams}
+            "lag_marks": lag_marks, "queued": queued, "streams": streams,
+            "stalls": ticker.stalls}
 
 
 def report(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -265,10 +325,17 @@ def main() -> None:
     rows = report(data)
     _print(rows)
     print(f"asyncpool helper threads alive at the end: {len(data['helpers'])} {data['helpers']}")
+    stalls: list[Stall] = data["stalls"]
+    print(f"loop stalls > {STALL_S * 1000:.0f} ms: {len(stalls)}")
+    for stall in sorted(stalls, key=lambda s: -s.duration_s)[:5]:
+        print(f"  {stall.duration_s * 1000:.0f} ms at {stall.at_s:.1f} s, the loop thread was in:")
+        for line in stall.stack[-6:]:
+            print("    " + line.rstrip().replace("\n", "\n    "))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"ray_version": ray.__version__, "rounds": rounds, "rows": rows,
-                       "helper_threads": data["helpers"]}, fh, indent=2)
+                       "helper_threads": data["helpers"],
+                       "stalls": [vars(s) for s in stalls]}, fh, indent=2)
 
 
 if __name__ == "__main__":
