@@ -535,6 +535,61 @@ CORPUS: list[Case] = [
             assert 'Stats(' in repr(s)
         """),
     ),
+    Case(
+        "named tuples (collections and typing) compared with tuples, fields read",
+        _d("""
+            from collections import namedtuple
+            from typing import NamedTuple
+            Span = namedtuple("Span", "lo hi")
+            class Pair(NamedTuple):
+                a: int
+                b: str = "z"
+            def span(xs):
+                return Span(min(xs), max(xs))
+            def pair(a):
+                return Pair(a)
+        """),
+        _d("""
+            from collections import namedtuple
+            from typing import NamedTuple
+            Span = namedtuple("Span", "lo hi")
+            class Pair(NamedTuple):
+                a: int
+                b: str = "y"
+            def span(xs):
+                return Span(max(xs), min(xs))
+            def pair(a):
+                return Pair(a)
+        """),
+        _d("""
+            s = span([3, 1, 2])
+            assert s == (1, 3) and s.lo == 1 and s.hi == 3
+            assert repr(s) == "Span(lo=1, hi=3)"
+            assert pair(3) == (3, "z") and pair(3).b == "z"
+        """),
+    ),
+    Case(
+        "a linked list of 250,000 nodes built by the tests (more than the live handle bound)",
+        _d("""
+            class Node:
+                def __init__(self, val, next=None):
+                    self.val, self.next = val, next
+            def length(head):
+                n = 0
+                while head is not None:
+                    n, head = n + 1, head.next
+                return n
+        """),
+        _d("""
+            class Node:
+                def __init__(self, val, next=None):
+                    self.val, self.next = val, next
+            def length(head):
+                return 0 if head is None else 1
+        """),
+        "head = None\nfor v in range(250_000):\n    head = Node(v, head)\n"
+        "assert length(head) == 250_000\n",
+    ),
     # -- in-place mutation ----------------------------------------------------------------------
     Case(
         "sort in place",

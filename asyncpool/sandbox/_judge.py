@@ -69,6 +69,7 @@ import struct
 import sys
 import traceback
 import types
+import weakref
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -281,6 +282,11 @@ class _Encoder:
         elif kind in _DATETIME_TAGS and _fixed_tz(value):
             out.append(_DATETIME_TAGS[kind])
             self.value(_datetime_fields(value), depth + 1)
+        elif isinstance(value, tuple) and _plain_namedtuple(kind):
+            out.append(b"u")
+            self.value(
+                (kind.__name__, tuple(getattr(kind, "_fields", ())), tuple(value)), depth + 1
+            )
         elif self.numpy(value, kind):
             pass
         elif self.peer is not None:
@@ -310,6 +316,28 @@ class _Encoder:
                 self.out += (_U32.pack(len(data)), data)
                 return True
         return False
+
+
+#: What ``collections.namedtuple`` (or ``typing.NamedTuple``) puts in a class of its own.
+_NAMEDTUPLE_ATTRS = frozenset(
+    {
+        "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
+        "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__module__", "__qualname__",
+        "__annotations__", "__orig_bases__", "__dict__", "__weakref__",
+    }
+)  # fmt: skip
+
+
+def _plain_namedtuple(kind: type) -> bool:
+    """Whether ``kind`` is a named tuple class with nothing of its own but its fields (no
+    methods, no ``__eq__``): its values then cross as named tuples the receiver builds."""
+    fields = getattr(kind, "_fields", None)
+    return (
+        kind.__bases__ == (tuple,)
+        and type(fields) is tuple
+        and all(type(f) is str for f in fields)
+        and set(vars(kind)) <= _NAMEDTUPLE_ATTRS | set(fields)
+    )
 
 
 _DATETIME_TAGS: dict[type, bytes] = {
@@ -582,6 +610,22 @@ class _Decoder:
                 raise
             raise CodecError("bad date/time") from exc
 
+    def _namedtuple(self, depth: int) -> Any:
+        spec = self.value(depth + 1)
+        if type(spec) is not tuple or len(spec) != 3:
+            raise CodecError("bad named tuple")
+        name, fields, values = spec
+        if (
+            type(name) is not str
+            or type(fields) is not tuple
+            or type(values) is not tuple
+            or len(fields) != len(values)
+            or len(fields) > 1000
+            or not all(type(f) is str and _plain_name(f) for f in (name, *fields))
+        ):
+            raise CodecError("bad named tuple")
+        return _namedtuple_class(name, fields)._make(values)
+
     # numpy
 
     def _dtype(self) -> Any:
@@ -635,6 +679,28 @@ class _Decoder:
         return self.peer.own(self.number())
 
 
+def _plain_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
+
+
+_NAMEDTUPLES: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+
+def _namedtuple_class(name: str, fields: tuple[str, ...]) -> Any:
+    """The receiver's own named tuple class of that name and fields (made by
+    ``collections.namedtuple`` from checked identifiers; at most 1,000 per process)."""
+    key = (name, fields)
+    cls = _NAMEDTUPLES.get(key)
+    if cls is None:
+        if len(_NAMEDTUPLES) >= 1000:
+            raise CodecError("too many named tuple classes")
+        try:
+            cls = _NAMEDTUPLES[key] = collections.namedtuple(name, fields)
+        except ValueError as exc:
+            raise CodecError("bad named tuple") from exc
+    return cls
+
+
 def _timezone(spec: Any) -> datetime.timezone | None:
     if spec is None:
         return None
@@ -656,7 +722,7 @@ _TAGS: dict[bytes, Any] = {
     b"m": _Decoder._decimal, b"g": _Decoder._range, b"x": _Decoder._slice,
     b"W": _Decoder._datetime, b"Y": _Decoder._datetime, b"H": _Decoder._datetime,
     b"V": _Decoder._datetime, b"n": _Decoder._ndarray, b"k": _Decoder._scalar,
-    b"h": _Decoder._theirs, b"y": _Decoder._mine,
+    b"h": _Decoder._theirs, b"y": _Decoder._mine, b"u": _Decoder._namedtuple,
 }  # fmt: skip
 
 
@@ -723,10 +789,16 @@ def _apply(target: Any, new: Any) -> None:
 # -- framing -----------------------------------------------------------------------------------
 
 
-def _send(fd: int, kind: bytes, body: bytes) -> None:
-    if len(body) + 1 > MAX_MESSAGE:
-        raise CodecError(f"message of {len(body) + 1} bytes")
-    frame = memoryview(_LEN.pack(len(body) + 1) + kind + body)
+def _send(fd: int, kind: bytes, body: bytes, *more: bytes) -> None:
+    """Write one message (``more``: further kind, body pairs, in the same write)."""
+    parts = [kind, body, *more]
+    frames: list[bytes] = []
+    for i in range(0, len(parts), 2):
+        size = len(parts[i + 1]) + 1
+        if size > MAX_MESSAGE:
+            raise CodecError(f"message of {size} bytes")
+        frames += (_LEN.pack(size), parts[i], parts[i + 1])
+    frame = memoryview(b"".join(frames))
     while frame:
         frame = frame[os.write(fd, frame) :]
 
@@ -825,9 +897,13 @@ class _Peer:
     def __init__(self, fd: int, trusted: bool) -> None:
         self.fd = fd
         self.trusted = trusted
-        self.exports: list[Any] = []
+        self.exports: dict[int, Any] = {}
         self.export_ids: dict[int, int] = {}
-        self.proxies: dict[int, _Proxy] = {}
+        self.next_export = 0
+        # Proxies live as long as the tests (or the solution) hold them; the numbers of those
+        # that died are sent with the next message ("D"), so the owner drops its objects.
+        self.proxies: weakref.WeakValueDictionary[int, _Proxy] = weakref.WeakValueDictionary()
+        self.released: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
         self.depth = 0
         self.served = 0
@@ -842,12 +918,13 @@ class _Peer:
         if n is None:
             if len(self.exports) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} objects handed out")
-            n = self.export_ids[id(obj)] = len(self.exports)
-            self.exports.append(obj)
+            n = self.export_ids[id(obj)] = self.next_export
+            self.next_export += 1
+            self.exports[n] = obj
         return n
 
     def own(self, n: int) -> Any:
-        if n >= len(self.exports):
+        if n not in self.exports:
             raise CodecError("a handle this side never handed out")
         return self.exports[n]
 
@@ -857,7 +934,34 @@ class _Peer:
             if len(self.proxies) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
             found = self.proxies[n] = _Proxy(n)
+            self.released.discard(n)  # died and came back before its release was sent
         return found
+
+    def drop(self, body: bytes) -> None:
+        """The other side no longer holds these objects of ours."""
+        if len(body) % 4:
+            raise CodecError("malformed release")
+        for (n,) in struct.iter_unpack(">I", body):
+            obj = self.exports.pop(n, None)
+            if obj is not None and self.export_ids.get(id(obj)) == n:
+                del self.export_ids[id(obj)]
+
+    def send(self, kind: bytes, body: bytes) -> None:
+        """One message, after the release of the proxies that died (in the same write)."""
+        if self.released:
+            dead = b"".join(_U32.pack(n) for n in sorted(self.released))
+            self.released.clear()
+            _send(self.fd, b"D", dead, kind, body)
+        else:
+            _send(self.fd, kind, body)
+
+    def receive(self) -> tuple[bytes, bytes]:
+        """The next message that is not a release (releases are applied on the way)."""
+        while True:
+            kind, body = _recv(self.fd)
+            if kind != b"D":
+                return kind, body
+            self.drop(body)
 
     # failures
 
@@ -883,7 +987,7 @@ class _Peer:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
         try:
-            _send(self.fd, b"Q", enc.bytes())
+            self.send(b"Q", enc.bytes())
             del enc
             return self.wait(op, target, sent)
         except (EOFError, OSError, CodecError) as exc:
@@ -891,7 +995,7 @@ class _Peer:
 
     def wait(self, op: str, target: _Proxy, sent: list[Any]) -> Any:
         while True:
-            kind, body = _recv(self.fd)
+            kind, body = self.receive()
             if kind == b"Q":
                 self.serve(body)
                 continue
@@ -966,10 +1070,10 @@ class _Peer:
                 raise CodecError(f"a reply of {len(reply)} bytes (at most {MAX_MESSAGE})")
         except CodecError as exc:
             if not self.trusted:  # the judge sees it as a failure of the solution
-                _send(self.fd, b"U", encode(f"{exc}"[:2000]))
+                self.send(b"U", encode(f"{exc}"[:2000]))
                 return
             kind, reply = b"X", self.reply(("TypeError", f"{exc}"), back, received, changed)
-        _send(self.fd, kind, reply)
+        self.send(kind, reply)
 
     def reply(
         self, result: Any, back: dict[int, int], received: list[Any], changed: list[int]
@@ -1085,6 +1189,12 @@ class _Proxy:
 
     def __init__(self, n: int) -> None:
         object.__setattr__(self, "_id", n)
+
+    def __del__(self) -> None:
+        peer = _PEER
+        if peer is not None:
+            with contextlib.suppress(Exception):
+                peer.released.add(object.__getattribute__(self, "_id"))
 
     def __getattr__(self, name: str) -> Any:
         return _peer().request("getattr", self, (name,))
@@ -1293,7 +1403,7 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     _send(fd, b"H", greeting.bytes())
     while True:
         try:
-            kind, body = _recv(fd)
+            kind, body = peer.receive()
         except EOFError:
             os._exit(0)
         if kind != b"Q":
