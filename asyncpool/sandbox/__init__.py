@@ -50,7 +50,8 @@ untrusted bytes):
   ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
   built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
   ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric and bool dtypes
-  (rebuilt with numpy from dtype, shape and raw bytes); nested at most 100 deep, 4 million
+  (rebuilt with numpy from dtype, shape and raw bytes), named tuples without methods of their
+  own (rebuilt as the judge's own named tuple class); nested at most 100 deep, 4 million
   items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``)
   is not a value;
 * everything else the solution hands out (instances of its classes, its classes, generators
@@ -74,7 +75,7 @@ Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on
 solution's own process only. "passed" needs the judge's "ran every test to its end" record
 plus at least one answer from the solution; no exit status, no output, nothing written on any
 descriptor makes a pass. If the solution dies, hangs up, sends bytes that are not a valid
-answer, or exceeds a bound (more than 200,000 handles, callbacks or items from one iterator,
+answer, or exceeds a bound (more than 200,000 live handles, callbacks or items from one iterator,
 requests nested more than 50 deep, a message over 64 MiB), the judge remembers it and the
 verdict is "failed" even if a test catches the error. The solution's exceptions reach the
 tests as the built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,

@@ -21,13 +21,16 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``deque``, ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric and bool dtypes of :data:`_NUMPY_DTYPES` (dtype,
-  shape, raw bytes; rebuilt with ``numpy.frombuffer``, never unpickled). Exact types only: a
-  subclass (a ``Counter`` with its own ``__eq__``) is not a value.
+  shape, raw bytes; rebuilt with ``numpy.frombuffer``, never unpickled), named tuples with
+  nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked
+  name and fields). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is
+  not a value.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
   reads, calls, iteration (one item per request: lazy), ``len``, indexing, ``in``, ``with``,
-  ``str``/``repr``, ``bool`` and ``hash`` are requests to the owner.
+  ``str``/``repr``, ``bool`` and ``hash`` are requests to the owner. When a proxy dies, its
+  number is sent with the next message ("D") and the owner drops the object.
 * **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its
@@ -45,8 +48,8 @@ no ``__code__``), never set them, and never tells it the message of the tests' e
 solution catches it.
 
 Bounds (each exceeded one is a "failed" verdict with its reason): :data:`MAX_MESSAGE` bytes,
-:data:`MAX_DEPTH` nesting, :data:`MAX_ITEMS` values per message, :data:`MAX_HANDLES` objects of
-the solution's held by the judge, :data:`MAX_CALL_DEPTH` nested requests,
+:data:`MAX_DEPTH` nesting, :data:`MAX_ITEMS` values per message, :data:`MAX_HANDLES` live objects
+of the solution's held by the judge, :data:`MAX_CALL_DEPTH` nested requests,
 :data:`MAX_CALLBACKS` requests of the solution, :data:`MAX_ITERATION` items from one iterator.
 
 The format is hand-written because ``pickle`` and ``marshal`` must never read untrusted bytes,
