@@ -1,8 +1,9 @@
 """The FastAPI app behind ``asyncpool serve``: both protocols on one verification pool.
 
 Routes: ``POST /run_code`` (SandboxFusion, :mod:`.sandboxfusion`), ``POST /verify``,
-``POST /seed_session`` and ``GET /`` (NeMo-Gym, :mod:`.nemo_gym`), ``GET /health`` and
-``GET /metrics`` (operations).
+``POST /seed_session`` and ``GET /`` (NeMo-Gym, :mod:`.nemo_gym`), ``GET /health``,
+``GET /metrics`` and ``GET /languages`` (operations: what ``/run_code`` can run here, each
+language with its toolchain's version, found once at start).
 
 What it guarantees:
 
@@ -26,7 +27,8 @@ What it guarantees:
   ``Retry-After``; under :func:`asyncpool.server.serve` (SIGTERM) verifications in progress
   get ``drain_s`` seconds to finish first, and nothing new is admitted.
 * ``/run_code`` answers SandboxFusion's JSON for every program, including a ``SandboxError``
-  response for a language other than python; the sandbox failing to judge a ``/verify`` task
+  response for a language it does not serve (``Settings.languages``) or has no toolchain for
+  (the answer names the package to install); the sandbox failing to judge a ``/verify`` task
   (never a verdict) is a 503 with ``Retry-After``.
 """
 
@@ -82,6 +84,10 @@ class Settings:
     ``"auto"``: sized from the measured time of an item), see :data:`DEFAULT_BATCH_SIZE`.
     ``drain_s``: on SIGTERM under :func:`asyncpool.server.serve`, how long verifications in
     progress may take before what still waits is answered 503.
+    ``languages``: what ``/run_code`` serves (names of
+    :data:`asyncpool.server.sandboxfusion.LANGUAGES`); ``None``: every one whose toolchain is
+    found at start. A language named here whose toolchain is missing stops the server at
+    start (the operator asked for it); others answer ``SandboxError``.
     """
 
     address: str | None = None
@@ -95,6 +101,7 @@ class Settings:
     max_output_chars: int = 1 << 20
     batch_size: int | Literal["auto"] = DEFAULT_BATCH_SIZE
     drain_s: float = 5.0
+    languages: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_pending", "max_body_bytes", "max_cases", "max_output_chars"):
@@ -121,6 +128,8 @@ class Settings:
             and 0 <= self.drain_s < math.inf
         ):
             raise ValueError(f"drain_s must be a finite number >= 0, got {self.drain_s!r}")
+        if self.languages is not None:
+            object.__setattr__(self, "languages", sandboxfusion.check_languages(self.languages))
 
 
 class _Refused(Exception):
@@ -161,11 +170,27 @@ class _Server:
         self.pending = 0
         self.idle: asyncio.Event | None = None  # set while nothing is pending (for the drain)
         self.started = time.monotonic()
+        self.toolchains: sandboxfusion.Toolchains | None = None
 
     @asynccontextmanager
     async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
         self.idle = asyncio.Event()
         self.idle.set()
+        # Toolchains first (a second or two of ``--version`` commands, off the event loop): a
+        # language asked for by name but not installed is a misconfiguration, said at once.
+        toolchains = await anyio.to_thread.run_sync(sandboxfusion.discover, self.settings.languages)
+        if self.settings.languages is not None and toolchains.missing:
+            raise RuntimeError(
+                "asyncpool serve --languages names a language this machine cannot run: "
+                + "; ".join(toolchains.missing.values())
+            )
+        for message in toolchains.missing.values():
+            log.warning("/run_code: %s; it answers SandboxError", message)
+        log.info(
+            "/run_code languages: %s",
+            ", ".join(f"{k} ({v})" for k, v in toolchains.versions.items()),
+        )
+        self.toolchains = toolchains
         async with (
             asyncpool.connect(self.settings.address, log_to_driver=False) as rt,
             TaskPool(
@@ -305,6 +330,13 @@ class _Server:
             "pending": self.pending,
         }
 
+    async def languages(self) -> dict[str, Any]:
+        """What ``/run_code`` runs here: ``{"languages": {name: toolchain version},
+        "unavailable": {name: why, naming the package}, "not_served": [names]}``."""
+        if self.toolchains is None:  # pragma: no cover - routes answer only after the lifespan
+            return {"languages": {}, "unavailable": {}, "not_served": []}
+        return self.toolchains.as_json()
+
     async def prometheus(self) -> Response:
         pool, batcher = self.pool, self.batcher
         stats = pool.stats if pool is not None else None
@@ -319,8 +351,8 @@ class _Server:
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     async def run_code(self, body: RunCodeRequest, request: Request) -> Any:
-        """SandboxFusion's ``/run_code`` (python)."""
-        unsupported = sandboxfusion.unsupported_language(body)
+        """SandboxFusion's ``/run_code``."""
+        unsupported = sandboxfusion.unsupported_language(body, self.toolchains)
         if unsupported is not None:
             self.count(request, "ok")
             return unsupported
@@ -408,6 +440,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.exception_handler(RequestValidationError)(server.invalid_request)
     app.get("/health")(server.health)
     app.get("/metrics")(server.prometheus)
+    app.get("/languages")(server.languages)
     app.post("/run_code", response_model=RunCodeResponse)(server.run_code)
     app.post("/verify", response_model=VerifyResponse)(server.verify)
     app.post("/seed_session")(server.seed_session)

@@ -31,8 +31,10 @@ __all__ = [
     "VerifyResponse",
 ]
 
-#: The languages SandboxFusion knows; ``asyncpool serve`` runs ``python`` and answers the others
-#: with a ``SandboxError`` response that says so.
+#: The languages SandboxFusion knows; ``asyncpool serve`` runs ``python``, ``cpp``, ``java``,
+#: ``go``, ``nodejs`` and ``rust`` (:data:`asyncpool.server.sandboxfusion.LANGUAGES`) and answers
+#: the others with a ``SandboxError`` response that says so. ``language`` stays a ``str`` (not
+#: SandboxFusion's ``Literal``) so that such a language gets that answer rather than a 422.
 SANDBOXFUSION_LANGUAGES = (
     "python", "cpp", "nodejs", "go", "go_test", "java", "php", "csharp", "bash", "typescript",
     "sql", "rust", "cuda", "lua", "R", "perl", "D_ut", "ruby", "scala", "julia", "pytest",
