@@ -77,6 +77,20 @@ def _batch_size(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"must be an int >= 1 or 'auto', got {text}") from None
 
 
+def _languages(text: str) -> tuple[str, ...]:
+    """``--languages``: comma-separated SandboxFusion names, each one serve can run."""
+    from .sandbox._languages import LANGUAGES
+
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in LANGUAGES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(map(repr, unknown)) or 'no language'}: name languages among "
+            f"{','.join(LANGUAGES)} (SandboxFusion's names), comma-separated"
+        )
+    return names
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -143,10 +157,11 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
         "serve",
         help="verification server: SandboxFusion /run_code, NeMo-Gym /verify",
         description=(
-            "Serve SandboxFusion's POST /run_code (python) and NeMo-Gym's resource-server "
-            "POST /verify (code) on a TaskPool over the Ray cluster, plus GET /health and "
-            "GET /metrics (Prometheus). Needs the [server] extra. Binds 127.0.0.1 unless "
-            "told otherwise: it runs untrusted code for whoever can reach it."
+            "Serve SandboxFusion's POST /run_code (python, cpp, java, go, nodejs, rust) and "
+            "NeMo-Gym's resource-server POST /verify (code) on a TaskPool over the Ray "
+            "cluster, plus GET /health, GET /metrics (Prometheus) and GET /languages. Needs "
+            "the [server] extra. Binds 127.0.0.1 unless told otherwise: it runs untrusted "
+            "code for whoever can reach it."
         ),
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (127.0.0.1)")
@@ -194,6 +209,15 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
         type=_positive_float,
         default=10.0,
         help="time limit of each /verify test case, seconds (10, as NeMo-Gym's code_gen)",
+    )
+    serve.add_argument(
+        "--languages",
+        type=_languages,
+        default=None,
+        metavar="L1,L2",
+        help="what /run_code serves, e.g. cpp,python (default: every language whose toolchain "
+        "is found at start: python,cpp,java,go,nodejs,rust); others get SandboxError. A named "
+        "language without its toolchain stops the server at start. GET /languages lists them",
     )
     serve.add_argument("--log-level", default="info", help="log level (info)")
 
@@ -293,7 +317,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         from .server import Settings, serve
-        from .server.sandboxfusion import Limits
+        from .server.sandboxfusion import Limits, discover
     except ImportError as exc:
         print(
             f"asyncpool serve needs the [server] extra: pip install 'asyncpool[server]' ({exc})",
@@ -303,6 +327,14 @@ def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    if args.languages is not None:
+        # Named languages must be runnable here: said now, before Ray starts (found once per
+        # process, so the server's own discovery at start reuses this).
+        missing = discover(args.languages).missing
+        if missing:
+            for message in missing.values():
+                print(f"asyncpool serve --languages: {message}", file=sys.stderr)
+            return 2
     settings = Settings(
         address=args.address,
         max_in_flight=args.max_in_flight,
@@ -312,6 +344,7 @@ def _serve(args: argparse.Namespace) -> int:
         verify_timeout=args.verify_timeout,
         verify_memory_mb=args.memory_mb,
         **({"batch_size": args.batch_size} if args.batch_size is not None else {}),
+        languages=args.languages,
     )
     serve(settings, host=args.host, port=args.port, log_level=args.log_level)
     return 0
