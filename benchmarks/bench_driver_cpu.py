@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import os
 import pstats
 import resource
 import statistics
@@ -147,7 +148,8 @@ async def main(items: int, rounds: int, profile: str | None, only: list[str] | N
             await table[profile](items)
             prof.disable()
             out = io.StringIO()
-            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(60)
+            stats = pstats.Stats(prof, stream=out).sort_stats(os.environ.get("SORT", "tottime"))
+            stats.print_stats(int(os.environ.get("TOP", "60")))
             print(out.getvalue())
             return
         names = [n for n in table if only is None or n in only]
