@@ -7,7 +7,10 @@ from .humaneval import HUMANEVAL
 from .judge import JUDGE
 from .mathcheck import MATH
 from .noop import NOOP
+from .stdio import STDIO
 
-__all__ = ["HUMANEVAL", "JUDGE", "MATH", "NOOP", "WORKLOADS"]
+__all__ = ["HUMANEVAL", "JUDGE", "MATH", "NOOP", "OPT_IN", "STDIO", "WORKLOADS"]
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (HUMANEVAL, MATH, JUDGE, NOOP)}
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (HUMANEVAL, MATH, JUDGE, NOOP, STDIO)}
+#: Workloads ``all`` leaves out (run them by name): ``stdio`` alone takes minutes with --quick.
+OPT_IN: frozenset[str] = frozenset({STDIO.name})
