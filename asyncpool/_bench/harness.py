@@ -62,7 +62,7 @@ from .report import (
     write_plot,
 )
 from .scale import QUICK_SIZES, SIZES, ScaleRow, run_scale
-from .workloads import HUMANEVAL, JUDGE, MATH, NOOP, WORKLOADS
+from .workloads import HUMANEVAL, JUDGE, MATH, NOOP, OPT_IN, WORKLOADS
 from .workloads.noop import noop_refs
 
 __all__ = [
@@ -181,7 +181,7 @@ async def run_workloads(
 
 def select(spec: str) -> list[Workload]:
     if spec == "all":
-        return list(WORKLOADS.values())
+        return [w for name, w in WORKLOADS.items() if name not in OPT_IN]
     chosen = [s.strip() for s in spec.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in WORKLOADS]
     if unknown or not chosen:
