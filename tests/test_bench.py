@@ -220,8 +220,11 @@ def test_slow_methods_run_a_bounded_prefix_of_the_same_items() -> None:
 
 
 def test_every_workload_has_a_handwritten_baseline_asyncpool_peers_and_a_ceiling() -> None:
-    assert set(harness.WORKLOADS) == {"humaneval", "math", "judge", "noop"}
-    for workload in harness.WORKLOADS.values():
+    assert set(harness.WORKLOADS) == {"humaneval", "math", "judge", "noop", "stdio"}
+    # The opt-in stdio workload compares languages with their ceilings only
+    # (tests/test_bench_stdio.py).
+    assert set(harness.OPT_IN) == {"stdio"}
+    for workload in harness.select("all"):
         names = [m.name for m in workload.methods]
         assert len(set(names)) == len(names)
         assert workload.method(workload.baseline).kind == "handwritten"
