@@ -228,7 +228,7 @@ class _Encoder:
         elif kind is bytes:
             out += (b"b", _U32.pack(len(value)), value)
         elif kind is _Proxy:
-            if self.peer is None:
+            if self.peer is None or object.__getattribute__(value, "_owner") is not self.peer:
                 raise CodecError("cannot send a handle here")
             out += (b"y", _U32.pack(object.__getattribute__(value, "_id")))
         else:
@@ -936,7 +936,7 @@ class _Peer:
         if found is None:
             if len(self.proxies) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
-            found = self.proxies[n] = _Proxy(n)
+            found = self.proxies[n] = _Proxy(n, self)
             self.released.discard(n)  # died and came back before its release was sent
         return found
 
@@ -981,6 +981,8 @@ class _Peer:
     def request(self, op: str, target: _Proxy, args: tuple[Any, ...] = (), **kwargs: Any) -> Any:
         if self.broken is not None:
             raise SolutionBroke(self.broken)
+        if object.__getattribute__(target, "_owner") is not self:
+            raise TypeError("a handle of an earlier check")  # a judge serves one check at a time
         enc = _Encoder(self)
         try:
             enc.out += (op.encode(), b"\0", _U32.pack(object.__getattribute__(target, "_id")))
@@ -1188,16 +1190,20 @@ class _Proxy:
     process: those methods return ``NotImplemented`` unless both operands are proxies, so
     Python falls back to identity (``==`` is ``False``) or raises ``TypeError``."""
 
-    __slots__ = ("__weakref__", "_id")
+    __slots__ = ("__weakref__", "_id", "_owner")
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, owner: _Peer) -> None:
         object.__setattr__(self, "_id", n)
+        # The peer (one check's wire) the number belongs to: a long-lived judge serves many
+        # checks, and a proxy of an earlier one that dies late must not release a number of
+        # the current one (nor be usable in it).
+        object.__setattr__(self, "_owner", owner)
 
     def __del__(self) -> None:
-        peer = _PEER
-        if peer is not None:
-            with contextlib.suppress(Exception):
-                peer.released.add(object.__getattribute__(self, "_id"))
+        with contextlib.suppress(Exception):
+            object.__getattribute__(self, "_owner").released.add(
+                object.__getattribute__(self, "_id")
+            )
 
     def __getattr__(self, name: str) -> Any:
         return _peer().request("getattr", self, (name,))
@@ -1474,15 +1480,42 @@ def _standard(module: str, name: str) -> Any:
     return value if callable(value) else None
 
 
-def judge(
-    sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None, cpu: int | None = None
-) -> NoReturn:
-    """Run ``tests`` against the solution behind ``sock_fd``; write ``P`` or ``F<reason>`` on
-    ``verdict_fd``; exit. ``P`` is written only when every test ran to its end. Once the
-    solution is ready, runs on ``cpu`` (see :func:`_pin`)."""
+#: Compiled tests kept by a long-lived judge, by their source: a training batch checks many
+#: solutions against the same tests, and compiling them is a good part of a check's cost.
+CODE_CACHE_SIZE = 64
+_code_cache: collections.OrderedDict[str, tuple[types.CodeType, frozenset[str]]] = (
+    collections.OrderedDict()
+)
+
+
+def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str]]:
+    """The tests' code and the names it uses, from a bounded LRU cache (a code object is
+    immutable: executing it twice in fresh namespaces is executing the source twice)."""
+    found = _code_cache.get(tests)
+    if found is not None:
+        _code_cache.move_to_end(tests)
+        return found
+    code = compile(tests, "<tests>", "exec")
+    found = (code, frozenset(_names_used(code)))
+    _code_cache[tests] = found
+    while len(_code_cache) > CODE_CACHE_SIZE:
+        _code_cache.popitem(last=False)
+    return found
+
+
+def judge_check(
+    sock_fd: int, tests: str, entry_point: str | None, cpu: int | None = None
+) -> tuple[bytes, bool]:
+    """Run ``tests`` against the solution behind ``sock_fd`` (in a fresh namespace, through a
+    fresh :class:`_Peer`); return the verdict (``P`` only when every test ran to its end, else
+    ``F<reason>``) and whether the check was an *anomaly* after which a long-lived judge must
+    not serve another one: the solution broke the wire or a bound, made any request of the
+    tests' objects (callbacks: the only way it runs code of this process), or the tests raised
+    something other than an ``Exception`` (``MemoryError``, ``RecursionError``...)."""
     global _PEER
     peer = _PEER = _Peer(sock_fd, trusted=True)
     verdict = b"F"
+    anomaly = False
     try:
         try:
             kind, body = _recv(sock_fd)
@@ -1496,8 +1529,7 @@ def judge(
         except CodecError as exc:
             peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
-        code = compile(tests, "<tests>", "exec")
-        used = _names_used(code)
+        code, used = _compiled(tests)
         namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
@@ -1540,12 +1572,30 @@ def judge(
         else:
             verdict = b"Fthe tests never got an answer from the solution: nothing was judged"
     except BaseException as exc:
-        reason = peer.broken or peer.failed or _describe(exc)
-        verdict = b"F" + reason.encode("utf-8", "replace")[:8000]
+        anomaly = not isinstance(exc, Exception)
+        try:
+            reason = peer.broken or peer.failed or _describe(exc)
+            verdict = b"F" + reason.encode("utf-8", "replace")[:8000]
+        except BaseException:
+            verdict, anomaly = b"Fthe judge could not describe the failure", True
+    anomaly = anomaly or peer.broken is not None or peer.served > 0
+    _buffers.pop(sock_fd, None)  # its unread bytes are this check's, never the next one's
+    _PEER = None
+    return verdict[:16000], anomaly
+
+
+def judge(
+    sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None, cpu: int | None = None
+) -> NoReturn:
+    """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd``, exit."""
+    verdict = b"F"
     try:
-        os.write(verdict_fd, verdict[:16000])
+        verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)
     finally:
-        os._exit(0)
+        try:
+            os.write(verdict_fd, verdict)
+        finally:
+            os._exit(0)
 
 
 def _describe(exc: BaseException) -> str:

@@ -59,8 +59,14 @@ from typing import cast  # noqa: E402
 
 from . import _zygote_child  # noqa: E402
 from ._cgroup import Cgroups, RunCgroup, open_cgroups  # noqa: E402
-from ._zygote_child import anchor_import_path, read_fd, run_child, run_judge_child  # noqa: E402
-from ._zygote_job import Job, classify, exited, fetch_files  # noqa: E402
+from ._zygote_child import (  # noqa: E402
+    anchor_import_path,
+    read_fd,
+    run_child,
+    run_judge_child,
+    run_judge_server,
+)
+from ._zygote_job import Job, classify, exited, fetch_files, sched  # noqa: E402
 from ._zygote_uids import (  # noqa: E402
     SWEEP_ATTEMPTS,
     Uids,
@@ -74,6 +80,8 @@ from ._zygote_wire import (  # noqa: E402
     FLAG_FILES_OUT,
     FLAG_JUDGE,
     FLAG_STDIN,
+    JUDGE_JOB,
+    JUDGE_POOL,
     JUDGE_UID,
     MAX_FETCH,
     REQUEST,
@@ -100,6 +108,18 @@ _PRELOAD = (
 )  # fmt: skip
 # Not ``threading``: once imported, every fork pays for its after-fork handler (~130 page faults,
 # half a millisecond here); programs that use threads import it themselves.
+
+
+class _PooledJudge:
+    """A long-lived judge (``_zygote_child.run_judge_server``): its pid, the server's end of its
+    control socket, the job it is judging (None: idle), whether it retires after that one."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.ctl = sock.fileno()
+        self.job: Job | None = None
+        self.retired = False
 
 
 def _libc_prctl() -> Callable[[int, int, int, int, int], int]:
@@ -142,6 +162,10 @@ class _Server:
         self.by_reply: dict[int, Job] = {}  # reply fd -> job
         self.reapers: dict[int, Job] = {}  # helper pid -> job whose scratch was not empty
         self.draining: list[Job] = []  # over, waiting for their cgroup's last task to exit
+        # Long-lived judges (as root only: they need the judge's own uid), by pid and by the
+        # server's end of their control socket.
+        self.judges: dict[int, _PooledJudge] = {}
+        self.judge_by_fd: dict[int, _PooledJudge] = {}
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -206,6 +230,8 @@ class _Server:
                     self._drain_wakeup()
                 elif fd in self.by_reply:
                     self._on_reply_socket(self.by_reply[fd])
+                elif fd in self.judge_by_fd:
+                    self._on_judge(self.judge_by_fd[fd])
             self._reap()
             if self.draining:
                 self._drain()
@@ -351,21 +377,114 @@ class _Server:
         self.jobs[pid] = job
         if req.judged:
             os.close(serve_fd)
-            try:
-                jpid = os.fork()
-            except BaseException:
-                self._kill_group(pid)
-                job.judge_status = 1 << 8  # as if it had exited 1: the run is "failed"
-                jpid = None
-            if jpid == 0:  # pragma: no cover - runs in the forked child
-                run_judge_child(self, req, fds, judge_uid, judge_fd)
+            if not self._pooled_judge(job, fds, judge_fd):
+                try:
+                    jpid = os.fork()
+                except BaseException:
+                    self._kill_group(pid)
+                    job.judge_status = 1 << 8  # as if it had exited 1: the run is "failed"
+                    jpid = None
+                if jpid == 0:  # pragma: no cover - runs in the forked child
+                    run_judge_child(self, req, fds, judge_uid, judge_fd)
+                if jpid is not None:
+                    job.judge_pid = jpid
+                    self.jobs[jpid] = job
             os.close(judge_fd)
-            if jpid is not None:
-                job.judge_pid = jpid
-                self.jobs[jpid] = job
         self.by_reply[fds.reply] = job
         self.poller.register(fds.reply, select.POLLIN)
         self._send(fds.reply, b"S" + STARTED.pack(pid, self.isolated))
+
+    # -- long-lived judges -----------------------------------------------------------------------
+
+    def _pooled_judge(self, job: Job, fds: Fds, judge_fd: int) -> bool:
+        """Hand the judged ``job`` to an idle long-lived judge (forking one when fewer than
+        ``JUDGE_POOL`` exist); ``False`` when none can take it (not root, all busy, or the hand-
+        over failed): the caller forks a judge for this check alone."""
+        if self.uids is None:
+            return False
+        judge = next((j for j in self.judges.values() if j.job is None and not j.retired), None)
+        if judge is None:
+            if len(self.judges) >= JUDGE_POOL:
+                return False
+            judge = self._fork_judge()
+            if judge is None:
+                return False
+        header = JUDGE_JOB.pack(
+            job.req.timeout, job.req.memory, -1 if self.pin_cpu is None else self.pin_cpu
+        )
+        ran, waited = sched(judge.pid, threads=False)
+        try:
+            socket.send_fds(judge.sock, [header], [fds.tests, fds.verdict, judge_fd])
+        except OSError:
+            judge.retired = True
+            self._kill_group(judge.pid)
+            return False
+        judge.job = job
+        job.judge_pid = judge.pid
+        job.judge_ran0, job.judge_waited0 = ran, waited
+        self.jobs[judge.pid] = job
+        return True
+
+    def _fork_judge(self) -> _PooledJudge | None:
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
+            ours.close()
+            theirs.close()
+            return None
+        if pid == 0:  # pragma: no cover - runs in the forked child
+            run_judge_server(self, theirs.detach(), JUDGE_UID)
+        theirs.close()
+        ours.setblocking(False)
+        judge = _PooledJudge(pid, ours)
+        self.judges[pid] = judge
+        self.judge_by_fd[judge.ctl] = judge
+        self.poller.register(judge.ctl, select.POLLIN)
+        return judge
+
+    def _forget_judge(self, judge: _PooledJudge) -> None:
+        """Stop using ``judge``: its control socket closed, never handed a check again."""
+        judge.retired = True
+        if self.judges.get(judge.pid) is judge:
+            del self.judges[judge.pid]
+        if self.judge_by_fd.get(judge.ctl) is judge:
+            del self.judge_by_fd[judge.ctl]
+            self.poller.unregister(judge.ctl)
+            judge.sock.close()
+
+    def _on_judge(self, judge: _PooledJudge) -> None:
+        """A long-lived judge finished its check (``D``), or hung up (it is exiting: reaped)."""
+        try:
+            msg = judge.sock.recv(16)
+        except BlockingIOError:
+            return
+        except OSError:
+            msg = b""
+        if msg[:1] != b"D" or len(msg) != 2:
+            # EOF or nonsense: never used again; killed, and its check (if any) ends when it
+            # is reaped, as a judge of its own that died.
+            self._forget_judge(judge)
+            self._kill_group(judge.pid)
+            return
+        judge.retired = judge.retired or msg[1] != 0
+        job, judge.job = judge.job, None
+        if job is None or self.jobs.get(judge.pid) is not job:
+            return
+        # The check is over: as when a judge of its own exits 0 (see _reap).
+        if job.req.timeout != math.inf:
+            job.refresh_waits()
+        del self.jobs[judge.pid]
+        job.judge_pid = None
+        job.judge_status = 0
+        if job.status is None and job.pid in self.jobs:
+            job.killed_after_judge = not job.killed_at_deadline
+            self._kill_group(job.pid)
+        if job.over:
+            self._end(job)
 
     def _on_reply_socket(self, job: Job) -> None:
         """The caller closed (or wrote to) its reply socket: abandon the run."""
@@ -444,6 +563,9 @@ class _Server:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
             _, status, usage = os.wait4(pid, 0)
+            pooled = self.judges.get(pid)
+            if pooled is not None:
+                self._forget_judge(pooled)
             if job is not None:
                 if pid == job.pid:
                     job.status, job.usage = status, usage
@@ -563,6 +685,8 @@ class _Server:
         """The caller is gone: kill every program, sweep every uid, then return."""
         for pid, job in list(self.jobs.items()):
             job.abandoned = True
+            self._kill_group(pid)
+        for pid in list(self.judges):
             self._kill_group(pid)
         deadline = time.monotonic() + 10.0
         while time.monotonic() < deadline:

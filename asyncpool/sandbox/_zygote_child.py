@@ -15,6 +15,7 @@ the server's ``main`` before it forks anything.
 
 from __future__ import annotations
 
+import array
 import atexit
 import contextlib
 import ctypes
@@ -22,6 +23,7 @@ import math
 import os
 import resource
 import signal
+import socket as _socket
 import stat
 import struct
 import sys
@@ -30,7 +32,7 @@ import types
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from ._cgroup import join as join_cgroup
-from ._zygote_wire import JUDGE_NPROC, MEMORY_EXIT, Fds, Request
+from ._zygote_wire import JUDGE_CHECKS, JUDGE_JOB, JUDGE_NPROC, MEMORY_EXIT, Fds, Request
 
 if TYPE_CHECKING:
     import socket
@@ -314,6 +316,108 @@ def run_judge_child(
             os._exit(1)
     JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu)
     os._exit(1)  # not reached: judge() exits
+
+
+def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
+    """A long-lived judge (trusted code): set up once as :func:`run_judge_child` does (own
+    session, the judge's uid, non-dumpable, ``PR_SET_PDEATHSIG``, every other descriptor
+    closed), then judge one check at a time for the server on ``ctl_fd`` (see
+    ``_zygote_wire.JUDGE_JOB``), each in a fresh namespace and through a fresh wire
+    (:func:`_judge.judge_check`), with that check's CPU and memory limits.
+
+    It retires (exits, so the server forks a fresh one) after ``JUDGE_CHECKS`` checks and after
+    any anomaly: one :func:`_judge.judge_check` reports (the solution broke the wire or a bound,
+    made a request of the tests' objects, or the tests died of a ``BaseException``), a thread
+    left running, a built-in changed by the tests. The random generator and the recursion limit
+    are reset before each check, as a fresh fork of the server would have them. A check it does
+    not finish (timeout, abandon) is ended by killing it."""
+    import builtins
+    import random
+
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        server.ctl.detach()
+        os.setsid()
+        for target in (0, 1, 2):
+            os.dup2(server.devnull, target)
+        _close_all_but((ctl_fd, *ANCHOR_FDS))
+        os.chdir("/")
+        inf = resource.RLIM_INFINITY
+        # Per check, the soft CPU and address-space limits are lowered to the check's (below);
+        # the hard ones stay open so that the next check can have its own.
+        resource.setrlimit(resource.RLIMIT_CPU, (inf, inf))
+        resource.setrlimit(resource.RLIMIT_AS, (inf, inf))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 24, 1 << 24))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        resource.setrlimit(resource.RLIMIT_NPROC, (JUDGE_NPROC, JUDGE_NPROC))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if server.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+        if os.getppid() != server.pid:
+            os._exit(1)
+        if server.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+        sys.argv[:] = ["<tests>"]
+        atexit._clear()
+        ctl = _socket.socket(fileno=ctl_fd)
+        fd_size = array.array("i").itemsize
+        random_state = random.getstate()
+        recursion_limit = sys.getrecursionlimit()
+        original = dict(builtins.__dict__)
+        for served in range(1, JUDGE_CHECKS + 1):
+            data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
+            if not data:
+                os._exit(0)  # the server is gone
+            fds = array.array("i")
+            for level, kind, payload in anc:
+                if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                    fds.frombytes(payload[: len(payload) - len(payload) % fd_size])
+            if len(data) != JUDGE_JOB.size or len(fds) != 3 or flags & _socket.MSG_CTRUNC:
+                os._exit(1)
+            tests_fd, verdict_fd, sock_fd = fds
+            timeout, memory, cpu = JUDGE_JOB.unpack(data)
+            header, _, tests = read_fd(tests_fd).partition(b"\0")
+            os.close(tests_fd)
+            random.setstate(random_state)
+            sys.setrecursionlimit(recursion_limit)
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            spent = usage.ru_utime + usage.ru_stime
+            resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + timeout) + 1, inf))
+            resource.setrlimit(resource.RLIMIT_AS, (memory, inf))
+            verdict, anomaly = JUDGE.judge_check(
+                sock_fd,
+                tests.decode("utf-8", "surrogatepass"),
+                header.decode() or None,
+                cpu if cpu >= 0 else None,
+            )
+            del tests
+            resource.setrlimit(resource.RLIMIT_AS, (inf, inf))
+            os.close(sock_fd)  # the solution sees the end of the wire
+            try:
+                os.write(verdict_fd, verdict)
+            finally:
+                os.close(verdict_fd)
+            threading = sys.modules.get("threading")
+            anomaly = (
+                anomaly
+                or (threading is not None and threading.active_count() > 1)
+                or len(builtins.__dict__) != len(original)
+                or any(builtins.__dict__.get(k) is not v for k, v in original.items())
+            )
+            retire = anomaly or served >= JUDGE_CHECKS
+            ctl.send(b"D\1" if retire else b"D\0")
+            if retire:
+                os._exit(0)
+    except BaseException:
+        os._exit(1)
+    os._exit(0)
 
 
 def _world_readable_dir(path: str) -> bool:

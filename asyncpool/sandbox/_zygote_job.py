@@ -83,6 +83,9 @@ class Job:
     waited: float = 0.0
     judge_ran: float = 0.0
     judge_waited: float = 0.0
+    # A long-lived judge's schedstat when it took this check (its counters are cumulative).
+    judge_ran0: float = 0.0
+    judge_waited0: float = 0.0
     killed_at_deadline: bool = False
     own_at_kill: float = 0.0
     starved: bool = False
@@ -109,8 +112,8 @@ class Job:
         self.ran, self.waited = max(self.ran, ran), max(self.waited, waited)
         if self.judge_pid is not None:
             ran, waited = sched(self.judge_pid, threads=False)
-            self.judge_ran = max(self.judge_ran, ran)
-            self.judge_waited = max(self.judge_waited, waited)
+            self.judge_ran = max(self.judge_ran, ran - self.judge_ran0)
+            self.judge_waited = max(self.judge_waited, waited - self.judge_waited0)
 
     @property
     def over(self) -> bool:

@@ -86,6 +86,16 @@ JUDGE_UID = UID_BASE + UID_COUNT
 #: ``RLIMIT_NPROC`` of a judge: counts every judge's processes on the machine (one each).
 JUDGE_NPROC = 1 << 16
 
+#: A check handed to a long-lived judge of the fork server (``_zygote_child.run_judge_server``):
+#: timeout (s), memory limit (bytes), CPU to run on (-1: any); with it, the tests' memfd, the
+#: verdict pipe's write end and the judge's end of the socket to the solution (``SCM_RIGHTS``).
+#: The judge answers ``b"D"`` and one byte, 1 when it retires (exits) after this check.
+JUDGE_JOB = struct.Struct("=dqi")
+#: Checks one long-lived judge serves before it is replaced (a fresh fork of the server).
+JUDGE_CHECKS = 64
+#: Most long-lived judges per fork server (more concurrent checks get a judge forked for them).
+JUDGE_POOL = 8
+
 #: How long after its deadline a run is given to be killed and cleaned up before the caller
 #: gives up on the server.
 GRACE = 30.0
