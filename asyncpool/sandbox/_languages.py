@@ -66,7 +66,8 @@ Limits, and why they differ by runtime (documented, not hidden):
   ``/tmp``: a host that mounts it ``noexec`` cannot run compiled programs (the prologue says
   so on stderr).
 
-The server's ``/run_code`` routing for these languages and a stdio benchmark are not here yet.
+The server's ``/run_code`` runs these languages through :func:`run_program`
+(:mod:`asyncpool.server.sandboxfusion`); a stdio benchmark is not here yet.
 """
 
 from __future__ import annotations
