@@ -23,7 +23,9 @@ compiler's own time, the binary cached by a hash of the source and toolchain); h
 ended is ``compile_result``, mapped as ``run_result`` is (``Finished`` with the compiler's exit
 status, or ``TimeLimitExceeded``). A compile that does not succeed leaves ``run_result``
 ``None`` and the request ``Failed``, as SandboxFusion's ``run_commands`` does. A compile served
-from the cache reports the first compile's output and an ``execution_time`` of 0. ``python``
+from the cache reports the first compile's output and an ``execution_time`` of 0. The compile's
+memory limit is the sandbox's compile default (2048 MB), not ``memory_limit_MB``, which bounds
+the program. ``python``
 and ``nodejs`` have no compile step (SandboxFusion's neither): ``compile_result`` is ``None`` and
 ``compile_timeout`` is accepted and unused. The request's ``status`` follows SandboxFusion's
 ``parse_run_status``: ``Failed`` if either step hit its time limit or exited non-zero, else
