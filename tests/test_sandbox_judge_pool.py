@@ -1,0 +1,129 @@
+"""The fork server's long-lived judges (issue 21 item 3): reused, retired, never leaking.
+
+Real judged runs through ``run_tests`` (root, as in production: without it every check forks a
+judge of its own). A judge serves consecutive checks; it is replaced after
+``JUDGE_CHECKS`` checks, after a check in which the solution made a request of the tests'
+objects (a callback), after a timeout, and after tests that changed a built-in; a handle of an
+earlier check is unusable in a later one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from asyncpool.sandbox import _run as _sandbox_run
+from asyncpool.sandbox import run_tests
+from asyncpool.sandbox._zygote_wire import JUDGE_CHECKS, JUDGE_UID
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="long-lived judges need root")
+
+SOLUTION = "def f(x):\n    return x + 1\n"
+TESTS = "assert f(1) == 2\n"
+
+
+def _judges() -> set[int]:
+    """The fork server's live children running as the judge's uid: its long-lived judges."""
+    server = _sandbox_run.zygote_pid()
+    assert server is not None
+    with open(f"/proc/{server}/task/{server}/children") as fh:
+        children = [int(p) for p in fh.read().split()]
+    found = set()
+    for pid in children:
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                uid_line = next(line for line in fh if line.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if int(uid_line.split()[1]) == JUDGE_UID:
+            found.add(pid)
+    return found
+
+
+def _gone(pid: int, deadline: float = 10.0) -> bool:
+    """Whether the process ``pid`` has exited (and been reaped) within ``deadline`` seconds."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if not os.path.exists(f"/proc/{pid}"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def _one_judge_after_a_check() -> int:
+    assert run_tests(SOLUTION, TESTS).status == "passed"
+    judges = _judges()
+    assert judges, "no long-lived judge after a judged check"
+    return min(judges)
+
+
+def test_consecutive_checks_are_judged_by_the_same_long_lived_judge() -> None:
+    first = _one_judge_after_a_check()
+    for _ in range(3):
+        assert run_tests(SOLUTION, TESTS).status == "passed"
+        assert run_tests(SOLUTION, "assert f(1) == 3\n").status == "failed"
+    assert first in _judges()
+
+
+@pytest.mark.slow
+def test_a_judge_that_served_judge_checks_checks_is_replaced() -> None:
+    first = _one_judge_after_a_check()
+    for _ in range(JUDGE_CHECKS):
+        assert run_tests(SOLUTION, TESTS).status == "passed"
+    assert _gone(first)
+    assert _judges(), "a fresh judge took over"
+
+
+def test_a_judge_is_retired_after_the_solution_called_back_into_the_tests() -> None:
+    first = _one_judge_after_a_check()
+    callback = run_tests("def g(h):\n    return h(2)\n", "assert g(lambda x: x * 3) == 6\n")
+    assert callback.status == "passed"
+    assert _gone(first)
+    assert run_tests(SOLUTION, TESTS).status == "passed"
+
+
+@pytest.mark.slow
+def test_a_judge_is_killed_with_a_check_that_timed_out_and_the_next_check_passes() -> None:
+    first = _one_judge_after_a_check()
+    hang = run_tests("def f(x):\n    while True:\n        pass\n", TESTS, timeout=1.0)
+    assert hang.status == "timeout"
+    assert _gone(first)
+    assert run_tests(SOLUTION, TESTS).status == "passed"
+
+
+def test_a_builtin_changed_by_the_tests_is_not_seen_by_the_next_check() -> None:
+    _one_judge_after_a_check()
+    marker = "asyncpool_leak_marker"
+    changed = run_tests(SOLUTION, f"import builtins\nbuiltins.{marker} = 1\n{TESTS}")
+    assert changed.status == "passed"
+    later = run_tests(
+        SOLUTION, f"import builtins\nassert not hasattr(builtins, {marker!r})\n{TESTS}"
+    )
+    assert later.status == "passed", later.stdout_tail
+
+
+def test_a_handle_kept_from_an_earlier_check_is_unusable_in_a_later_one() -> None:
+    first = _one_judge_after_a_check()
+    # A callback retires that judge: the next two checks are a fresh judge's first two.
+    assert run_tests("def g(h):\n    return h(2)\n", "assert g(abs) == 2\n").status == "passed"
+    assert _gone(first)
+    # The tests stash the earlier solution's function in a module (trusted tests could; the
+    # judge does not notice module attributes): in a later check it must not reach the new
+    # solution under the old number.
+    stash = "import string\nstring._asyncpool_stale = f\n" + TESTS
+    assert run_tests(SOLUTION, stash).status == "passed"
+    later_tests = (
+        "import string\n"
+        "stale = string._asyncpool_stale\n"  # the same judge: the stash is there
+        "try:\n"
+        "    stale(1)\n"
+        "except TypeError:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('a handle of an earlier check answered')\n"
+        "assert f(1) == 11\n"
+    )
+    later = run_tests("def f(x):\n    return x + 10\n", later_tests)
+    assert later.status == "passed", later.stdout_tail
