@@ -241,7 +241,7 @@ async def stdio_session(n: int) -> AsyncIterator[StdioSession]:
             # judge (2 x CPUs spread tasks, each compiling all of them), the workers' problem
             # sets built, the fork servers started; the per-case cost measured.
             indices = sorted({i for i, _, _ in work["cpp"]})
-            await asyncpool_gather(warm, [indices] * (2 * cpus))
+            await _gather(warm, [indices] * (2 * cpus))
             k = min(n, 2 * STDIO_BATCH)
             for language in sp.LANGUAGES:
                 await _asyncpool(language)(session, k, ignore_progress)
@@ -262,7 +262,8 @@ async def stdio_session(n: int) -> AsyncIterator[StdioSession]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-async def asyncpool_gather(pool: TaskPool[[list[int]], int], args: list[list[int]]) -> None:
+async def _gather(pool: TaskPool[[list[int]], int], args: list[list[int]]) -> None:
+    """Every call of ``pool`` on ``args`` done (results dropped)."""
     async with pool.map(args) as stream:
         async for _ in stream:
             pass
