@@ -121,6 +121,21 @@ def _run_calls(fn: Callable[..., Any], calls: Calls) -> tuple[int, float, list[t
     return _attempt_number(), clock.cost(), results
 
 
+def _run_items(fn: Callable[..., Any], items: list[Any]) -> list[Any]:
+    """:func:`_run_calls` for calls of one positional argument each (``map``, and ``submit``
+    of one argument), sent as a plain list of the arguments and answered as lists.
+
+    Why a second shape: Ray packs task arguments and results with msgpack in strict mode,
+    where a tuple (or anything not a list, dict or scalar) goes to pickle instead. A list of
+    ``((item,), {})`` tuples cost the driver a pickle per task on the way out and another
+    on the way back; plain lists of plain items cost none.
+    """
+    clock = _Clock()
+    is_async = asyncio.iscoroutinefunction(fn)
+    results = [list(_run_one(fn, is_async, (item,), {})) for item in items]
+    return [_attempt_number(), clock.cost(), results]
+
+
 def _stream_calls(fn: Callable[..., Any], calls: Calls
                   ) -> Iterator[tuple[int, float, bool, Any] | None]:
     """As :func:`_run_calls`, yielding ``None`` when the task starts, then each item's outcome
@@ -133,13 +148,18 @@ def _stream_calls(fn: Callable[..., Any], calls: Calls
         yield _attempt_number(), clock.cost(), ok, value
 
 
-def _make_runner(fn: Callable[..., Any], *, stream: bool) -> Callable[..., Any]:
+def _make_runner(
+    fn: Callable[..., Any], *, stream: bool, items: bool = False
+) -> Callable[..., Any]:
     # The Ray task is named asyncpool_<fn> so that a user (and the leak checks) can tell
     # a pool's tasks apart in `ray list tasks`.
     run: Callable[..., Any]
     if stream:
         def run(calls: Calls) -> Iterator[tuple[int, float, bool, Any] | None]:
             yield from _stream_calls(fn, calls)
+    elif items:
+        def run(calls: list[Any]) -> list[Any]:
+            return _run_items(fn, calls)
     else:
         def run(calls: Calls) -> tuple[int, float, list[tuple[bool, Any]]]:
             return _run_calls(fn, calls)
@@ -218,6 +238,9 @@ class TaskPool(PoolBase, Generic[P, R]):
         )
         try:
             self._remote = ray.remote(_make_runner(target, stream=False)).options(**options)
+            self._remote_items = ray.remote(
+                _make_runner(target, stream=False, items=True)
+            ).options(**options)
             self._remote_stream = ray.remote(_make_runner(target, stream=True)).options(
                 **options
             )
@@ -299,7 +322,10 @@ class TaskPool(PoolBase, Generic[P, R]):
         engine = self._require_open()
         token = await engine.acquire()
         try:
-            ref = self._remote.remote([(args, kwargs)])
+            if len(args) == 1 and not kwargs:
+                ref = self._remote_items.remote([args[0]])
+            else:
+                ref = self._remote.remote([(args, kwargs)])
         except BaseException as exc:
             engine.release(token)
             raise self._submit_error(exc) from None
@@ -408,7 +434,7 @@ class TaskPool(PoolBase, Generic[P, R]):
             return
         indices = [i for i, _ in chunk]
         try:
-            ref = self._remote.remote([((item,), {}) for _, item in chunk])
+            ref = self._remote_items.remote([item for _, item in chunk])
         except Exception as exc:
             self._refuse(core, indices, token, exc, resent=resent)
             return
