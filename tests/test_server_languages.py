@@ -125,6 +125,7 @@ def test_cpp_reads_stdin_and_answers_success_with_a_compile_result(
     assert run["execution_time"] >= 0
 
 
+@pytest.mark.slow  # 3-5 s measured at load 10-26 (the first g++ of the default tier)
 def test_cpp_compile_error_is_failed_with_the_compilers_stderr_and_no_run(
     server: ServeProcess, languages: dict[str, Any]
 ) -> None:
