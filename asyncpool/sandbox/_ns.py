@@ -19,16 +19,14 @@ through ``ctypes`` (``os.unshare`` and ``os.pivot_root`` do not exist in Python 
   there), not ``/home``, not ``/tmp/ray`` (Ray's session directory), not the caller's checkout.
 
 Namespaces cost milliseconds to create and nothing to inherit, so the server does this once;
-each run only adds a mount namespace and a network namespace of its own (:func:`private_tmp`,
-one ``unshare``): its ``/tmp`` and ``/dev/shm`` are bind mounts of two directories made for that
-run and removed after it, and no abstract Unix socket name or loopback is shared with another
-run (abstract names are scoped to the network namespace). Measured here (kernel 6.18, load ~25
-on 2 cores): ``unshare(CLONE_NEWNET)`` in the child ~0.5-0.65 ms of wall time (median), its
-teardown later in a kernel worker; end to end, sequential ``run_python("pass")`` at load 10-20
-went from ~9.2 to ~11.1 ms (median of 4 rounds of 80; the per-run cgroup alone was within the
-noise), more than a ~1 ms budget. A pool of reused namespaces (``setns`` ~35-70 µs in the
-child) would need a check that the previous run left no socket alive (~0.2-0.3 ms in the server,
-whose time every run shares); not built yet: each run gets a new one.
+each run only adds a mount namespace of its own and enters a network namespace no other live
+run has (:func:`private_tmp`): its ``/tmp`` and ``/dev/shm`` are bind mounts of two directories
+made for that run and removed after it, and no abstract Unix socket name or loopback is shared
+with another run (abstract names are scoped to the network namespace). Network namespaces are
+reused (:class:`NetnsPool`): measured here (kernel 6.18, load ~25 on 2 cores), a new one cost
+the run's child ~0.6 ms of CPU in ``setup_net`` (its teardown more, later, in a kernel worker);
+a reused one costs a ``setns`` in the child and, in the server, a ``setns`` there and back and
+a few reads of ``/proc/self/net`` to check that the previous run left no socket.
 """
 
 from __future__ import annotations
@@ -176,11 +174,101 @@ def isolate_server(tmp_size_mb: int, prefixes: tuple[str, ...] = ()) -> None:
     _set_readonly("/tmp", readonly=False, recursive=False)
 
 
-def private_tmp(tmp_dir: str, shm_dir: str) -> None:
+def setns(fd: int, nstype: int) -> None:
+    _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
+
+
+def private_tmp(tmp_dir: str, shm_dir: str, netns: int = -1) -> None:
     """In a run's child (still root): a mount namespace of its own whose ``/tmp`` and
-    ``/dev/shm`` are ``tmp_dir`` and ``shm_dir``, and a network namespace of its own (empty:
-    a loopback, down), so that no two runs share an abstract Unix socket name or a loopback.
-    One ``unshare`` for both."""
-    unshare(CLONE_NEWNS | CLONE_NEWNET)
+    ``/dev/shm`` are ``tmp_dir`` and ``shm_dir``, and a network namespace no other live run
+    has (empty: a loopback, down), so that no two runs share an abstract Unix socket name or a
+    loopback: ``netns``, one the server's :class:`NetnsPool` gave this run (``setns``), else a
+    new one (one ``unshare`` for both)."""
+    if netns >= 0:
+        unshare(CLONE_NEWNS)
+        setns(netns, CLONE_NEWNET)
+        os.close(netns)
+    else:
+        unshare(CLONE_NEWNS | CLONE_NEWNET)
     mount(shm_dir, "/dev/shm", None, MS_BIND)  # first: both paths are below /tmp
     mount(tmp_dir, "/tmp", None, MS_BIND)
+
+
+#: ``sockstat`` and ``sockstat6`` counters that must be zero in a namespace to reuse: every
+#: socket a process created in it (any family, bound or not, in flight or orphaned: ``sockets:
+#: used`` counts them until they are freed), TCP time-waits (v4 and v6 share the count), and
+#: pending IP fragments.
+_SOCKSTAT_COUNTERS = {"sockets:": ("used",), "TCP:": ("tw",), "FRAG:": ("inuse",),
+                      "FRAG6:": ("inuse",)}  # fmt: skip
+
+
+def no_sockets() -> bool:
+    """Whether the calling thread's network namespace holds no socket at all (see
+    :data:`_SOCKSTAT_COUNTERS`; two reads, ~50 µs). A counter missing counts as not zero."""
+    for name in ("sockstat", "sockstat6"):
+        try:
+            with open(f"/proc/self/net/{name}", "rb") as fh:
+                text = fh.read().decode("ascii", "replace")
+        except FileNotFoundError:  # no IPv6
+            continue
+        for row in text.splitlines():
+            words = row.split()
+            for counter in _SOCKSTAT_COUNTERS.get(words[0], ()) if words else ():
+                if counter not in words[:-1] or words[words.index(counter) + 1] != "0":
+                    return False
+    return True
+
+
+class NetnsPool:
+    """Network namespaces for runs, reused (issue 21 item 3): a new one costs ~0.6 ms of CPU
+    in ``setup_net`` (and its teardown more in a kernel worker), a reused one a ``setns``.
+
+    The fork server (root, single-threaded) creates one when none is spare (``unshare`` of its
+    own network namespace, a descriptor of the new one kept, then ``setns`` back home) and
+    hands it to one run. It takes one back (:meth:`give_back`) only once every process of that
+    run is dead (its cgroup removed) and only when the namespace holds no socket at all
+    (:func:`no_sockets`, read from inside it): a socket kept alive after its processes died (in
+    flight in a Unix socket's queue, a TCP time-wait) makes it discarded. What else a network
+    namespace holds (interfaces, addresses, routes, sysctls, firewall rules) needs
+    ``CAP_NET_ADMIN``, which no run has. At most ``size`` spare ones are kept."""
+
+    def __init__(self, size: int) -> None:
+        self.home = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self.size = size
+        self.spare: list[int] = []
+        self.created = 0
+        self.reused = 0
+        self.discarded = 0
+
+    def take(self) -> int:
+        """A namespace no live run has (a descriptor the caller owns)."""
+        if self.spare:
+            self.reused += 1
+            return self.spare.pop()
+        unshare(CLONE_NEWNET)
+        try:
+            fd = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        finally:
+            self._home()
+        self.created += 1
+        return fd
+
+    def give_back(self, fd: int) -> None:
+        """``fd``'s run is over and all its processes are dead: keep it if it is clean."""
+        if len(self.spare) < self.size:
+            setns(fd, CLONE_NEWNET)
+            try:
+                clean = no_sockets()
+            finally:
+                self._home()
+            if clean:
+                self.spare.append(fd)
+                return
+        self.discarded += 1
+        os.close(fd)
+
+    def _home(self) -> None:
+        try:
+            setns(self.home, CLONE_NEWNET)
+        except OSError:  # pragma: no cover - never seen; a server left in a run's namespace
+            os._exit(70)  # must not go on: its caller starts a new one

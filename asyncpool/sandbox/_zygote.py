@@ -55,9 +55,12 @@ import socket  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from typing import cast  # noqa: E402
+from typing import TYPE_CHECKING, cast  # noqa: E402
 
 from . import _zygote_child  # noqa: E402
+
+if TYPE_CHECKING:
+    from ._ns import NetnsPool
 from ._cgroup import Cgroups, RunCgroup, open_cgroups  # noqa: E402
 from ._zygote_child import (  # noqa: E402
     anchor_import_path,
@@ -100,6 +103,8 @@ from ._zygote_wire import (  # noqa: E402
 #: server; ``RLIMIT_FSIZE`` bounds each file).
 TMP_SIZE_MB = 1024
 _PR_SET_CHILD_SUBREAPER = 36
+#: Most unused network namespaces the server keeps for later runs (see _ns.NetnsPool).
+NETNS_SPARE = 16
 #: Standard-library modules preloaded so that programs importing them pay nothing.
 _PRELOAD = (
     "abc", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "enum",
@@ -145,6 +150,8 @@ class _Server:
         # whose /sys is read-only. None: no usable hierarchy (see _kill_leftovers' fallback).
         self.cgroups: Cgroups | None = open_cgroups()
         self.cgroup_fd = -1  # the cgroup of the run being forked, for its child to join
+        self.netns_fd = -1  # the network namespace of the run being forked, for its child
+        self.netns: NetnsPool | None = None  # reused network namespaces, once isolated
         if self.cgroups is None:
             sys.stderr.write("asyncpool sandbox: no cgroup per run: a uid sweep per run instead\n")
         if os.geteuid() == 0:
@@ -154,6 +161,10 @@ class _Server:
                 if namespaces:
                     _zygote_child.NS.isolate_server(tmp_size_mb=TMP_SIZE_MB, prefixes=prefixes)
                     self.isolated = True
+                    # A run's namespace is reused only once its cgroup is gone (all its
+                    # processes dead): without cgroups each run gets a new one.
+                    if self.cgroups is not None:
+                        self.netns = _zygote_child.NS.NetnsPool(NETNS_SPARE)
             except OSError as exc:  # e.g. no CAP_SYS_ADMIN: no namespaces (documented)
                 sys.stderr.write(f"asyncpool sandbox: no namespace isolation: {exc}\n")
             if not self.isolated:
@@ -297,9 +308,15 @@ class _Server:
         return Fds(**dict(zip(names, fds, strict=True)))
 
     def _give_back(
-        self, uids: list[int], scratch: str | None, cgroup: RunCgroup | None = None
+        self,
+        uids: list[int],
+        scratch: str | None,
+        cgroup: RunCgroup | None = None,
+        netns: int = -1,
     ) -> None:
         """Undo a start that failed before the child existed: free the uids, drop the dirs."""
+        if netns >= 0:
+            os.close(netns)  # no process ever entered it; not worth keeping
         if cgroup is not None and self.cgroups is not None:
             with contextlib.suppress(OSError):
                 self.cgroups.remove(cgroup)
@@ -345,33 +362,40 @@ class _Server:
             except BaseException:
                 self._give_back(leased, scratch)
                 raise
+        netns = -1
+        if req.limits and self.netns is not None:
+            try:
+                netns = self.netns.take()
+            except OSError:  # the child makes a new one itself
+                netns = -1
         serve_fd = judge_fd = -1
         self.pin_cpu = None
         if req.judged:
             try:
                 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             except BaseException:
-                self._give_back(leased, scratch, cgroup)
+                self._give_back(leased, scratch, cgroup, netns)
                 raise
             serve_fd, judge_fd = a.detach(), b.detach()
             self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
             self.cpu_turn += 1
         started = time.monotonic()
         self.cgroup_fd = -1 if cgroup is None else cgroup.fd
+        self.netns_fd = netns
         try:
             pid = os.fork()
         except BaseException:
-            self.cgroup_fd = -1
-            self._give_back(leased, scratch, cgroup)
+            self.cgroup_fd = self.netns_fd = -1
+            self._give_back(leased, scratch, cgroup, netns)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
                     os.close(fd)
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
-        self.cgroup_fd = -1  # the judge (trusted) is not a process of the run
+        self.cgroup_fd = self.netns_fd = -1  # the judge (trusted) is not a process of the run
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
-        job.cgroup = cgroup
+        job.cgroup, job.netns = cgroup, netns
         job.files_out, job.fetch = fds.files_out, fetch
         job.next_check = started + min(req.timeout, req.wall_cap) if req.limits else math.inf
         self.jobs[pid] = job
@@ -599,7 +623,9 @@ class _Server:
             if not self.cgroups.remove(job.cgroup):
                 return False
         except OSError:  # not removable (never seen): leave it, do not hold the verdict back
-            pass
+            if job.netns >= 0:  # some process of the run may be alive: never reuse it
+                os.close(job.netns)
+                job.netns = -1
         job.cgroup = None
         return True
 
@@ -614,6 +640,14 @@ class _Server:
 
     def _finish(self, job: Job) -> None:
         now = time.monotonic() if job.ended is None else job.ended
+        if job.netns >= 0:
+            # Its cgroup is gone: every process of the run is dead (see _ns.NetnsPool).
+            assert self.netns is not None
+            netns, job.netns = job.netns, -1
+            try:
+                self.netns.give_back(netns)
+            except OSError:
+                os.close(netns)
         assert job.status is not None
         assert job.usage is not None
         own = max(job.own_at_kill, job.own_time(now)) if job.req.limits else now - job.started

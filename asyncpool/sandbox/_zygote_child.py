@@ -48,6 +48,7 @@ class ServerView(Protocol):
     isolated: bool
     pin_cpu: int | None
     cgroup_fd: int  # the run's cgroup (-1: none), joined before anything of the program runs
+    netns_fd: int  # the run's network namespace from the server's pool (-1: a new one)
     prctl: Callable[[int, int, int, int, int], int]
 
 
@@ -246,12 +247,14 @@ def run_child(
         files = read_fd(fds.files_in) if fds.files_in >= 0 else b""
         # Close every inherited fd but the reply socket (for a setup error), the judge's
         # socket and the anchors of the import path (see _anchor_import_path).
+        netns = server.netns_fd if req.limits and server.isolated else -1
         keep = (fds.reply, *ANCHOR_FDS, *(() if serve_fd is None else (serve_fd,)))
+        keep += () if netns < 0 else (netns,)
         _close_all_but(keep)
         if req.limits:
             assert scratch is not None
             if server.isolated:
-                NS.private_tmp(f"{scratch}/tmp", f"{scratch}/shm")
+                NS.private_tmp(f"{scratch}/tmp", f"{scratch}/shm", netns)
                 workdir = "/tmp"
             else:
                 workdir = f"{scratch}/tmp"

@@ -99,6 +99,8 @@ class Job:
     # The run's cgroup (see _cgroup) until it is removed; when the program (and judge) ended,
     # the moment its own and wall-clock times stop (the verdict waits for the cgroup).
     cgroup: RunCgroup | None = None
+    # The run's network namespace from the server's pool (-1: none, or its own new one).
+    netns: int = -1
     ended: float | None = None
 
     def own_time(self, now: float) -> float:
