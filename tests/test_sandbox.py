@@ -72,14 +72,16 @@ def _processes_of_uid(uid: int) -> list[int]:
 
 
 def _program_processes() -> list[int]:
-    """Live children of this process's fork server that run a program (not its helpers)."""
+    """Live children of this process's fork server that run a program (not its helpers: the
+    root ones, and the long-lived judges under ``JUDGE_UID`` that outlive a check by design)."""
     zpid = _sandbox_run.zygote_pid()
     if zpid is None:
         return []
     return [
         pid
         for pid, st in _live_processes()
-        if st.get("PPid") == str(zpid) and (not ROOT or int(st["Uid"].split()[0]) != 0)
+        if st.get("PPid") == str(zpid)
+        and (not ROOT or int(st["Uid"].split()[0]) not in (0, _zygote_wire.JUDGE_UID))
     ]
 
 
