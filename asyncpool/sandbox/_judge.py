@@ -2,7 +2,7 @@
 
 Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`, by file path: it never imports the
 ``asyncpool`` package), standard library only (numpy, when a value needs it, is imported
-lazily). For each ``run_tests`` the server forks two processes:
+lazily). Each ``run_tests`` has two processes:
 
 * the **solution** process (jailed, its own sandbox uid) runs the solution's source as a module
   named ``solution`` (not ``__main__``: a ``__main__`` block does not run, as under in-process
@@ -10,7 +10,10 @@ lazily). For each ``run_tests`` the server forks two processes:
   requests on them;
 * the **judge** process (trusted code, another uid the solution cannot signal or ptrace,
   non-dumpable) runs the tests in a fresh namespace where each of those names is a
-  :class:`_Proxy` (:func:`judge`), then writes its verdict on a pipe only the caller holds.
+  :class:`_Proxy` (:func:`judge_check`), then writes its verdict on a pipe only the caller
+  holds. Usually a long-lived judge of the server that judges one check at a time
+  (``_zygote_child.run_judge_server``; a fresh :class:`_Peer`, proxies bound to it, tests
+  compiled once per source), else one forked for the check alone (:func:`judge`).
 
 What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
 

@@ -622,6 +622,7 @@ class _Server:
         try:
             if not self.cgroups.remove(job.cgroup):
                 return False
+            job.all_dead = True
         except OSError:  # not removable (never seen): leave it, do not hold the verdict back
             if job.netns >= 0:  # some process of the run may be alive: never reuse it
                 os.close(job.netns)
@@ -690,8 +691,15 @@ class _Server:
         self._done(job)
 
     def _release_uids(self, job: Job) -> None:
+        """The run's uid may serve again: at once when its cgroup is gone (every process the run
+        started, hence every process of that uid, was in it - the child joined it before
+        dropping to the uid, and nothing leaves a cgroup unprivileged - and the kernel counted
+        none alive), else after a sweep under it (``kill(-1, SIGKILL)``, batched)."""
         if self.uids is not None and job.uid is not None:
-            self.uids.used(job.uid, time.monotonic())
+            if job.all_dead:
+                self.uids.free.append(job.uid)
+            else:
+                self.uids.used(job.uid, time.monotonic())
 
     def _start_job_reaper(self, job: Job) -> None:
         assert job.uid is not None

@@ -3,7 +3,8 @@
 Owns: the per-run setup of a program's child (:func:`run_child`: own session, its pipes, every
 other descriptor closed, private ``/tmp``, resource limits, the uid drop, seccomp, then the
 program as ``__main__`` with CPython's exit semantics) and of a judge's child
-(:func:`run_judge_child`), as the docstring of :mod:`asyncpool.sandbox` describes them.
+(:func:`run_judge_child`: one check; :func:`run_judge_server`: a long-lived judge serving one
+check at a time), as the docstring of :mod:`asyncpool.sandbox` describes them.
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
 server's clean interpreter, loaded as a sibling of :mod:`asyncpool.sandbox._zygote`), nor hold any

@@ -101,6 +101,8 @@ class Job:
     cgroup: RunCgroup | None = None
     # The run's network namespace from the server's pool (-1: none, or its own new one).
     netns: int = -1
+    # Its cgroup was removed: the kernel counted no live task of the run (see _cgroup).
+    all_dead: bool = False
     ended: float | None = None
 
     def own_time(self, now: float) -> float:
