@@ -27,7 +27,7 @@ verdict, so a trainer retries or drops the item and does not score it. Bad argum
 
 How ``run_tests`` judges (the solution cannot reach the code that judges it)
 ------------------------------------------------------------------------------
-Two processes per check, forked by the fork server:
+Two processes per check:
 
 * the **solution** process, jailed as every program (below), under a sandbox uid of its own,
   runs ``solution`` as a module named ``solution`` (not ``__main__``, as in-process harnesses
@@ -35,10 +35,15 @@ Two processes per check, forked by the fork server:
   judge's requests over a socket;
 * the **judge** process, trusted code under *another* uid (``_zygote_wire.JUDGE_UID``, outside the
   pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
-  ptrace even for its own uid), with its own limits, runs ``tests`` in a fresh namespace where
-  each of the solution's callables is a proxy, calls ``check(candidate)`` when
+  ptrace even for its own uid), with the check's limits, runs ``tests`` in a fresh namespace
+  where each of the solution's callables is a proxy, calls ``check(candidate)`` when
   ``entry_point`` is given, and writes its verdict on a pipe that only the caller holds. The
-  tests never exist in the solution's memory or files.
+  tests never exist in the solution's memory or files. Judges are long-lived (as root): a fork
+  server keeps up to ``_zygote_wire.JUDGE_POOL``, each judging one check at a time through a
+  fresh wire and namespace (tests compiled once per source), replaced after
+  ``_zygote_wire.JUDGE_CHECKS`` checks or any anomaly (the solution broke the wire or a bound or
+  called back into the tests, a timeout, a thread left, a built-in changed); a check finds none
+  idle, or the caller is not root: a judge forked for it alone.
 
 The tests see the solution as they would in-process, through a hand-written format decoded
 strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of
@@ -150,8 +155,9 @@ child (two for ``run_tests``), which, before running the program:
 * closes every other inherited file descriptor;
 * moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``,
   else the v1 freezer), which none of its processes can leave;
-* enters a mount namespace and a network namespace of its own (one ``unshare``, about 0.6 ms
-  here) whose ``/tmp`` and ``/dev/shm`` are two
+* enters a mount namespace of its own and a network namespace no other live run has (reused:
+  :class:`asyncpool.sandbox._ns.NetnsPool`, only once the previous run's processes are all dead
+  and no socket is left in it) whose ``/tmp`` and ``/dev/shm`` are two
   fresh directories of the run: its working directory, where :mod:`tempfile` puts its files
   and ``run_program`` writes ``files``; removed when the run is over (after ``fetch_files`` are
   copied out without following symlinks); no other run shares its abstract Unix socket names
@@ -177,7 +183,8 @@ left in its cgroup (a double-forked ``setsid`` daemon included), and its verdict
 once the cgroup holds no live process: every process a run started is dead before its verdict.
 Without a usable cgroup hierarchy (the server logs it), a helper under the run's uid does
 ``kill(-1, SIGKILL)`` before the verdict instead. The server is a child subreaper and reaps every
-descendant. A uid is used again only after a helper running under it did
+descendant. A uid is used again once the run's cgroup is gone (every process of that uid was in
+it), or, without cgroups, only after a helper running under it did
 ``kill(-1, SIGKILL)`` (batched within :data:`asyncpool.sandbox._zygote_uids.SWEEP_AFTER` s, at once
 when the program left files), so a process that escaped its process group dies within a fraction of
 a second and never meets a later program. The server never reads a run's payload (program, stdin,
