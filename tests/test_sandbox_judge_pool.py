@@ -3,8 +3,8 @@
 Real judged runs through ``run_tests`` (root, as in production: without it every check forks a
 judge of its own). A judge serves consecutive checks; it is replaced after
 ``JUDGE_CHECKS`` checks, after a check in which the solution made a request of the tests'
-objects (a callback), after a timeout, and after tests that changed a built-in; a handle of an
-earlier check is unusable in a later one.
+objects (a callback), after tests that ended in a ``RecursionError``, after a timeout, and after
+tests that changed a built-in; a handle of an earlier check is unusable in a later one.
 """
 
 from __future__ import annotations
@@ -80,6 +80,16 @@ def test_a_judge_is_retired_after_the_solution_called_back_into_the_tests() -> N
     first = _one_judge_after_a_check()
     callback = run_tests("def g(h):\n    return h(2)\n", "assert g(lambda x: x * 3) == 6\n")
     assert callback.status == "passed"
+    assert _gone(first)
+    assert run_tests(SOLUTION, TESTS).status == "passed"
+
+
+def test_a_judge_is_retired_after_tests_that_ended_in_a_recursion_error() -> None:
+    first = _one_judge_after_a_check()
+    deep = "def down(n):\n    return down(n + 1)\n\nassert f(1) == 2\ndown(0)\n"
+    result = run_tests(SOLUTION, deep)
+    assert result.status == "failed"
+    assert "RecursionError" in result.stdout_tail
     assert _gone(first)
     assert run_tests(SOLUTION, TESTS).status == "passed"
 

@@ -1513,8 +1513,8 @@ def judge_check(
     fresh :class:`_Peer`); return the verdict (``P`` only when every test ran to its end, else
     ``F<reason>``) and whether the check was an *anomaly* after which a long-lived judge must
     not serve another one: the solution broke the wire or a bound, made any request of the
-    tests' objects (callbacks: the only way it runs code of this process), or the tests raised
-    something other than an ``Exception`` (``MemoryError``, ``RecursionError``...)."""
+    tests' objects (callbacks: the only way it runs code of this process), or the check ended
+    in a ``MemoryError``, a ``RecursionError`` or a ``BaseException`` that is no ``Exception``."""
     global _PEER
     peer = _PEER = _Peer(sock_fd, trusted=True)
     verdict = b"F"
@@ -1575,7 +1575,8 @@ def judge_check(
         else:
             verdict = b"Fthe tests never got an answer from the solution: nothing was judged"
     except BaseException as exc:
-        anomaly = not isinstance(exc, Exception)
+        # MemoryError and RecursionError are Exceptions, but leave a process in doubt.
+        anomaly = not isinstance(exc, Exception) or isinstance(exc, (MemoryError, RecursionError))
         try:
             reason = peer.broken or peer.failed or _describe(exc)
             verdict = b"F" + reason.encode("utf-8", "replace")[:8000]
