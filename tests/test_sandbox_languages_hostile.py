@@ -81,8 +81,8 @@ ID_INCLUDES = {
 ID = {
     "cpp": 'fprintf(stderr, "ID %d %d\\n", (int)getuid(), (int)getpid());',
     "rust": 'eprintln!("ID {} {}", unsafe { getuid() }, std::process::id());',
-    "go": 'fmt.Fprintf(os.Stderr, "ID %d %d\\n", os.Getuid(), os.Getpid())',
-    "java": 'for (String l : java.nio.file.Files.readAllLines(java.nio.file.Paths.get('
+    "go": 'fmt.Fprintf(os.Stderr, "ID %d %d\\n", os.Getuid(), os.Getpid());',
+    "java": "for (String l : java.nio.file.Files.readAllLines(java.nio.file.Paths.get("
     '"/proc/self/status"))) if (l.startsWith("Uid:")) System.err.println("ID " +'
     ' l.split("\\\\s+")[1] + " " + ProcessHandle.current().pid());',
     "nodejs": "process.stderr.write(`ID ${process.getuid()} ${process.pid}\\n`);",
@@ -103,7 +103,7 @@ JAVA_HEAD = (
 
 # 1. Exit 0 before the output is written (the answer sits in a buffer that is never flushed).
 EXIT_EARLY = {
-    "cpp": "int main(){ ID_ printf(\"5\\n\"); _exit(0); }",
+    "cpp": 'int main(){ ID_ printf("5\\n"); _exit(0); }',
     "rust": (
         "use std::io::Write;\nfn main() { ID_ let mut o = std::io::BufWriter::new(std::io::stdout());"
         ' write!(o, "5\\n").unwrap(); std::process::exit(0); }'
@@ -185,7 +185,8 @@ func main() { ID_
   for _, e := range os.Environ() { look(e) }
   fmt.Println("NOT FOUND") }
 """,
-    "java": JAVA_HEAD + r"""ID_
+    "java": JAVA_HEAD
+    + r"""ID_
   Scanner sc = new Scanner(System.in); mark = sc.next(); while (sc.hasNext()) walk(Paths.get(sc.next()), 0);
   File[] ps = new File("/proc").listFiles(); if (ps != null) for (File p : ps) {
     file(p.toPath().resolve("environ")); file(p.toPath().resolve("cmdline")); }
@@ -222,7 +223,9 @@ console.log("NOT FOUND");
 
 # 3. A daemon: double fork + setsid that keeps stdout and writes the answer a second after the
 # program exited 0 without it; the middle process prints "PID <daemon's pid>" on stderr.
-DAEMON_SH = "setsid sh -c 'sleep 1; echo 5; exec sleep 1000' </dev/null 2>/dev/null & echo PID $! >&2"
+DAEMON_SH = (
+    "setsid sh -c 'sleep 1; echo 5; exec sleep 1000' </dev/null 2>/dev/null & echo PID $! >&2"
+)
 DAEMON = {
     "cpp": "#include <sys/wait.h>\nint main(){ ID_ pid_t mid = fork();"
     " if (mid == 0) { setsid(); pid_t d = fork(); if (d == 0) { close(0); close(2); sleep(1);"
@@ -239,10 +242,11 @@ DAEMON = {
     ' fmt.Fprintf(os.Stderr, "PID %d\\n", c.Process.Pid) }; os.Exit(0) }\n'
     ' ID_ c := exec.Command("/proc/self/exe", "mid"); c.Stdout = os.Stdout; c.Stderr = os.Stderr;'
     " _ = c.Run() }",
-    "java": JAVA_HEAD + "ID_ new ProcessBuilder(\"/bin/sh\", \"-c\", \"" + DAEMON_SH + "\")"
+    "java": JAVA_HEAD + 'ID_ new ProcessBuilder("/bin/sh", "-c", "' + DAEMON_SH + '")'
     ".redirectOutput(ProcessBuilder.Redirect.INHERIT)"
     ".redirectError(ProcessBuilder.Redirect.INHERIT).start().waitFor(); } }",
-    "nodejs": "ID_ require(\"child_process\").spawnSync(\"/bin/sh\", [\"-c\", \"" + DAEMON_SH
+    "nodejs": 'ID_ require("child_process").spawnSync("/bin/sh", ["-c", "'
+    + DAEMON_SH
     + '"], {stdio: ["ignore", "inherit", "inherit"]});',
 }
 
@@ -257,13 +261,14 @@ PTRACE = {
     ' else printf("DENIED %d\\n", (int)p); if (i == 2) break;'
     ' char f[64]; snprintf(f, 64, "/proc/%d/mem", (int)p); int fd = open(f, O_RDONLY);'
     ' if (fd >= 0) { printf("READMEM %d\\n", (int)p); close(fd); } } kill(c, SIGKILL); }',
-    "rust": RUST_FFI + "fn main() { ID_ unsafe { let c = fork(); if c == 0 { loop { sleep(1000); } }"
+    "rust": RUST_FFI
+    + "fn main() { ID_ unsafe { let c = fork(); if c == 0 { loop { sleep(1000); } }"
     " for (i, p) in [getppid(), 1, c].into_iter().enumerate() { if ptrace(16, p, 0usize, 0usize) == 0 {"
     ' println!("ATTACHED {}", p); } else { println!("DENIED {}", p); }'
     ' if i < 2 && std::fs::File::open(format!("/proc/{}/mem", p)).is_ok() { println!("READMEM {}", p); } }'
-    " let _ = std::process::Command::new(\"kill\").arg(\"-9\").arg(c.to_string()).status(); } }",
+    ' let _ = std::process::Command::new("kill").arg("-9").arg(c.to_string()).status(); } }',
     "go": 'package main\nimport ("fmt"; "os"; "os/exec"; "syscall")\nfunc main() {\n'
-    ' if len(os.Args) > 1 { for { syscall.Nanosleep(&syscall.Timespec{Sec: 1000}, nil) } }\n'
+    " if len(os.Args) > 1 { for { syscall.Nanosleep(&syscall.Timespec{Sec: 1000}, nil) } }\n"
     ' ID_ c := exec.Command("/proc/self/exe", "child"); _ = c.Start(); kid := 0;'
     " if c.Process != nil { kid = c.Process.Pid }\n"
     " for i, p := range []int{os.Getppid(), 1, kid} { if syscall.PtraceAttach(p) == nil {"
@@ -361,9 +366,9 @@ FILL = {
     ' println!("FULL"); }',
     "go": 'package main\nimport ("fmt"; "os"; "os/signal"; "syscall")\nfunc main() { ID_'
     " signal.Ignore(syscall.SIGXFSZ); b := make([]byte, 1<<20); bad := 0;"
-    " for i := 0; i < 400 && bad < 8; i++ { p := fmt.Sprintf(\"f%d\", i); if i%2 == 1 {"
+    ' for i := 0; i < 400 && bad < 8; i++ { p := fmt.Sprintf("f%d", i); if i%2 == 1 {'
     ' p = fmt.Sprintf("/dev/shm/f%d", i) }; f, err := os.Create(p); if err != nil { bad++; continue };'
-    " n := 15; if i == 0 { n = 32 }; for k := 0; k < n; k++ { if _, err := f.Write(b); err != nil { bad++; break } }; f.Close() }"
+    " n := 15; if i == 0 { n = 32 }; for k := 0; k < n; k++ { if _, err := f.Write(b); err != nil { bad++; break } }; f.Close() };"
     ' fmt.Println("FULL") }',
     "java": JAVA_HEAD + "ID_ byte[] b = new byte[1 << 20]; int bad = 0;"
     ' for (int i = 0; i < 400 && bad < 8; i++) { String p = (i % 2 == 1 ? "/dev/shm/f" : "f") + i;'
@@ -378,8 +383,14 @@ FILL = {
 
 
 def source(attack: dict[str, str], language: str) -> str:
-    """The attack's program with its ID report spliced in, unique (never from the cache)."""
-    code = attack[language].replace("ID_", ID[language] + " ")
+    """The attack's program with its ID report spliced in, unique (never from the cache).
+
+    Go's bombs report on stdout: the runtime's fatal errors dump every goroutine on stderr,
+    and the sandbox keeps that stream's end, not its first line."""
+    report = ID[language]
+    if language == "go" and attack in (BOMB, MEMORY):
+        report = report.replace("os.Stderr", "os.Stdout")
+    code = attack[language].replace("ID_", report + " ")
     if language == "cpp":
         code = ID_INCLUDES["cpp"] + code
     elif language == "rust" and "fn getuid" not in code:
@@ -473,7 +484,9 @@ def checked(result: StdioResult, *, lines: str = "") -> list[str]:
     defects = []
     if result.passed:
         defects.append(f"accepted: {result}")
-    stderr = "".join(c.stderr for c in result.cases)
+    if result.verdict == "compile_error":  # a broken attack proves nothing
+        defects.append(f"the attack did not compile: {getattr(result, 'compile_result', None)}")
+    stderr = "".join(c.stderr + "\n" + c.stdout for c in result.cases)
     uids, pids = reported(stderr + lines)
     if result.cases and result.cases[0].returncode is not None and not uids:
         defects.append(f"no ID reported: {stderr[:300]!r}")
@@ -660,9 +673,11 @@ def ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Context]:
     loose.write_text(secret + "\n")
     os.chmod(loose, 0o644)
     holder = subprocess.Popen(
-        ["sleep", "3600", secret], env={"PATH": "/usr/bin:/bin", "EXPECTED": secret},
+        [sys.executable, "-c", "import time; time.sleep(3600)", secret],
+        env={"PATH": "/usr/bin:/bin", "EXPECTED": secret},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
     )  # fmt: skip
+    assert holder.poll() is None
     me = os.getpid()
     roots = ["/tmp", "/dev/shm", "/var/tmp", "/run", "/root", "/home", str(tmp), str(loose),
              f"/proc/{holder.pid}/environ", f"/proc/{holder.pid}/cmdline",
@@ -680,7 +695,10 @@ def cell(attack: str, language: str, ctx: Context) -> Cell:
     key = (attack, language)
     if key not in _CELLS:
         function, _ = ATTACKS[attack]
-        _CELLS[key] = function(language, ctx)
+        try:
+            _CELLS[key] = function(language, ctx)
+        except AssertionError as exc:  # the attack could not be set up: a failing cell too
+            _CELLS[key] = Cell("error", f"not run: {exc}")
     return _CELLS[key]
 
 
