@@ -233,10 +233,7 @@ def run_child(
     """In the forked child: isolate and limit this process, then run the program (or, in a
     judged run, the solution, then serve it on ``serve_fd``)."""
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        server.ctl.detach()  # the fd is closed below; the object must not close a reused number
+        _leave_server(server)
         if req.limits:
             os.setsid()  # own session and process group: killed whole
             if server.cgroup_fd >= 0:
@@ -289,16 +286,23 @@ def run_child(
     _run_program(source, serve_fd, server.pin_cpu)
 
 
+def _leave_server(server: ServerView) -> None:
+    """What every forked child does first: drop the server's signal plumbing (its wakeup fd,
+    its SIGCHLD handler; SIGINT raises again) and let go of its control socket object (the fd
+    is closed later; the object must not close a number reused by then)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    server.ctl.detach()
+
+
 def run_judge_child(
     server: ServerView, req: Request, fds: Fds, uid: int | None, sock_fd: int
 ) -> NoReturn:
     """In the judge's forked child (trusted code): limit, drop to the judge's uid, become
     non-dumpable (no ptrace, no ``/proc/PID/mem`` even for the same uid), run the tests."""
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        server.ctl.detach()
+        _leave_server(server)
         os.setsid()
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
@@ -339,10 +343,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     import random
 
     try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        server.ctl.detach()
+        _leave_server(server)
         os.setsid()
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
