@@ -199,9 +199,10 @@ _CALL = "_asyncpool_lcb_call"
 def _call_solution(code: str, fn_name: str) -> str:
     """The solution of a call-based task, with one module-level function that makes the call.
 
-    The sandbox's judge runs the tests in a trusted process that reaches the solution's
-    top-level functions only, and receives only plain data back: an instance of the
-    solution's ``Solution`` class never crosses, so the call is made on the solution's side.
+    The call is made on the solution's side, as LiveCodeBench's own harness makes it
+    (``Solution().fn(*args)``), and its result crosses to the trusted judge, which compares
+    its JSON form: a value that has no JSON form (a handle to one of the solution's objects)
+    fails the case there, as it fails LiveCodeBench's comparison.
     """
     target = f"Solution().{fn_name}" if "class Solution" in code else fn_name
     return f"{LCB_IMPORTS}{code}\n\n\ndef {_CALL}(*args):\n    return {target}(*args)\n"
