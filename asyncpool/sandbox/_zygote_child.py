@@ -193,7 +193,12 @@ def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None 
         # Not root: the program keeps the caller's uid, whose other processes count too.
         nproc = count_user_tasks(os.getuid()) + req.nproc
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    # After the uid change (which clears it): die with the server.
+    _bind_to_server(server)
+
+
+def _bind_to_server(server: ServerView) -> None:
+    """After the uid change (which clears the death signal): die with the server (and exit at
+    once if it is already gone), and never gain privileges again (no setuid binaries)."""
     if server.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
     if os.getppid() != server.pid:
@@ -361,12 +366,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-        if server.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
-        if os.getppid() != server.pid:
-            os._exit(1)
-        if server.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _bind_to_server(server)
         if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
         sys.argv[:] = ["<tests>"]
