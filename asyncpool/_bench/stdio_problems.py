@@ -144,26 +144,34 @@ _problem(
 # -- 2. prefix sums over range queries ------------------------------------------------------------
 
 
-def _prefix_make(rng: random.Random) -> list[Any]:
-    def case(n: int, q: int, wide: bool) -> Any:
-        a = [rng.randint(-10**9, 10**9) for _ in range(n)]
-        qs = []
-        for _ in range(q):
-            if wide:
-                qs.append((rng.randint(1, 10), rng.randint(n - 10, n)))
-            else:
-                l_ = rng.randint(1, n)
-                qs.append((l_, rng.randint(l_, n)))
-        return a, qs
+def _array_and_ranges(
+    rng: random.Random, n: int, q: int, wide: bool, bound: int
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """``n`` integers in ``[-bound, bound]`` and ``q`` 1-based inclusive ranges over them
+    (``wide``: each covering nearly the whole array, the worst case for a per-query loop)."""
+    a = [rng.randint(-bound, bound) for _ in range(n)]
+    qs = []
+    for _ in range(q):
+        lo = rng.randint(1, 10) if wide else rng.randint(1, n)
+        qs.append((lo, rng.randint(n - 10, n) if wide else rng.randint(lo, n)))
+    return a, qs
 
-    return [case(5, 5, False), case(100, 100, False), case(100_000, 100_000, True)]
+
+def _prefix_sums(a: list[int]) -> list[int]:
+    pre = [0]
+    for x in a:
+        pre.append(pre[-1] + x)
+    return pre
+
+
+def _prefix_make(rng: random.Random) -> list[Any]:
+    return [_array_and_ranges(rng, n, n, wide, 10**9)
+            for n, wide in ((5, False), (100, False), (100_000, True))]
 
 
 def _prefix_ref(d: Any) -> str:
     a, qs = d
-    pre = [0]
-    for x in a:
-        pre.append(pre[-1] + x)
+    pre = _prefix_sums(a)
     return _lines(*[pre[r] - pre[l_ - 1] for l_, r in qs])
 
 
@@ -1072,23 +1080,14 @@ _problem(
 
 
 def _mean_make(rng: random.Random) -> list[Any]:
-    def case(n: int, q: int, wide: bool) -> Any:
-        a = [rng.randint(-10**6, 10**6) for _ in range(n)]
-        qs = []
-        for _ in range(q):
-            lo = rng.randint(1, 10) if wide else rng.randint(1, n)
-            qs.append((lo, rng.randint(n - 10, n) if wide else rng.randint(lo, n)))
-        return a, qs
-
-    return [([1, 2, 4], [(1, 2), (1, 3), (3, 3)]), case(50, 50, False),
-            case(100_000, 100_000, True)]
+    return [([1, 2, 4], [(1, 2), (1, 3), (3, 3)]),
+            _array_and_ranges(rng, 50, 50, False, 10**6),
+            _array_and_ranges(rng, 100_000, 100_000, True, 10**6)]
 
 
 def _mean_ref(d: Any) -> str:
     a, qs = d
-    pre = [0]
-    for x in a:
-        pre.append(pre[-1] + x)
+    pre = _prefix_sums(a)
     return _lines(*[_f((pre[r] - pre[lo - 1]) / (r - lo + 1)) for lo, r in qs])
 
 
