@@ -46,6 +46,8 @@ import os
 import signal
 from dataclasses import dataclass
 
+from ._zygote_wire import LEFTOVER_PREFIX, left_by_dead_server
+
 _V2 = "v2"
 _V1_FREEZER = "v1-freezer"
 
@@ -113,11 +115,8 @@ def _remove_stale_bases(kind: str, parent_fd: int) -> None:
     """Remove the bases (and their runs' cgroups, killing what is left in them) of servers
     that died without cleaning up (SIGKILL)."""
     for name in os.listdir(parent_fd):
-        parts = name.split("-")
-        if len(parts) != 3 or parts[:2] != ["asyncpool", "sandbox"] or not parts[2].isdigit():
+        if not left_by_dead_server(name, 3):
             continue
-        if os.path.exists(f"/proc/{parts[2]}"):
-            continue  # its server (or at least a process with that pid) is alive
         with contextlib.suppress(OSError):
             base = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent_fd)
             try:
@@ -181,7 +180,7 @@ class Cgroups:
 
     def __init__(self, kind: str, parent: str) -> None:
         self.kind = kind
-        self.name = f"asyncpool-sandbox-{os.getpid()}"
+        self.name = f"{LEFTOVER_PREFIX}{os.getpid()}"
         parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             _remove_stale_bases(kind, parent_fd)

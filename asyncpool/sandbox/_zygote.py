@@ -86,6 +86,7 @@ from ._zygote_wire import (  # noqa: E402
     JUDGE_JOB,
     JUDGE_POOL,
     JUDGE_UID,
+    LEFTOVER_PREFIX,
     MAX_FETCH,
     REQUEST,
     RESULT,
@@ -190,7 +191,7 @@ class _Server:
         # listable, by the sandbox uids): a mkdir per run, no random names.
         if not self.isolated:
             remove_stale_scratch_bases()
-        self.scratch_base = tempfile.mkdtemp(prefix=f"asyncpool-sandbox-{self.pid}-")
+        self.scratch_base = tempfile.mkdtemp(prefix=f"{LEFTOVER_PREFIX}{self.pid}-")
         os.chmod(self.scratch_base, 0o711)
         self.scratch_seq = 0
         # A judged run's two processes take turns (each call is a round trip): on one CPU a

@@ -23,7 +23,7 @@ import signal
 import stat
 import tempfile
 
-from ._zygote_wire import UID_BASE, UID_COUNT
+from ._zygote_wire import UID_BASE, UID_COUNT, left_by_dead_server
 
 _LOCK_DIRS = (
     "/run/asyncpool-sandbox",
@@ -72,11 +72,8 @@ def remove_stale_scratch_bases() -> None:
     """Remove the scratch directories of servers that died without cleaning up (SIGKILL)."""
     tmp = tempfile.gettempdir()
     for name in os.listdir(tmp):
-        parts = name.split("-")
-        if len(parts) != 4 or parts[:2] != ["asyncpool", "sandbox"] or not parts[2].isdigit():
+        if not left_by_dead_server(name, 4):
             continue
-        if os.path.exists(f"/proc/{parts[2]}"):
-            continue  # its server (or at least a process with that pid) is alive
         path = os.path.join(tmp, name)
         with contextlib.suppress(OSError):
             st = os.lstat(path)

@@ -37,6 +37,7 @@ Ray worker) and by the fork server's clean interpreter, which never imports ``as
 
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 
@@ -108,6 +109,22 @@ STARVED_SLACK = 10.0
 MAX_FETCH = 256
 #: Largest file read back (bigger ones are skipped; RLIMIT_FSIZE keeps them smaller anyway).
 FETCH_FILE_LIMIT = 64 * 1024 * 1024
+
+
+#: What a fork server leaves outside its own process (its cgroup base, its scratch directory)
+#: is named ``LEFTOVER_PREFIX + "<its pid>"`` (then ``-`` and more, for some), so that a later
+#: server can find and remove what a killed one left.
+LEFTOVER_PREFIX = "asyncpool-sandbox-"
+
+
+def left_by_dead_server(name: str, fields: int) -> bool:
+    """Whether ``name`` (``fields`` dash-separated fields in all) is a leftover of a fork server
+    that is no longer alive: no process has its pid (a live one, or a process that reuses the
+    pid, keeps it)."""
+    parts = name.split("-")
+    if len(parts) != fields or not name.startswith(LEFTOVER_PREFIX) or not parts[2].isdigit():
+        return False
+    return not os.path.exists(f"/proc/{parts[2]}")
 
 
 def hard_wall_cap(timeout: float) -> float:
