@@ -56,6 +56,7 @@ AVAILABLE = _languages.available()
 LANGS = ["cpp", "rust", "go", "java", "nodejs"]
 COMPILED = ["cpp", "rust", "go", "java"]
 SANDBOX_UIDS = range(UID_BASE, UID_BASE + UID_COUNT + 1)  # the judge's uid included
+PROGRAM_UIDS = range(UID_BASE, UID_BASE + UID_COUNT)
 
 pytestmark = [
     pytest.mark.skipif(not ROOT, reason="the jail (namespaces, sandbox uids) needs root"),
@@ -444,8 +445,10 @@ def leftovers(uids: set[int], pids: set[int]) -> list[str]:
             if e.isdigit() and (uid := _status_uid(e)) is not None and uid in uids]  # fmt: skip
     left += [f"reported pid {pid} (uid {uid})" for pid in pids
              if (uid := _status_uid(pid)) is not None and uid in SANDBOX_UIDS]  # fmt: skip
+    # Below this process, only the programs' uids: the fork server's long-lived judges (the
+    # judge's uid) outlive a check by design, once any run_tests ran in this session.
     left += [f"descendant {pid} (uid {uid})" for pid in _descendants(os.getpid())
-             if (uid := _status_uid(pid)) is not None and uid in SANDBOX_UIDS]  # fmt: skip
+             if (uid := _status_uid(pid)) is not None and uid in PROGRAM_UIDS]  # fmt: skip
     return sorted(set(left))
 
 
