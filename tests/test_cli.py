@@ -151,7 +151,7 @@ def test_serve_on_its_embedded_cluster_starts_without_warnings_and_stops_quietly
 
 
 STATE_PROBE = """
-import json, subprocess, sys, time
+import json, os, subprocess, sys, time
 import ray
 import asyncpool
 from ray.util.state import list_tasks
@@ -172,8 +172,11 @@ while True:
     if api == ["FINISHED"] or time.monotonic() > deadline:
         break
     time.sleep(0.5)
+# The ray script of this interpreter's environment: a venv run without activating it (its
+# python called by path) has no ray on PATH.
+ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
 cli = subprocess.run(
-    ["ray", "list", "tasks", "--address", rt.address, "--format", "json",
+    [ray_cli, "list", "tasks", "--address", rt.address, "--format", "json",
      "--filter", "func_or_class_name=asyncpool_state_probe"],
     capture_output=True, text=True, timeout=120,
 )
