@@ -225,25 +225,32 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> InstalledWheel:
     return InstalledWheel(wheel, names, venv, py, venv / "bin" / "asyncpool")
 
 
-def wait_for(predicate: Callable[[], object], timeout: float, interval: float = 0.05) -> None:
-    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+def wait_for(
+    predicate: Callable[[], object], timeout: float | None = None, interval: float = 0.05
+) -> None:
+    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds.
+
+    Without ``timeout`` the poll has no deadline of its own: the test's per-test timeout
+    (pytest-timeout) is the only hang guard. Use that for a condition that waits on Ray's
+    progress (a worker or an actor starting, a cancellation being confirmed), whose time
+    depends on the machine's load and is not what the test checks."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if predicate():
             return
-        if time.monotonic() > deadline:
+        if deadline is not None and time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
         time.sleep(interval)
 
 
 async def async_wait_for(
-    predicate: Callable[[], object], timeout: float, interval: float = 0.05
+    predicate: Callable[[], object], timeout: float | None = None, interval: float = 0.05
 ) -> None:
     """The async twin of :func:`wait_for`: poll without blocking the event loop."""
-    deadline = time.monotonic() + timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         if predicate():
             return
-        if time.monotonic() > deadline:
+        if deadline is not None and time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s: {predicate}")
         await asyncio.sleep(interval)

@@ -249,7 +249,7 @@ async def test_leaving_a_map_early_cancels_its_running_tasks(ray_cluster: Sessio
         async with pool.map([0.0, 30.0, 30.0, 30.0]) as stream:
             async for _ in stream:
                 break
-        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=15)
+        await async_wait_for(lambda: pool.stats.in_flight == 0)
         assert await pool.submit(0.0) == 0.0
 
 
@@ -259,13 +259,13 @@ async def test_cancelling_a_submit_cancels_its_task_and_frees_the_slot(
 ) -> None:
     async with TaskPool(sleep_for, max_in_flight=1) as pool:
         waiter = asyncio.create_task(pool.submit(30.0))
-        await async_wait_for(lambda: pool.stats.in_flight == 1, timeout=10)
+        await async_wait_for(lambda: pool.stats.in_flight == 1)
         await asyncio.sleep(0.2)
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter
         # The only slot comes back once Ray confirms the task stopped.
-        assert await asyncio.wait_for(pool.submit(0.0), timeout=15) == 0.0
+        assert await pool.submit(0.0) == 0.0
 
 
 @pytest.mark.asyncio
@@ -347,7 +347,7 @@ async def test_an_actor_killed_mid_map_is_replaced_and_the_map_finishes(
                 if len(results) == 30:
                     ray.kill(pool.actors[0], no_restart=True)
         assert results == {i: i for i in range(200)}
-        await async_wait_for(lambda: pool.size == 2, timeout=30)
+        await async_wait_for(lambda: pool.size == 2)
         assert pool.replaced >= 1
 
 
@@ -362,12 +362,12 @@ async def test_a_dead_actor_fails_its_call_with_worker_failed_error_without_retr
 
     async with ActorPool(Sleeper, size=1, num_cpus=0) as pool:
         call = asyncio.create_task(pool.call("nap", 30.0))
-        await async_wait_for(lambda: pool.stats.in_flight == 1, timeout=10)
+        await async_wait_for(lambda: pool.stats.in_flight == 1)
         ray.kill(pool.actors[0], no_restart=True)
         with pytest.raises(WorkerFailedError) as info:
             await call
         assert isinstance(info.value.__cause__, ray.exceptions.RayActorError)
-        await async_wait_for(lambda: pool.size == 1, timeout=30)
+        await async_wait_for(lambda: pool.size == 1)
         assert await pool.call("nap", 0.0) == 0.0
 
 
@@ -389,4 +389,4 @@ async def test_an_elastic_actor_pool_grows_under_load_and_shrinks_when_idle(
                 if peak == 3 or time.monotonic() > deadline:
                     break
         assert peak == 3
-        await async_wait_for(lambda: pool.size == 1, timeout=15)
+        await async_wait_for(lambda: pool.size == 1)

@@ -141,7 +141,9 @@ def server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
         yield srv
 
 
-def run_code(srv: ServeProcess, timeout: float = 60.0, **body: Any) -> dict[str, Any]:
+def run_code(srv: ServeProcess, timeout: float | None = None, **body: Any) -> dict[str, Any]:
+    """POST ``/run_code`` and return its answer. No HTTP timeout by default: the test's own
+    timeout is the hang guard, and how long a verification takes depends on the load."""
     body.setdefault("language", "python")
     r = httpx.post(srv.url + "/run_code", json=body, timeout=timeout)
     assert r.status_code == 200, r.text[:500]
@@ -346,7 +348,7 @@ VERIFY_CASES: dict[str, tuple[str, dict[str, Any], float, list[Any] | None]] = {
 
 @pytest.fixture(scope="module")
 def verify_client(server: ServeProcess) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=120.0) as client:
+    with httpx.Client(base_url=server.url, timeout=None) as client:
         yield client
 
 
@@ -404,8 +406,8 @@ def test_verify_think_tags_in_the_answer_are_penalised_as_code_gen_does(
 
 
 def test_nemo_gym_liveness_and_seed_session(server: ServeProcess) -> None:
-    assert httpx.get(server.url + "/", timeout=10).json() == {"status": "ok"}
-    r = httpx.post(server.url + "/seed_session", json={}, timeout=10)
+    assert httpx.get(server.url + "/", timeout=None).json() == {"status": "ok"}
+    r = httpx.post(server.url + "/seed_session", json={}, timeout=None)
     assert (r.status_code, r.json()) == (200, {})
 
 
@@ -521,7 +523,7 @@ def test_bad_input_gets_a_4xx_with_a_message_and_the_server_stays_up(
     server: ServeProcess, case: str
 ) -> None:
     route, make_kwargs, status, message = BAD_INPUT[case]
-    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+    with httpx.Client(base_url=server.url, timeout=None) as client:
         r = client.post(route, headers={"content-type": "application/json"}, **make_kwargs())
         assert r.status_code == status, r.text[:300]
         assert message in r.json()["message"], r.json()["message"]
@@ -531,7 +533,7 @@ def test_bad_input_gets_a_4xx_with_a_message_and_the_server_stays_up(
 
 
 def test_a_run_still_works_after_bad_input(server: ServeProcess) -> None:
-    with httpx.Client(base_url=server.url, timeout=60.0) as client:
+    with httpx.Client(base_url=server.url, timeout=None) as client:
         for _ in range(3):
             client.post("/run_code", content=b"{", headers={"content-type": "application/json"})
     assert run_code(server, code="print(6 * 7)")["run_result"]["stdout"] == "42\n"

@@ -55,7 +55,7 @@ def server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
 
 @pytest.fixture(scope="module")
 def languages(server: ServeProcess) -> dict[str, Any]:
-    r = httpx.get(server.url + "/languages", timeout=10)
+    r = httpx.get(server.url + "/languages", timeout=None)
     assert r.status_code == 200, r.text[:500]
     return r.json()  # type: ignore[no-any-return]
 
@@ -191,7 +191,7 @@ def test_compile_timeout_over_the_servers_cap_is_a_422(
     server: ServeProcess, languages: dict[str, Any]
 ) -> None:
     needs(languages, "cpp")
-    r = httpx.post(server.url + "/run_code", timeout=30,
+    r = httpx.post(server.url + "/run_code", timeout=None,
                    json={"language": "cpp", "code": CPP_ECHO, "compile_timeout": 1e6})  # fmt: skip
     assert r.status_code == 422
     assert "compile_timeout" in r.json()["message"]
@@ -202,7 +202,7 @@ def test_a_file_named_like_the_compiled_program_is_a_422(
 ) -> None:
     needs(languages, "cpp")
     body = {"language": "cpp", "code": CPP_ECHO, "files": {"main": "AAAA"}}
-    r = httpx.post(server.url + "/run_code", timeout=30, json=body)
+    r = httpx.post(server.url + "/run_code", timeout=None, json=body)
     assert r.status_code == 422
     assert "where the cpp program itself is put" in r.json()["message"]
 
@@ -362,7 +362,7 @@ def test_languages_flag_limits_what_is_served_and_the_rest_get_sandbox_error(
     with serving(
         ["--address", ray_cluster.address, "--languages", "cpp,python"], "asyncpool-serve-only-"
     ) as srv:
-        listed = httpx.get(srv.url + "/languages", timeout=10).json()
+        listed = httpx.get(srv.url + "/languages", timeout=None).json()
         assert set(listed["languages"]) == {"cpp", "python"}
         assert set(listed["not_served"]) == {"java", "go", "nodejs", "rust"}
         assert run_code(srv, language="cpp", code=CPP_ECHO, stdin="7")["run_result"][
@@ -396,7 +396,7 @@ def test_a_language_without_its_toolchain_gets_sandbox_error_naming_the_package(
     with tempfile.TemporaryDirectory(prefix="asyncpool-serve-norust-") as tmp:
         srv = start_serve(["--address", ray_cluster.address], Path(tmp), env_extra={"PATH": path})
         try:
-            listed = httpx.get(srv.url + "/languages", timeout=10).json()
+            listed = httpx.get(srv.url + "/languages", timeout=None).json()
             assert "rust" not in listed["languages"]
             assert "rustc" in listed["unavailable"]["rust"]
             got = run_code(srv, language="rust", code="fn main() {}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,13 +47,12 @@ def _metric_delta(before: str, after: str, name: str, **labels: str) -> float:
     return _metric(after, name, **labels) - _metric(before, name, **labels)
 
 
-async def _poll(client: httpx.AsyncClient, predicate: object, timeout: float) -> dict[str, float]:
-    deadline = time.monotonic() + timeout
+async def _poll(client: httpx.AsyncClient, predicate: object) -> dict[str, float]:
+    """Poll ``/health`` until ``predicate`` holds; the test's own timeout is the hang guard."""
     while True:
         health = (await client.get("/health")).json()
         if predicate(health):  # type: ignore[operator]
             return health  # type: ignore[no-any-return]
-        assert time.monotonic() < deadline, f"not reached within {timeout}s: {health}"
         await asyncio.sleep(0.1)
 
 
@@ -66,10 +64,10 @@ def test_saturated_server_answers_503_with_retry_after_and_leaving_clients_cance
 
 
 async def _saturate_then_leave(small_server: ServeProcess) -> None:
-    async with httpx.AsyncClient(base_url=small_server.url, timeout=60.0) as probe:
+    async with httpx.AsyncClient(base_url=small_server.url, timeout=None) as probe:
         before = (await probe.get("/metrics")).text
         # Two slow programs fill the pool's slot and the admission bound.
-        slow_clients = [httpx.AsyncClient(base_url=small_server.url, timeout=60.0)
+        slow_clients = [httpx.AsyncClient(base_url=small_server.url, timeout=None)
                         for _ in range(2)]  # fmt: skip
         slow = [
             asyncio.ensure_future(c.post("/run_code", json={"code": SLOW, "language": "python",
@@ -77,37 +75,35 @@ async def _saturate_then_leave(small_server: ServeProcess) -> None:
             for c in slow_clients
         ]  # fmt: skip
         try:
-            await _poll(probe, lambda h: h["pending"] == 2, 60)
+            await _poll(probe, lambda h: h["pending"] == 2)
             # Both are in a Ray task or waiting for one (in one batch or two): the gauges say so.
             text = (await probe.get("/metrics")).text
             assert _metric(text, "asyncpool_serve_pending") == 2
             assert _metric(text, "asyncpool_serve_pool_in_flight") + _metric(
                 text, "asyncpool_serve_queue_depth") == 2
-            t0 = time.perf_counter()
             r = await probe.post("/run_code", json={"code": "print(1)", "language": "python"})
-            assert time.perf_counter() - t0 < 5, "admission must answer at once"
+            # At once means without waiting for a slot: both slow programs still hold theirs.
+            assert not any(task.done() for task in slow), "admission waited for a slot"
             assert r.status_code == 503, r.text
             assert r.headers["retry-after"] == "1"
             assert "overloaded" in r.json()["message"]
-            t0 = time.perf_counter()
             assert (await probe.get("/health")).status_code == 200
-            health_s = time.perf_counter() - t0
-            assert health_s < 5, f"/health took {health_s:.2f}s on a saturated server"
+            assert not any(task.done() for task in slow), "/health waited for a slot"
         finally:
             # The clients leave before their verdicts (25 s away): their Ray tasks are cancelled.
             for task in slow:
                 task.cancel()
             for c in slow_clients:
                 await c.aclose()
-        await _poll(probe, lambda h: h["pending"] == 0, 20)
-        deadline = time.monotonic() + 20
+        await _poll(probe, lambda h: h["pending"] == 0)
         while True:
             text = (await probe.get("/metrics")).text
             if _metric(text, "asyncpool_serve_pool_in_flight") == 0:
                 break
-            assert time.monotonic() < deadline, "the cancelled Ray tasks still hold the slot"
             await asyncio.sleep(0.1)
-        # The slot is free again well before the 25 s the programs would have slept.
+        # The slot came back because the Ray work was cancelled, not because the programs slept
+        # their 25 s out: the pool completed nothing since the first scrape.
+        assert _metric_delta(before, text, "asyncpool_serve_pool_completed") == 0
         r = await probe.post("/run_code", json={"code": "print(2)", "language": "python"})
         assert r.status_code == 200, f"{r.text}\n{small_server.log_tail()}"
         assert r.json()["run_result"]["stdout"] == "2\n"
@@ -120,7 +116,7 @@ async def _saturate_then_leave(small_server: ServeProcess) -> None:
 def test_metrics_are_prometheus_text_counting_routes_outcomes_and_latency(
     small_server: ServeProcess,
 ) -> None:
-    with httpx.Client(base_url=small_server.url, timeout=60.0) as client:
+    with httpx.Client(base_url=small_server.url, timeout=None) as client:
         before = client.get("/metrics").text
         run_code(small_server, code="print('ok')")
         run_code(small_server, code="import time; time.sleep(5)", run_timeout=0.5)
@@ -160,7 +156,7 @@ def test_two_servers_share_one_cluster_and_both_verify(
     try:
 
         async def both() -> list[httpx.Response]:
-            async with httpx.AsyncClient(timeout=120) as client:
+            async with httpx.AsyncClient(timeout=None) as client:
                 return list(await asyncio.gather(*(
                     client.post(srv.url + "/run_code",
                                 json={"code": f"print({i} * 2)", "language": "python"})
