@@ -73,7 +73,7 @@ async def test_settle_waits_while_an_actor_holds_a_cpu_names_it_and_stops_at_its
 async def test_measure_reports_the_cluster_workers_and_the_cpus_free(
     ray_cluster: SessionCluster,
 ) -> None:
-    await async_wait_for(lambda: ray.available_resources().get("CPU", 0) > 0, 60)
+    await async_wait_for(lambda: ray.available_resources().get("CPU", 0) > 0)
     noise = await quiet.measure(0.2)
     assert noise.cluster_cores is not None
     assert noise.cluster_cores >= 0

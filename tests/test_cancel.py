@@ -92,10 +92,10 @@ async def test_cancel_returns_once_issued_and_the_tasks_stop(
 ) -> None:
     refs = [sleepy.remote(60) for _ in range(4)]
     await _cancel.cancel(refs, force=True)
-    await async_wait_for(lambda: all(_cancelled(r) for r in refs), timeout=30)
+    await async_wait_for(lambda: all(_cancelled(r) for r in refs))
     # Settled refs leave the follow-up book at their first check (0.5 s after the cancel).
     book = _cancel._canceller()._book
-    await async_wait_for(lambda: not any(r in book._entries for r in refs), timeout=30)
+    await async_wait_for(lambda: not any(r in book._entries for r in refs))
 
 
 @pytest.mark.asyncio
@@ -114,7 +114,7 @@ async def test_cancels_wait_out_the_grace_and_skip_tasks_that_finished(
     book = _cancel._canceller()._book
     assert finished not in book._entries
     assert running in book._entries or _cancelled(running)
-    await async_wait_for(lambda: _cancelled(running), timeout=30)
+    await async_wait_for(lambda: _cancelled(running))
     assert ray.get(finished) == 0  # its result stands
 
 
@@ -128,7 +128,7 @@ async def test_forcing_an_actor_task_falls_back_to_a_plain_cancel(
         ref = actor.nap.remote(60)
         await asyncio.sleep(0.2)
         await _cancel.cancel([ref], force=True)  # Ray refuses force for actor tasks
-        await async_wait_for(lambda: _cancelled(ref), timeout=30)
+        await async_wait_for(lambda: _cancelled(ref))
         assert await actor.nap.remote(0) == 0  # the actor itself lives on
     finally:
         ray.kill(actor)

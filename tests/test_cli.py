@@ -78,14 +78,11 @@ def _run_without_cluster(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("args", [("status",), ("reap", "orphan-")])
 def test_status_and_reap_without_a_cluster_say_so_and_exit_1(args: tuple[str, ...]) -> None:
-    t0 = time.monotonic()
     proc = _run_without_cluster(*args)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "no Ray cluster to attach to" in proc.stderr
     assert "--address" in proc.stderr
     assert "Started a local Ray instance" not in proc.stderr
-    # It looked and gave up; starting a cluster takes far longer here.
-    assert time.monotonic() - t0 < 30
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 

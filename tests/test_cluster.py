@@ -159,7 +159,7 @@ async def test_side_by_side_raises_the_first_error_unwrapped_and_cancels_the_oth
     with pytest.raises(ResourceInsufficientError, match="the first error"):
         await side_by_side([slow, fails, fails_later])
     assert cancelled == ["slow"]
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 60  # before fails_later's own end
     done: list[int] = []
 
     async def record(i: int) -> None:
@@ -311,11 +311,11 @@ async def test_virtual_cluster_that_could_never_fit_fails_at_once(
     prefix: str, bundles_per_node: list[int], kwargs: dict[str, Any], figures: list[str]
 ) -> None:
     vc = VirtualCluster(bundles_per_node, name=prefix, **kwargs)
-    t0 = time.monotonic()
     with pytest.raises(ResourceInsufficientError) as err:
         async with vc:
             pytest.fail("must not open")
-    assert time.monotonic() - t0 < 2.0
+    # At once: refused from the cluster's figures, without a placement group ever tried.
+    assert states_of(prefix) == set()
     for f in figures:
         assert f in str(err.value), str(err.value)
     assert vc.state == "unopened"
@@ -362,7 +362,7 @@ async def test_cancelled_opening_leaves_no_group_and_can_be_retried(
     vc = VirtualCluster([2, 2], name=prefix + "vc", timeout=60, backoff=Backoff(initial=0.3))
     try:
         task = asyncio.create_task(vc.open())
-        await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"), 10)
+        await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"))
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -401,11 +401,11 @@ async def test_closing_a_cluster_that_waits_for_gpus_ends_its_opening_without_wa
     vc = VirtualCluster([2, 2], name=prefix + "vc", timeout=600)
     try:
         task = asyncio.create_task(vc.open())
-        await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"), 30)
+        await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"))
         await vc.close()
         # Not its 600 s timeout, nor until the hog goes: the close cancels the waiting.
         with pytest.raises(ClusterStateError, match="closed while it was being opened"):
-            await asyncio.wait_for(task, 60)
+            await task
         assert vc.state == "closed"
         assert live_groups(prefix + "vc") == {}
     finally:

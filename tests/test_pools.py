@@ -194,7 +194,7 @@ async def test_a_timed_out_item_fails_fast_while_the_others_complete(
         stats = pool.stats
     assert isinstance(results[0], TaskTimeoutError)
     assert [results[i] for i in (1, 2, 3)] == [0.05, 0.1, 0.05]
-    assert elapsed < 30, "the hanging call failed at its deadline, not at its own end"
+    assert elapsed < 60, "the hanging call failed at its deadline, not at its own end"
     assert stats.timed_out == 1
 
 

@@ -29,7 +29,7 @@ async def _queued_acquire_cpu(n: int) -> float:
         engine.release(token)
 
     tasks = [asyncio.create_task(one()) for _ in range(n)]
-    await async_wait_for(lambda: engine.waiting == n, timeout=30, interval=0.01)
+    await async_wait_for(lambda: engine.waiting == n, interval=0.01)
     started = time.thread_time()
     engine.release(held)
     await asyncio.gather(*tasks)
@@ -62,12 +62,12 @@ async def test_a_cancelled_waiter_takes_no_slot_and_the_next_one_gets_it() -> No
     held = await engine.acquire()
     first = asyncio.create_task(engine.acquire())
     second = asyncio.create_task(engine.acquire())
-    await async_wait_for(lambda: engine.waiting == 2, timeout=5, interval=0.01)
+    await async_wait_for(lambda: engine.waiting == 2, interval=0.01)
     first.cancel()
     with pytest.raises(asyncio.CancelledError):
         await first
     engine.release(held)
-    token = await asyncio.wait_for(second, timeout=5)
+    token = await second
     assert engine.limiter.borrowed_tokens == 1
     engine.release(token)
 
@@ -79,7 +79,7 @@ async def test_closing_fails_every_waiter_with_pool_closed_error() -> None:
     engine = Engine(1, name="slots", metrics=False)
     held = await engine.acquire()
     waiters = [asyncio.create_task(engine.acquire()) for _ in range(3)]
-    await async_wait_for(lambda: engine.waiting == 3, timeout=5, interval=0.01)
+    await async_wait_for(lambda: engine.waiting == 3, interval=0.01)
     engine.close()
     for waiter in waiters:
         with pytest.raises(PoolClosedError):
@@ -112,7 +112,7 @@ def test_per_minute_is_a_sliding_window_with_bounded_memory(
 async def test_waiting_counts_callers_queued_for_a_slot(ray_cluster: SessionCluster) -> None:
     async with TaskPool(sleep_for, max_in_flight=1, name="queue") as pool:
         callers = [asyncio.create_task(pool.submit(0.5)) for _ in range(4)]
-        await async_wait_for(lambda: pool.stats.waiting == 3, timeout=10)
+        await async_wait_for(lambda: pool.stats.waiting == 3)
         stats = pool.stats
         assert (stats.in_flight, stats.waiting, stats.name) == (1, 3, "queue")
         assert await asyncio.gather(*callers) == [0.5] * 4

@@ -66,7 +66,7 @@ async def test_a_handler_awaiting_gather_of_1000_refs_leaves_the_server_responsi
                 await asyncio.sleep(0.05)
             started = time.perf_counter()
             slow = asyncio.create_task(client.get("/gather"))
-            await asyncio.wait_for(submitted.wait(), timeout=30)
+            await submitted.wait()
             latencies = []
             while not slow.done():
                 t0 = time.perf_counter()

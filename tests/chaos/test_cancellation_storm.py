@@ -80,7 +80,7 @@ async def test_a_cancellation_storm_on_a_task_pool_leaves_nothing_running(
         await asyncio.gather(*(pool.submit(0.0) for _ in range(24)))  # workers up
         started = time.monotonic()
         outcome = await _storm(pool.submit, rng)
-        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        await async_wait_for(lambda: pool.stats.in_flight == 0)
         recovery = time.monotonic() - started
         stats = pool.stats
         assert stats.submitted == stats.completed + stats.failed
@@ -104,7 +104,7 @@ async def test_a_cancellation_storm_on_an_actor_pool_leaves_the_pool_serving(
             return await pool.call("nap", seconds)  # type: ignore[no-any-return]
 
         outcome = await _storm(call, rng)
-        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        await async_wait_for(lambda: pool.stats.in_flight == 0)
         stats = pool.stats
         assert stats.submitted == stats.completed + stats.failed
         assert await pool.call("nap", 0.0) == 0.0
@@ -136,7 +136,7 @@ async def test_maps_abandoned_at_random_points_cancel_their_tasks(
 
         counts = await asyncio.gather(*(consume(rng.randint(1, 3)) for _ in range(30)))
         assert all(c >= 1 for c in counts)
-        await async_wait_for(lambda: pool.stats.in_flight == 0, timeout=60)
+        await async_wait_for(lambda: pool.stats.in_flight == 0)
         await settle(lambda: live_tasks("asyncpool_nap"), timeout=60)
         assert await pool.submit(0.0) == 0.0
 

@@ -120,6 +120,6 @@ async def test_actor_pool_map_loses_a_node_and_replaces_its_actors(
         )
         stats = pool.stats
         assert pool.replaced >= 1
-        await async_wait_for(lambda: pool.size == 6, timeout=60)
+        await async_wait_for(lambda: pool.size == 6)
     assert stats.completed - before == ITEMS
     await settle(lambda: live_actors("Verifier"))
