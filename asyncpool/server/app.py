@@ -29,7 +29,8 @@ What it guarantees:
 * ``/run_code`` answers SandboxFusion's JSON for every program, including a ``SandboxError``
   response for a language it does not serve (``Settings.languages``) or has no toolchain for
   (the answer names the package to install); the sandbox failing to judge a ``/verify`` task
-  (never a verdict) is a 503 with ``Retry-After``.
+  (never a verdict) is a 503 with ``Retry-After``, and a ``/verify`` task in a language this
+  server does not serve or has no toolchain for (``unit_tests.language``) a 503 without it.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the endpoint annotations at runtime.
@@ -87,7 +88,8 @@ class Settings:
     ``languages``: what ``/run_code`` serves (names of
     :data:`asyncpool.server.sandboxfusion.LANGUAGES`); ``None``: every one whose toolchain is
     found at start. A language named here whose toolchain is missing stops the server at
-    start (the operator asked for it); others answer ``SandboxError``.
+    start (the operator asked for it); others answer ``SandboxError``. ``/verify`` judges
+    stdin/stdout tests in the same languages, and in Python always.
     """
 
     address: str | None = None
@@ -389,8 +391,13 @@ class _Server:
         if tests is None:  # no text, or no fenced code: a model failure, nothing to run
             self.count(request, "ok")
             return nemo_gym.respond(body, text=text, code=None, outcome=None, violation=False)
+        unserved = nemo_gym.unserved_language(tests.language, self.toolchains)
+        if unserved is not None:  # the server's refusal, never a verdict (no Retry-After: it
+            self.count(request, "error")  # is what this server is, not how busy it is)
+            return _message(503, unserved)
         limits = self.settings
-        job = nemo_gym.prepare(code, tests, limits.verify_timeout, limits.verify_memory_mb)
+        job = nemo_gym.prepare(code, tests, limits.verify_timeout, limits.verify_memory_mb,
+                               limits.run_code.max_compile_timeout)  # fmt: skip
         try:
             outcome = await self._on_pool(request, "/verify", "verify", job)
         except _Refused as refused:

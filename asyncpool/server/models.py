@@ -27,6 +27,7 @@ __all__ = [
     "SANDBOXFUSION_LANGUAGES",
     "StdioChecker",
     "UnitTests",
+    "VerifyLanguage",
     "VerifyRequest",
     "VerifyResponse",
 ]
@@ -109,6 +110,10 @@ class RunCodeResponse(BaseModel):
 #: spelled out here so that the server's models do not import the sandbox).
 StdioChecker = Literal["exact", "tokens", "float", "case_insensitive"]
 
+#: The languages of stdin/stdout tests' solutions (:data:`asyncpool.sandbox._languages.LANGUAGES`,
+#: spelled out for the same reason).
+VerifyLanguage = Literal["python", "cpp", "java", "go", "nodejs", "rust"]
+
 
 class UnitTests(BaseModel):
     """LiveCodeBench's test format: ``fn_name`` ``None`` means stdin/stdout cases (each input
@@ -122,6 +127,12 @@ class UnitTests(BaseModel):
     ``abs_tol``/``rel_tol`` the tolerances of ``"float"`` (finite, ``>= 0``, default 1e-6). A
     custom checker is Python code, so it is never taken from a request. Call-based tests
     (``fn_name`` set) compare JSON values and take no checker.
+
+    A second extension, for stdin/stdout tests whose solutions are not Python: ``language`` is
+    the solution's language (SandboxFusion's names, as ``/run_code``'s: ``"python"``, the
+    default, ``"cpp"``, ``"java"``, ``"go"``, ``"nodejs"``, ``"rust"``; one this server has no
+    toolchain for, or does not serve, is refused, never judged). Call-based tests are Python
+    only.
     """
 
     model_config = ConfigDict(strict=True)
@@ -132,6 +143,7 @@ class UnitTests(BaseModel):
     checker: StdioChecker = "exact"
     abs_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
     rel_tol: float = Field(1e-6, ge=0, allow_inf_nan=False)
+    language: VerifyLanguage = "python"
 
 
 class VerifyRequest(BaseModel):

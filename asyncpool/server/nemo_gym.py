@@ -16,7 +16,19 @@ fenced block of that text, as LiveCodeBench extracts it (:func:`extract_code`). 
   ``numpy.allclose``'s default tolerance count as equal), one :func:`asyncpool.sandbox.run_tests`
   run per case.
 
-Like LiveCodeBench, the code runs after LiveCodeBench's standard imports (``from typing
+Stdin/stdout tests may name another language than Python (``unit_tests.language``: ``cpp``,
+``java``, ``go``, ``nodejs``, ``rust``, SandboxFusion's names, as ``/run_code``'s): the code is
+extracted by the same rule (the fence's info string, `````cpp`` or none, is not read: the
+tests say the language), compiled once in the jail within the server's compile limit
+(``Limits.max_compile_timeout``, the cap of ``/run_code``'s ``compile_timeout``), and each
+case runs the program, judged as Python's are. A program that does not compile is LiveCodeBench's
+answer for a program that cannot run, a Python ``SyntaxError`` included: ``[-4]``, reward 0, with
+``error_message`` ``"Compilation Error"`` and the compiler's output (``compile_output``) in
+``metadata``. A language the server has no toolchain for, or does not serve
+(``asyncpool serve --languages``), is refused, never judged (:func:`unserved_language`);
+call-based tests are Python only.
+
+Like LiveCodeBench, Python code runs after LiveCodeBench's standard imports (``from typing
 import *`` and the rest), cases run in order and the first case that does not pass ends the run.
 ``reward`` is 1.0 when every case passed; like ``code_gen``, a response whose final text
 contains ``<think>`` tags (or whose reasoning has more than one of each) gets 0.0 and
@@ -28,11 +40,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .models import StdioChecker, UnitTests, VerifyRequest, VerifyResponse
+
+if TYPE_CHECKING:
+    from .sandboxfusion import Toolchains
 
 __all__ = [
     "LCB_IMPORTS",
@@ -46,6 +61,7 @@ __all__ = [
     "request_cases",
     "respond",
     "unit_tests_of",
+    "unserved_language",
 ]
 
 #: LiveCodeBench's ``import_string``: what every solution runs after.
@@ -61,6 +77,8 @@ LCB_IMPORTS = (
 )
 
 WRONG_ANSWER, TIME_LIMIT, RUNTIME_ERROR = -2, -3, -4
+#: ``metadata.error_message`` of a program that did not compile (its code is RUNTIME_ERROR).
+COMPILE_ERROR_MESSAGE = "Compilation Error"
 _MESSAGES = {
     WRONG_ANSWER: "Wrong Answer",
     TIME_LIMIT: "Time Limit Exceeded",
@@ -100,7 +118,10 @@ def reasoning_format_violation(response: dict[str, Any], text: str) -> bool:
 
 
 def extract_code(text: str) -> str:
-    """LiveCodeBench's extraction: the lines between the last two lines that contain ```."""
+    """LiveCodeBench's extraction: the lines between the last two lines that contain ```.
+
+    The same for every language: a fence's info string (`````cpp``, `````python``, none) is not
+    read, the tests' ``language`` says what the code is."""
     lines = text.split("\n")
     fences = [i for i, line in enumerate(lines) if "```" in line]
     if len(fences) < 2:
@@ -121,6 +142,8 @@ class VerifyJob:
     checker: StdioChecker = "exact"  # stdin/stdout tests only
     abs_tol: float = 1e-6
     rel_tol: float = 1e-6
+    language: str = "python"  # stdin/stdout tests only
+    compile_timeout: float = 10.0  # a compiled language's compile, seconds of its own time
 
 
 def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
@@ -149,6 +172,11 @@ def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
     if len(tests.inputs) > max_cases:
         raise BadRequest(f"verifier_metadata.unit_tests: at most {max_cases} cases")
     if tests.fn_name is not None:
+        if tests.language != "python":
+            raise BadRequest(
+                f"verifier_metadata.unit_tests.language: {tests.language!r} applies to "
+                "stdin/stdout tests (fn_name null); call-based tests are Python"
+            )
         if tests.checker != "exact":
             raise BadRequest(
                 f"verifier_metadata.unit_tests.checker: {tests.checker!r} applies to "
@@ -171,8 +199,31 @@ def unit_tests_of(request: VerifyRequest, max_cases: int) -> UnitTests:
     return tests
 
 
-def prepare(code: str, tests: UnitTests, timeout: float, memory_mb: int) -> VerifyJob:
-    """The job of one request: its extracted code and checked tests, with the server's limits."""
+def unserved_language(language: str, toolchains: Toolchains | None) -> str | None:
+    """Why this server does not judge stdin/stdout tests in ``language`` (a name
+    :func:`unit_tests_of` accepted), or ``None`` when it does: Python always (the sandbox's own
+    language, whatever ``--languages`` says), another language when its toolchain was found at
+    start (``toolchains``, as ``/run_code`` serves it). ``/verify`` answers such a request 503,
+    without ``Retry-After``: asking this server again cannot help."""
+    if language == "python":
+        return None
+    if toolchains is not None and language in toolchains.versions:
+        return None
+    shown = f"verifier_metadata.unit_tests.language {language!r}"
+    if toolchains is not None and language in toolchains.missing:
+        return f"{shown} cannot be judged on this server: {toolchains.missing[language]}"
+    served = ["python", *(n for n in toolchains.versions if n != "python")] if toolchains else []
+    return (
+        f"{shown} is not served by this server (asyncpool serve --languages); it judges "
+        f"stdin/stdout tests in {', '.join(served) or 'python'}"
+    )
+
+
+def prepare(
+    code: str, tests: UnitTests, timeout: float, memory_mb: int, compile_timeout: float = 10.0
+) -> VerifyJob:
+    """The job of one request: its extracted code and checked tests, with the server's limits
+    (``compile_timeout``: a compiled language's compile)."""
     return VerifyJob(
         code=code,
         inputs=tuple(tests.inputs),
@@ -183,6 +234,8 @@ def prepare(code: str, tests: UnitTests, timeout: float, memory_mb: int) -> Veri
         checker=tests.checker,
         abs_tol=tests.abs_tol,
         rel_tol=tests.rel_tol,
+        language=tests.language,
+        compile_timeout=compile_timeout,
     )
 
 
@@ -244,7 +297,7 @@ def execute(job: VerifyJob) -> dict[str, Any]:
     from asyncpool import sandbox
     from asyncpool.errors import SandboxError
 
-    solution = LCB_IMPORTS + job.code
+    solution = LCB_IMPORTS + job.code if job.language == "python" else job.code
     result: list[int | bool] = []
     duration = 0.0
     try:
@@ -257,8 +310,12 @@ def execute(job: VerifyJob) -> dict[str, Any]:
                 checker=job.checker,
                 abs_tol=job.abs_tol,
                 rel_tol=job.rel_tol,
+                language=job.language,
+                compile_timeout=job.compile_timeout,
             )
             duration = stdio.duration
+            if stdio.verdict == "compile_error":
+                return _compile_failure(getattr(stdio, "compile_result", None), duration)
             for i, case in enumerate(stdio.cases):
                 if case.status == "passed" and case.verdict == "accepted":
                     result.append(True)
@@ -324,6 +381,21 @@ def _failure(
     if isinstance(out, str):
         metadata["output"] = _truncate(out)
     return {"result": result, "metadata": metadata, "duration": duration}
+
+
+def _compile_failure(compiled: Any, duration: float) -> dict[str, Any]:
+    """A program that did not compile: LiveCodeBench's answer for one that cannot run (a
+    Python ``SyntaxError`` exits non-zero and is judged so), ``[-4]``, with what the compiler
+    said."""
+    metadata: dict[str, Any] = {
+        "error_code": RUNTIME_ERROR,
+        "error_message": COMPILE_ERROR_MESSAGE,
+    }
+    if compiled is not None:
+        metadata["compile_status"] = compiled.status
+        output = "\n".join(t for t in (compiled.stdout, compiled.stderr) if t)
+        metadata["compile_output"] = _truncate(output, 2000)
+    return {"result": [RUNTIME_ERROR], "metadata": metadata, "duration": duration}
 
 
 def respond(
