@@ -162,8 +162,13 @@ child (two for ``run_tests``), which, before running the program:
   and ``run_program`` writes ``files``; removed when the run is over (after ``fetch_files`` are
   copied out without following symlinks); no other run shares its abstract Unix socket names
   or its loopback (down, as the server's);
+* holds the run's processes together to ``memory_mb`` of memory (resident, and the files it
+  writes to its tmpfs) through its cgroup's memory controller, when the host has one (v2
+  ``memory`` delegated, or a v1 ``memory`` hierarchy): the kernel kills the run at that limit
+  and its verdict is "memory" (:mod:`asyncpool.sandbox._cgroup`);
 * sets ``RLIMIT_CPU``, ``RLIMIT_AS`` (``memory_mb``, which includes the interpreter's own
-  ~25 MiB), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
+  ~25 MiB; more for runtimes that reserve address space, see
+  :mod:`asyncpool.sandbox._languages`), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
   (:data:`MAX_PROCESSES`, threads count too), ``RLIMIT_NOFILE`` (256), ``RLIMIT_CORE`` (0);
 * drops to an unprivileged uid/gid of its own, leased machine-wide for the run from a pool
   (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), no supplementary
@@ -220,8 +225,8 @@ What does NOT hold, even as root - it is not a VM
   ``perf_event_open``, ``userfaultfd``, ``io_uring``, keyrings, modules...), not everything.
 * The runs of one fork server share its ``/tmp`` tmpfs space: a run can fill it (1 GiB,
   ``ENOSPC`` for the others) within ``RLIMIT_FSIZE`` per file.
-* Memory is limited per process (``RLIMIT_AS``): up to ``MAX_PROCESSES * memory_mb`` in total;
-  no cgroup.
+* Without a memory controller on the host (the fork server says so on stderr), memory is
+  limited per process only (``RLIMIT_AS``): up to ``MAX_PROCESSES * memory_mb`` in total.
 * ``/sys`` and ``/etc`` are readable (read-only); ``/proc`` shows system-wide figures
   (``/proc/loadavg``, ``/proc/meminfo``).
 * Own time subtracts the run-queue wait of the program's most-waiting thread: a program whose

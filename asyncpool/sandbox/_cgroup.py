@@ -20,6 +20,23 @@ Mechanisms, the first one usable at the server's start:
   reads the run's peak memory (``memory.peak``, resident memory of all its processes).
 * **cgroup v1 freezer**: freeze, ``SIGKILL`` every pid in ``cgroup.procs``, thaw; repeated until
   the cgroup can be removed.
+
+Memory, beside either mechanism: each run's resident memory (all its processes together, page
+cache it dirtied included) is limited by the memory controller when one is usable: the v2
+hierarchy's when it delegates ``memory`` (``memory.max``, no swap), else a v1 ``memory``
+hierarchy (``memory.limit_in_bytes``, and ``memory.memsw.limit_in_bytes`` where swap is
+accounted), where the run gets a second cgroup of the same name that its child joins too. Why:
+``RLIMIT_AS`` bounds address space, not memory, so runtimes that reserve much more than they use
+(the JVM, Go, V8) cannot be held to a run's ``memory_mb`` by it; the controller holds every run
+to it, whatever its runtime. A run over its limit is killed by the kernel's OOM killer inside its
+cgroup (``memory.events``/``memory.oom_control`` count ``oom_kill``), which
+:meth:`RunCgroup.oom_killed` reports, so its verdict is "memory". Without a usable controller
+(the server logs it) ``RLIMIT_AS`` and the runtimes' own heap flags are the only bounds.
+
+CPU, likewise: :meth:`RunCgroup.cpu_seconds` is the CPU time of all the run's processes together
+(v2 ``cpu.stat``, kept in every v2 cgroup; on v1 a ``cpuacct`` cgroup of the run's own). The fork
+server counts it as own time (:mod:`asyncpool.sandbox._zygote`): a run whose processes spin (a
+fork bomb) starves its first process, whose own time alone would crawl to the wall-clock cap.
 * Neither (no cgroup hierarchy writable, e.g. a container without cgroup access): the caller
   (:mod:`asyncpool.sandbox._zygote`) falls back to killing every process of the run's uid before
   the verdict (a forked helper, see :mod:`asyncpool.sandbox._zygote_uids`).
@@ -44,11 +61,12 @@ import contextlib
 import errno
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._zygote_wire import LEFTOVER_PREFIX, left_by_dead_server
 
 _V2 = "v2"
+_V1 = "v1-"
 _V1_FREEZER = "v1-freezer"
 
 
@@ -105,10 +123,11 @@ def _read(dir_fd: int, name: str) -> str:
         os.close(fd)
 
 
-def join(dir_fd: int) -> None:
+def join(dir_fds: tuple[int, ...]) -> None:
     """In a run's child, as root, before anything of the program runs: move this process into
-    the run's cgroup (``dir_fd``); everything it forks from now on is born there."""
-    _write(dir_fd, "cgroup.procs", b"0")
+    the run's cgroups (:attr:`RunCgroup.fds`); everything it forks from now on is born there."""
+    for fd in dir_fds:
+        _write(fd, "cgroup.procs", b"0")
 
 
 def _remove_stale_bases(kind: str, parent_fd: int) -> None:
@@ -142,7 +161,14 @@ class RunCgroup:
     kind: str
     name: str
     fd: int
-    memory: bool = False
+    memory: bool = False  # the v2 memory controller is enabled in ``fd``
+    # controller -> the run's cgroup in that v1 hierarchy ("memory", "cpuacct")
+    v1: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def fds(self) -> tuple[int, ...]:
+        """Every cgroup of the run, for its child to join."""
+        return (self.fd, *self.v1.values())
 
     def kill(self) -> None:
         """``SIGKILL`` every process in the cgroup (v1: frozen first, so none forks meanwhile;
@@ -160,36 +186,67 @@ class RunCgroup:
             with contextlib.suppress(OSError):
                 _write(self.fd, "freezer.state", b"THAWED")
 
-    def memory_peak(self) -> int | None:
-        """Peak memory of the run's processes together (bytes, the memory controller's
-        ``memory.peak``: resident and page-cache memory charged to the cgroup), or ``None``
-        when the memory controller is not delegated here. Read it before the cgroup is
-        removed."""
-        if not self.memory:
-            return None
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by every process the run started, together (v2 ``cpu.stat``, kept in
+        every v2 cgroup); ``None`` on v1, whose CPU accounting is another hierarchy."""
         try:
-            return int(_read(self.fd, "memory.peak").split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
+            if self.kind == _V2:
+                for line in _read(self.fd, "cpu.stat").splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        return int(value) / 1e6
+            elif "cpuacct" in self.v1:
+                return int(_read(self.v1["cpuacct"], "cpuacct.usage")) / 1e9
+        except (OSError, ValueError):
+            pass
+        return None
+
+    def limit_memory(self, limit: int) -> bool:
+        """Hold the run's processes together to ``limit`` bytes of memory, without swap;
+        ``True`` when a memory controller took the limit."""
+        if self.memory:
+            _write(self.fd, "memory.max", str(limit).encode())
+            with contextlib.suppress(OSError):  # absent without swap accounting
+                _write(self.fd, "memory.swap.max", b"0")
+            return True
+        fd = self.v1.get("memory", -1)
+        if fd >= 0:
+            _write(fd, "memory.limit_in_bytes", str(limit).encode())
+            with contextlib.suppress(OSError):  # absent without swap accounting
+                _write(fd, "memory.memsw.limit_in_bytes", str(limit).encode())
+            return True
+        return False
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer killed a process of the run because the run was
+        over its memory limit. Read it before the cgroup is removed."""
+        try:
+            if self.memory:
+                text = _read(self.fd, "memory.events")
+            elif "memory" in self.v1:
+                text = _read(self.v1["memory"], "memory.oom_control")
+            else:
+                return False
+        except OSError:
+            return False
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return value.strip() not in ("", "0")
+        return False
 
 
 class Cgroups:
     """The server's cgroup base (``asyncpool-sandbox-PID`` below its own cgroup) and the runs'
-    cgroups below it. Opened before the server enters its namespaces: the base's descriptor keeps
-    reaching the (writable) cgroup mount once the jail's ``/sys`` is read-only."""
+    cgroups below it; on v1, also a base in the ``memory`` and ``cpuacct`` hierarchies (see the
+    module docstring) when they are mounted and the v2 hierarchy does not give what they give.
+    Opened before the server enters its namespaces: the bases' descriptors keep reaching the
+    (writable) cgroup mounts once the jail's ``/sys`` is read-only."""
 
-    def __init__(self, kind: str, parent: str) -> None:
+    def __init__(self, kind: str, parent: str, v1_parents: dict[str, str] | None = None) -> None:
         self.kind = kind
         self.name = f"{LEFTOVER_PREFIX}{os.getpid()}"
-        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            _remove_stale_bases(kind, parent_fd)
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self.name, 0o755, dir_fd=parent_fd)
-            self.base = os.open(self.name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC,
-                                dir_fd=parent_fd)  # fmt: skip
-        finally:
-            os.close(parent_fd)
+        self.base = _open_base(kind, parent, self.name)
         self.parent = parent
         self.memory = False
         if kind == _V2:
@@ -197,43 +254,107 @@ class Cgroups:
                 if "memory" in _read(self.base, "cgroup.controllers").split():
                     _write(self.base, "cgroup.subtree_control", b"+memory")
                     self.memory = True
+        # controller -> (its v1 directory of this process, the server's base there)
+        self.v1: dict[str, tuple[str, int]] = {}
+        for controller, where in (v1_parents or {}).items():
+            if (controller == "memory" and self.memory) or (controller == "cpuacct" and
+                                                             kind == _V2):  # fmt: skip
+                continue  # the v2 hierarchy gives it
+            with contextlib.suppress(OSError):
+                self.v1[controller] = (where, _open_base(_V1 + controller, where, self.name))
         self.seq = 0
+
+    def give_up(self, controller: str) -> None:
+        """Use the v1 ``controller`` hierarchy no more (it refused a run's cgroup, a limit or a
+        move); ``"memory"`` also gives up the v2 memory controller."""
+        if controller == "memory":
+            self.memory = False
+        entry = self.v1.pop(controller, None)
+        if entry is not None:
+            where, base = entry
+            with contextlib.suppress(OSError):
+                os.close(base)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(where, self.name))
+
+    @property
+    def limits_memory(self) -> bool:
+        """Whether runs' memory is limited by a memory controller (see the module docstring)."""
+        return self.memory or "memory" in self.v1
 
     def new_run(self) -> RunCgroup:
         self.seq += 1
         name = str(self.seq)
-        os.mkdir(name, 0o755, dir_fd=self.base)
+        run = RunCgroup(self.kind, name, _make_run_dir(self.base, name), self.memory)
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=self.base)
+            for controller, (_, base) in self.v1.items():
+                run.v1[controller] = _make_run_dir(base, name)
         except BaseException:
-            os.rmdir(name, dir_fd=self.base)
+            self.remove(run)
             raise
-        return RunCgroup(self.kind, name, fd, self.memory)
+        return run
 
     def remove(self, run: RunCgroup) -> bool:
         """Kill what is left in ``run`` and remove it; ``True`` once removed (no live task was
         left in it), ``False`` while some task has yet to exit (call again)."""
-        with contextlib.suppress(OSError):
-            run.kill()
-        try:
-            os.rmdir(run.name, dir_fd=self.base)
-        except OSError as exc:
-            if exc.errno == errno.ENOENT:
-                pass
-            elif exc.errno == errno.EBUSY:
+        if run.fd >= 0:
+            with contextlib.suppress(OSError):
+                run.kill()
+            if not _remove_run_dir(self.base, run.name):
                 return False
-            else:
-                raise
-        os.close(run.fd)
-        run.fd = -1
+            os.close(run.fd)
+            run.fd = -1
+        for controller, fd in list(run.v1.items()):
+            # Every task of the run is gone (its cgroup above was removed): nothing is left
+            # here but, for a moment, tasks still leaving.
+            if not _remove_run_dir(self.v1[controller][1], run.name):
+                return False
+            os.close(fd)
+            del run.v1[controller]
         return True
 
     def close(self) -> None:
-        """Remove the base (every run's cgroup must be gone)."""
+        """Remove the bases (every run's cgroup must be gone)."""
+        for controller in list(self.v1):
+            self.give_up(controller)
         with contextlib.suppress(OSError):
             os.close(self.base)
         with contextlib.suppress(OSError):
             os.rmdir(os.path.join(self.parent, self.name))
+
+
+def _open_base(kind: str, parent: str, name: str) -> int:
+    """Make (after removing dead servers' ones) and open the server's base ``name`` below the
+    cgroup directory ``parent``."""
+    parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        _remove_stale_bases(kind, parent_fd)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent_fd)
+    finally:
+        os.close(parent_fd)
+
+
+def _make_run_dir(base: int, name: str) -> int:
+    os.mkdir(name, 0o755, dir_fd=base)
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=base)
+    except BaseException:
+        os.rmdir(name, dir_fd=base)
+        raise
+
+
+def _remove_run_dir(base: int, name: str) -> bool:
+    """``rmdir`` a run's cgroup; ``False`` while a task is still in it."""
+    try:
+        os.rmdir(name, dir_fd=base)
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            return False
+        if exc.errno != errno.ENOENT:
+            raise
+    return True
 
 
 def open_cgroups() -> Cgroups | None:
@@ -252,17 +373,13 @@ def open_cgroups() -> Cgroups | None:
                 if where is not None and os.path.exists(os.path.join(where, "cgroup.kill")):
                     candidates.append((_V2, where))
                     break
-    freezer_path = next((p for k, p in own.items() if "freezer" in k.split(",")), None)
-    if freezer_path is not None:
-        for root, mountpoint, fstype, options in mounts:
-            if fstype == "cgroup" and "freezer" in options.split(","):
-                where = _dir_of(root, mountpoint, freezer_path)
-                if where is not None:
-                    candidates.append((_V1_FREEZER, where))
-                    break
+    freezer = _v1_dir(own, mounts, "freezer")
+    if freezer is not None:
+        candidates.append((_V1_FREEZER, freezer))
+    v1 = {c: d for c in ("memory", "cpuacct") if (d := _v1_dir(own, mounts, c)) is not None}
     for kind, where in candidates:
         try:
-            cgroups = Cgroups(kind, where)
+            cgroups = Cgroups(kind, where, v1)
         except OSError:
             continue
         if _trial(cgroups):
@@ -271,23 +388,58 @@ def open_cgroups() -> Cgroups | None:
     return None
 
 
+def _v1_dir(
+    own: dict[str, str], mounts: list[tuple[str, str, str, str]], controller: str
+) -> str | None:
+    """This process's cgroup directory in the v1 hierarchy of ``controller``, if mounted."""
+    path = next((p for k, p in own.items() if controller in k.split(",")), None)
+    if path is None:
+        return None
+    for root, mountpoint, fstype, options in mounts:
+        if fstype == "cgroup" and controller in options.split(","):
+            where = _dir_of(root, mountpoint, path)
+            if where is not None:
+                return where
+    return None
+
+
 def _trial(cgroups: Cgroups) -> bool:
-    """Whether a run's cgroup can be made, joined by a forked child, and removed (the
-    hierarchy may refuse children or moves, e.g. a threaded or a foreign-owned one)."""
-    try:
-        run = cgroups.new_run()
-    except OSError:
-        return False
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the forked child
+    """Whether a run's cgroup can be made, limited, joined by a forked child, and removed (the
+    hierarchy may refuse children or moves, e.g. a threaded or a foreign-owned one). A v1
+    accounting hierarchy (or the v2 memory controller) that refuses any of it is given up, not
+    the mechanism."""
+    for _ in range(3):  # at most: as made, without memory, without cpuacct
         try:
-            join(run.fd)
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    try:
-        removed = cgroups.remove(run)
-    except OSError:
-        removed = False
-    return removed and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+            run = cgroups.new_run()
+        except OSError:
+            return False
+        try:
+            run.limit_memory(1 << 30)
+        except OSError:
+            cgroups.remove(run)
+            cgroups.give_up("memory")
+            continue
+        extra = list(run.v1)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the forked child
+            try:
+                join((run.fd,))
+            except BaseException:
+                os._exit(1)
+            for k, fd in enumerate(run.v1.values()):
+                try:
+                    join((fd,))
+                except BaseException:
+                    os._exit(2 + k)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        try:
+            removed = cgroups.remove(run)
+        except OSError:
+            removed = False
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+        if code >= 2 and code - 2 < len(extra):
+            cgroups.give_up(extra[code - 2])
+            continue
+        return removed and code == 0
+    return False

@@ -46,9 +46,10 @@ Limits, and why they differ by runtime (documented, not hidden):
   space alone, V8 its code range, Go its page summaries: each fails to *start* under a 512 MiB
   ``RLIMIT_AS``). For them ``memory_mb`` bounds the heap through the runtime's own flag
   (``-Xmx``, ``--max-old-space-size``, ``GOMEMLIMIT``, the last a soft limit) and ``RLIMIT_AS``
-  is ``memory_mb`` plus :attr:`Language.extra_address_mb`. Their resident memory is therefore
-  bounded only by the heap flag plus the runtime's own overhead until the sandbox gets a memory
-  cgroup per run.
+  is ``memory_mb`` plus :attr:`Language.extra_address_mb`. Their resident memory, all the run's
+  processes together, is held to ``memory_mb`` by the run's memory cgroup
+  (:mod:`asyncpool.sandbox._cgroup`; ``Spec.resident_mb``), as every run's is, where the host has
+  a memory controller; without one, by the heap flag plus the runtime's own overhead only.
 * ``RLIMIT_NPROC`` (threads count) is the sandbox's :data:`~asyncpool.sandbox.MAX_PROCESSES`
   for native programs; the JVM, Node and Go start a dozen threads of their own, so their runs
   get :attr:`Language.run_nproc`, and compilers (``rustc``'s and ``go build``'s workers,
@@ -582,7 +583,7 @@ class Prepared:
         return Spec(
             prologue.encode(), timeout, memory_mb + self.spec.extra_address_mb,
             merged_output=False, stdout_head=stdout_head, stdin=stdin, files=all_files,
-            fetch=fetch, nproc=self.spec.run_nproc,
+            fetch=fetch, nproc=self.spec.run_nproc, resident_mb=memory_mb,
         )  # fmt: skip
 
     def status(self, status: SandboxStatus, stderr: bytes) -> SandboxStatus:
@@ -602,7 +603,7 @@ def _compile(
         Spec(
             program.encode(), timeout, memory_mb + spec.extra_address_mb, merged_output=False,
             stdout_head=OUTPUT_LIMIT_BYTES, stdin=b"", files={spec.source: source},
-            fetch=[spec.artefact], nproc=COMPILE_NPROC,
+            fetch=[spec.artefact], nproc=COMPILE_NPROC, resident_mb=memory_mb,
         )
     )  # fmt: skip
     status = raw.status

@@ -274,6 +274,10 @@ class Spec:
     fetch: Sequence[str] = ()
     tests: bytes | None = None  # entry point, NUL, tests source (a judged run)
     nproc: int = MAX_PROCESSES  # RLIMIT_NPROC (more for compilers and threaded runtimes)
+    # The run's resident memory, all its processes together (the memory cgroup's limit, where
+    # the server has one); None: memory_mb. Below memory_mb for runtimes whose RLIMIT_AS must
+    # leave room for the address space they reserve (see _languages).
+    resident_mb: int | None = None
 
 
 @dataclass
@@ -390,6 +394,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             spec.nproc,
             flags,
             wall_cap,
+            (spec.memory_mb if spec.resident_mb is None else spec.resident_mb) * 1024 * 1024,
         )
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         if cancel is not None:

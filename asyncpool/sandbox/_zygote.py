@@ -150,11 +150,14 @@ class _Server:
         # A cgroup per run (read by the run's child, see _cgroup): opened before the namespaces,
         # whose /sys is read-only. None: no usable hierarchy (see _kill_leftovers' fallback).
         self.cgroups: Cgroups | None = open_cgroups()
-        self.cgroup_fd = -1  # the cgroup of the run being forked, for its child to join
+        self.cgroup_fds: tuple[int, ...] = ()  # the run being forked's, for its child to join
         self.netns_fd = -1  # the network namespace of the run being forked, for its child
         self.netns: NetnsPool | None = None  # reused network namespaces, once isolated
         if self.cgroups is None:
             sys.stderr.write("asyncpool sandbox: no cgroup per run: a uid sweep per run instead\n")
+        elif not self.cgroups.limits_memory:
+            sys.stderr.write("asyncpool sandbox: no memory controller: runs' memory is bounded by "
+                             "RLIMIT_AS and runtimes' heap flags only\n")  # fmt: skip
         if os.geteuid() == 0:
             self._check_uid_map()
             self.uids = Uids()
@@ -363,6 +366,8 @@ class _Server:
             except BaseException:
                 self._give_back(leased, scratch)
                 raise
+            with contextlib.suppress(OSError):  # RLIMIT_AS still holds; the trial wrote one
+                cgroup.limit_memory(req.resident)
         netns = -1
         if req.limits and self.netns is not None:
             try:
@@ -381,12 +386,12 @@ class _Server:
             self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
             self.cpu_turn += 1
         started = time.monotonic()
-        self.cgroup_fd = -1 if cgroup is None else cgroup.fd
+        self.cgroup_fds = () if cgroup is None else cgroup.fds
         self.netns_fd = netns
         try:
             pid = os.fork()
         except BaseException:
-            self.cgroup_fd = self.netns_fd = -1
+            self.cgroup_fds, self.netns_fd = (), -1
             self._give_back(leased, scratch, cgroup, netns)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
@@ -394,11 +399,14 @@ class _Server:
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
-        self.cgroup_fd = self.netns_fd = -1  # the judge (trusted) is not a process of the run
+        self.cgroup_fds, self.netns_fd = (), -1  # the judge (trusted) is not of the run
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
         job.cgroup, job.netns = cgroup, netns
         job.files_out, job.fetch = fds.files_out, fetch
-        job.next_check = started + min(req.timeout, req.wall_cap) if req.limits else math.inf
+        # Own time grows at most as fast as every CPU together (the run's processes' CPU time
+        # counts, see _enforce_deadlines): nothing to check before this.
+        job.next_check = (started + min(req.timeout / len(self.cpus), req.wall_cap)
+                          if req.limits else math.inf)  # fmt: skip
         self.jobs[pid] = job
         if req.judged:
             os.close(serve_fd)
@@ -549,14 +557,21 @@ class _Server:
                 continue  # over: reaped next
             job.refresh_waits()
             own = job.own_time(now)
+            # The CPU time of every process the run started counts too: a run whose processes
+            # spin (a fork bomb) starves its first one, whose own time would then crawl to the
+            # wall-clock cap; with it the run ends when it used its timeout of CPU.
+            spent = job.cgroup.cpu_seconds() if job.cgroup is not None else None
+            if spent is not None and spent > own:
+                own = spent
             if own >= job.req.timeout:
                 job.killed_at_deadline = True
                 job.own_at_kill = own
             elif now - job.started >= job.req.wall_cap:
                 job.starved = True
             else:
-                # Own time grows at most as fast as wall-clock time: nothing to do before this.
-                job.next_check = min(now + (job.req.timeout - own), job.started + job.req.wall_cap)
+                # Own time grows at most as fast as every CPU together: nothing to do before.
+                job.next_check = min(now + (job.req.timeout - own) / len(self.cpus),
+                                     job.started + job.req.wall_cap)  # fmt: skip
                 continue
             for target in (job.pid, job.judge_pid):
                 if target is not None and target in self.jobs:
@@ -612,6 +627,8 @@ class _Server:
         """The program (and its judge) have exited: kill whatever else the run started; its
         verdict (:meth:`_finish`) waits until every one of those processes is gone."""
         job.ended = time.monotonic()
+        if job.cgroup is not None:
+            job.oom_killed = job.cgroup.oom_killed()
         if job.cgroup is not None and not self._remove_cgroup(job):
             self.draining.append(job)
             return

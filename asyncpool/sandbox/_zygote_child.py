@@ -48,7 +48,7 @@ class ServerView(Protocol):
     devnull: int
     isolated: bool
     pin_cpu: int | None
-    cgroup_fd: int  # the run's cgroup (-1: none), joined before anything of the program runs
+    cgroup_fds: tuple[int, ...]  # the run's cgroups, joined before anything of the program runs
     netns_fd: int  # the run's network namespace from the server's pool (-1: a new one)
     prctl: Callable[[int, int, int, int, int], int]
 
@@ -241,8 +241,8 @@ def run_child(
         _leave_server(server)
         if req.limits:
             os.setsid()  # own session and process group: killed whole
-            if server.cgroup_fd >= 0:
-                join_cgroup(server.cgroup_fd)  # all the run's processes die before its verdict
+            # All the run's processes die before its verdict, and share its memory limit.
+            join_cgroup(server.cgroup_fds)
         os.dup2(fds.stdin if fds.stdin >= 0 else server.devnull, 0)
         os.dup2(fds.stdout, 1)
         os.dup2(fds.stderr, 2)

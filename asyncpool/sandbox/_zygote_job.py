@@ -103,6 +103,8 @@ class Job:
     netns: int = -1
     # Its cgroup was removed: the kernel counted no live task of the run (see _cgroup).
     all_dead: bool = False
+    # The kernel's OOM killer killed a process of the run at its memory cgroup's limit.
+    oom_killed: bool = False
     ended: float | None = None
 
     def own_time(self, now: float) -> float:
@@ -136,6 +138,8 @@ def classify(job: Job, status: int, usage: resource.struct_rusage) -> tuple[int,
             return STATUS_TIMEOUT, -sig, 0
         if job.req.limits and sig == signal.SIGKILL and cpu >= cpu_soft:
             return STATUS_TIMEOUT, -sig, 0  # the hard CPU limit
+        if job.oom_killed and sig == signal.SIGKILL:
+            return STATUS_MEMORY, -sig, 0  # the run's memory cgroup's limit
         crash_signals = (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
         if (
             job.req.limits
@@ -151,6 +155,8 @@ def classify(job: Job, status: int, usage: resource.struct_rusage) -> tuple[int,
         return STATUS_PASSED, 0, 0
     if code == MEMORY_EXIT and job.req.limits:
         return STATUS_MEMORY, 1, 0
+    if job.oom_killed:
+        return STATUS_MEMORY, code, 0  # a process of the run died at the run's memory limit
     return STATUS_FAILED, code, 0
 
 

@@ -41,9 +41,10 @@ import os
 import struct
 from dataclasses import dataclass
 
-#: timeout (s), memory limit (bytes), file-size limit (bytes), max processes, flags,
-#: wall-clock cap (s, see hard_wall_cap)
-REQUEST = struct.Struct("=dqqqId")
+#: timeout (s), memory limit (bytes, ``RLIMIT_AS``), file-size limit (bytes), max processes,
+#: flags, wall-clock cap (s, see hard_wall_cap), resident-memory limit of the whole run (bytes,
+#: the memory cgroup's, see _cgroup)
+REQUEST = struct.Struct("=dqqqIdq")
 #: pid of the forked child, whether the server isolated itself with namespaces
 STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
@@ -150,6 +151,7 @@ class Request:
     nproc: int
     flags: int
     wall_cap: float
+    resident: int
 
     @property
     def limits(self) -> bool:

@@ -1,0 +1,145 @@
+"""``memory_mb`` bounds a run's memory, all its processes together and whatever its runtime.
+
+``RLIMIT_AS`` bounds one process's address space: several processes each under it, or a runtime
+that reserves much more address space than it uses (the JVM, Go, V8 get ``memory_mb`` plus room
+for their reservations), could use more than ``memory_mb``. Where the host has a memory
+controller (v2 ``memory`` delegated, or a v1 ``memory`` hierarchy, as here) every run is held to
+``memory_mb`` of resident memory by its cgroup, and a run the kernel killed there is "memory".
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from asyncpool.sandbox import _cgroup, _languages, run_program, run_python
+
+AVAILABLE = _languages.available()
+
+
+def _memory_controller() -> bool:
+    own = _cgroup._own_cgroups()
+    mounts = _cgroup._mounts()
+    if _cgroup._v1_dir(own, mounts, "memory") is not None:
+        return True
+    v2 = own.get("")
+    for root, mountpoint, fstype, _ in mounts:
+        if fstype == "cgroup2" and v2 is not None:
+            where = _cgroup._dir_of(root, mountpoint, v2)
+            controllers = os.path.join(where or "", "cgroup.controllers")
+            if where is not None and os.path.exists(controllers):
+                with open(controllers) as fh:
+                    return "memory" in fh.read().split()
+    return False
+
+
+pytestmark = pytest.mark.skipif(
+    not _memory_controller(), reason="this host has no memory cgroup controller"
+)
+
+# Children each touching SIZE MiB, all holding it at once (each says so, then waits for the
+# parent's go): every one is far under a 256 MiB RLIMIT_AS; three of 120 MiB together are over
+# 256 MiB. The parent lets them go once all are ready or one died, and says how they ended.
+def _hogs(children: int, mib: int) -> str:
+    return textwrap.dedent(f"""
+        import os, select, sys
+        N, SIZE = {children}, {mib}
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        kids = []
+        for _ in range(N):
+            pid = os.fork()
+            if pid == 0:
+                os.close(ready_r)
+                os.close(go_w)
+                block = b"x" * (SIZE << 20)
+                os.write(ready_w, b"+")
+                os.read(go_r, 1)
+                os._exit(0)
+            kids.append(pid)
+        os.close(ready_w)
+        os.close(go_r)
+        ready, codes = 0, {{}}
+        while ready < N and not codes:
+            if select.select([ready_r], [], [], 0.1)[0]:
+                ready += len(os.read(ready_r, N))
+            for pid in kids:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    codes[pid] = status
+        os.close(go_w)
+        for pid in kids:
+            if pid not in codes:
+                codes[pid] = os.waitpid(pid, 0)[1]
+        print(sorted(codes.values()))
+        sys.exit(0 if all(c == 0 for c in codes.values()) else 1)
+    """)
+
+
+def test_processes_each_under_the_limit_but_over_it_together_are_memory() -> None:
+    result = run_python(_hogs(3, 120), memory_mb=256, timeout=20)
+    assert result.status == "memory", result
+
+
+def test_a_run_using_most_of_its_memory_in_one_process_still_passes() -> None:
+    # 150 MiB touched under 256 MiB: the forked interpreter's own pages and the run's files do
+    # not push an honest run over its limit.
+    result = run_python("block = b'x' * (150 << 20)\nprint(len(block) >> 20)", memory_mb=256)
+    assert (result.status, result.stdout_tail) == ("passed", "150\n"), result
+
+
+def test_children_under_the_limit_together_pass() -> None:
+    result = run_python(_hogs(2, 60), memory_mb=256, timeout=20)
+    assert (result.status, result.stdout_tail) == ("passed", "[0, 0]\n"), result
+
+
+# A runtime that reserves address space (RLIMIT_AS is memory_mb plus room for it) touching
+# 400 MiB under memory_mb=256, and the same program touching 64 MiB.
+HOGS = {
+    "java": """
+        public class Main {
+            public static void main(String[] args) {
+                int n = Integer.parseInt(args.length > 0 ? args[0] : "MIB");
+                java.util.List<byte[]> kept = new java.util.ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    byte[] b = new byte[1 << 20];
+                    java.util.Arrays.fill(b, (byte) 1);
+                    kept.add(b);
+                }
+                System.out.println(kept.size());
+            }
+        }
+    """,
+    "go": """
+        package main
+        import "fmt"
+        func main() {
+            kept := make([][]byte, 0)
+            for i := 0; i < MIB; i++ {
+                b := make([]byte, 1<<20)
+                for j := range b { b[j] = 1 }
+                kept = append(kept, b)
+            }
+            fmt.Println(len(kept))
+        }
+    """,
+    "nodejs": """
+        const kept = [];
+        for (let i = 0; i < MIB; i++) kept.push(Buffer.alloc(1 << 20, 1));
+        console.log(kept.length);
+    """,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(HOGS))
+def test_a_runtime_that_reserves_address_space_is_held_to_memory_mb(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    source = textwrap.dedent(HOGS[language])
+    over = run_program(source.replace("MIB", "400"), language=language, memory_mb=256, timeout=20)
+    assert over.status == "memory", over
+    under = run_program(source.replace("MIB", "64"), language=language, memory_mb=256, timeout=20)
+    assert (under.status, under.stdout) == ("passed", "64\n"), under
