@@ -215,9 +215,10 @@ def build_parser(*, list_workloads: bool = True) -> argparse.ArgumentParser:
         type=_languages,
         default=None,
         metavar="L1,L2",
-        help="what /run_code serves, e.g. cpp,python (default: every language whose toolchain "
-        "is found at start: python,cpp,java,go,nodejs,rust); others get SandboxError. A named "
-        "language without its toolchain stops the server at start. GET /languages lists them",
+        help="what /run_code and /verify's stdin tests serve, e.g. cpp,python (default: every "
+        "language whose toolchain is found at start: python,cpp,java,go,nodejs,rust); others get "
+        "SandboxError (/verify: a 503; its Python is always served). A named language without "
+        "its toolchain stops the server at start. GET /languages lists them",
     )
     serve.add_argument("--log-level", default="info", help="log level (info)")
 
