@@ -60,8 +60,14 @@ ANSWERS = {
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--url", default="http://127.0.0.1:8000")
+    p.add_argument(
+        "--http-timeout", type=float, default=120.0, metavar="SECONDS",
+        help="how long to wait for each answer (120; 0: as long as it takes, e.g. on a "
+        "machine too loaded to bound it)",
+    )  # fmt: skip
     args = p.parse_args(argv)
-    with httpx.Client(base_url=args.url.rstrip("/"), timeout=120) as client:
+    timeout = args.http_timeout or None
+    with httpx.Client(base_url=args.url.rstrip("/"), timeout=timeout) as client:
         assert client.get("/").json() == {"status": "ok"}
         client.post("/seed_session", json={}).raise_for_status()
         for name, (text, tests) in ANSWERS.items():

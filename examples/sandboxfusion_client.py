@@ -53,10 +53,16 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--url", default="http://127.0.0.1:8000")
     p.add_argument("--batch", type=int, default=32, help="programs in the concurrent batch")
+    p.add_argument(
+        "--http-timeout", type=float, default=120.0, metavar="SECONDS",
+        help="how long to wait for each answer (120; 0: as long as it takes, e.g. on a "
+        "machine too loaded to bound it)",
+    )  # fmt: skip
     args = p.parse_args(argv)
     url = args.url.rstrip("/")
+    timeout = args.http_timeout or None
 
-    with httpx.Client(base_url=url, timeout=60) as client:
+    with httpx.Client(base_url=url, timeout=timeout) as client:
         for name, body in EXAMPLES.items():
             answer = client.post("/run_code", json=body).raise_for_status().json()
             run = answer["run_result"] or {}
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     async def batch() -> list[str]:
         programs = [payload(f"assert sum(range({n})) == {n * (n - 1) // 2 + (n % 3 == 0)}")
                     for n in range(args.batch)]  # fmt: skip
-        async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        async with httpx.AsyncClient(base_url=url, timeout=timeout) as client:
             answers = await asyncio.gather(*(client.post("/run_code", json=b) for b in programs))
         return [a.raise_for_status().json()["status"] for a in answers]
 

@@ -212,7 +212,7 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> InstalledWheel:
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "-q", "-w",
          str(tmp / "dist")],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = (tmp / "dist").glob("asyncpool-*.whl")

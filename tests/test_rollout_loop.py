@@ -30,8 +30,6 @@ VERIFIERS = 4
 POLICIES = 2
 POLICY_CONCURRENCY = 4
 
-pytestmark = pytest.mark.timeout(240)
-
 
 @dataclass
 class Run:

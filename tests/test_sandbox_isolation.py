@@ -216,7 +216,7 @@ def test_a_venv_under_a_0700_directory_runs_its_interpreter_and_its_packages_in_
         py = make_venv(private / "venv")
         purelib = subprocess.run(
             [str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-            capture_output=True, text=True, timeout=60, check=True,
+            capture_output=True, text=True, check=True,
         ).stdout.strip()  # fmt: skip
         Path(purelib, "asyncpool_venv_probe.py").write_text("VALUE = 42\n")
         secret = str(private / "secret.txt")
@@ -237,7 +237,7 @@ def test_a_venv_under_a_0700_directory_runs_its_interpreter_and_its_packages_in_
         """)
         out = subprocess.run(
             [str(py), "-c", script, str(Path(__file__).resolve().parents[1])],
-            capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False,
+            capture_output=True, text=True, cwd=tmp_path, check=False,
         )  # fmt: skip
         lines = out.stdout.splitlines()
         assert lines[:1] == ["passed"], (out.stdout, out.stderr[-2000:])

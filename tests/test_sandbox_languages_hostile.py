@@ -773,7 +773,7 @@ def test_the_server_takes_attacks_in_a_row_and_keeps_serving_cpp(server: ServePr
     }
     answers: dict[str, dict[str, Any]] = {}
     for name, code in attacks.items():
-        answers[name] = run_code(server, timeout=240, language="cpp", code=code,
+        answers[name] = run_code(server, language="cpp", code=code,
                                  run_timeout=5, compile_timeout=4)  # fmt: skip
         got = answers[name]
         assert got["status"] in ("Failed", "Success", "SandboxError"), (name, got)
@@ -787,8 +787,8 @@ def test_the_server_takes_attacks_in_a_row_and_keeps_serving_cpp(server: ServePr
     assert answers["compile bomb"]["run_result"] is None
     assert answers["template bomb"]["status"] == "Failed"
     for _ in range(3):
-        ok = run_code(server, timeout=120, language="cpp", code=unique(CPP_AB, "cpp"),
+        ok = run_code(server, language="cpp", code=unique(CPP_AB, "cpp"),
                       stdin="20 22\n", run_timeout=5)  # fmt: skip
         assert (ok["status"], ok["run_result"]["stdout"]) == ("Success", "42\n"), ok
-    health = httpx.get(server.url + "/health", timeout=10)
+    health = httpx.get(server.url + "/health", timeout=None)
     assert health.status_code == 200

@@ -73,7 +73,7 @@ def _healthy(url: str, proc: subprocess.Popen[bytes]) -> bool:
     if proc.poll() is not None:
         raise AssertionError(f"the server exited with {proc.returncode} before it was healthy")
     try:
-        r = httpx.get(url + "/health", timeout=2.0)
+        r = httpx.get(url + "/health", timeout=None)
     except httpx.TransportError:
         return False
     return r.status_code == 200 and r.json()["status"] == "ok"
@@ -85,7 +85,7 @@ def start_serve(
     *,
     command: list[str] | None = None,
     subcommand: bool = True,
-    startup: float = 120,
+    startup: float = 600,
     env_extra: dict[str, str] | None = None,
 ) -> ServeProcess:
     """Start ``asyncpool serve`` (or ``command`` [serve]) with ``args`` on a free port; return
@@ -548,7 +548,7 @@ LOAD_CONCURRENCY = 64
 async def _load(srv: ServeProcess, work: list[Any]) -> tuple[list[Any], float, str]:
     limits = httpx.Limits(max_connections=LOAD_CONCURRENCY,
                           max_keepalive_connections=LOAD_CONCURRENCY)  # fmt: skip
-    async with httpx.AsyncClient(base_url=srv.url, limits=limits, timeout=180.0) as client:
+    async with httpx.AsyncClient(base_url=srv.url, limits=limits, timeout=None) as client:
 
         async def one(program: str) -> httpx.Response:
             return await client.post("/run_code", json={"code": program, "language": "python"})

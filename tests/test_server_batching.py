@@ -77,7 +77,7 @@ def test_concurrent_requests_of_mixed_verdicts_each_get_their_own_answer(
 
     async def go() -> tuple[list[httpx.Response], list[httpx.Response], str, str]:
         limits = httpx.Limits(max_connections=64)
-        async with httpx.AsyncClient(base_url=batching_server.url, timeout=120,
+        async with httpx.AsyncClient(base_url=batching_server.url, timeout=None,
                                      limits=limits) as client:  # fmt: skip
             before = (await client.get("/metrics")).text
             runs = [client.post("/run_code", json={**_program(i)[0], "language": "python"})
@@ -118,9 +118,9 @@ def test_a_client_that_leaves_does_not_disturb_the_others_of_its_batch(
 
 async def _one_leaves(srv: ServeProcess) -> None:
     slow = "import time\ntime.sleep(1.5)\nprint({i})\n"
-    async with httpx.AsyncClient(base_url=srv.url, timeout=120) as probe:
+    async with httpx.AsyncClient(base_url=srv.url, timeout=None) as probe:
         before = (await probe.get("/metrics")).text
-        clients = [httpx.AsyncClient(base_url=srv.url, timeout=120) for _ in range(2 * BATCH)]
+        clients = [httpx.AsyncClient(base_url=srv.url, timeout=None) for _ in range(2 * BATCH)]
         try:
             posts = [asyncio.ensure_future(c.post(
                 "/run_code", json={"code": slow.format(i=i), "language": "python",
@@ -170,7 +170,7 @@ def test_stopping_a_server_with_requests_pending_answers_them_503_and_exits(
 
 async def _stop_with_pending(srv: ServeProcess) -> None:
     sleeper = {"code": "import time\ntime.sleep(25)\n", "language": "python", "run_timeout": 28}
-    async with httpx.AsyncClient(base_url=srv.url, timeout=120) as client:
+    async with httpx.AsyncClient(base_url=srv.url, timeout=None) as client:
         # Two in the pool's one Ray task, one waiting for the slot.
         posts = [asyncio.ensure_future(client.post("/run_code", json=sleeper)) for _ in range(3)]
         await _poll(client, lambda h: h["pending"] == 3, 60)

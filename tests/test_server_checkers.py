@@ -33,7 +33,7 @@ def client(ray_cluster: SessionCluster) -> Iterator[httpx.Client]:
              "--verify-timeout", "2"],
             "asyncpool-serve-checkers-",
         ) as srv,
-        httpx.Client(base_url=srv.url, timeout=120.0) as http,
+        httpx.Client(base_url=srv.url, timeout=None) as http,
     ):  # fmt: skip
         yield http
 

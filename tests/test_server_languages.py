@@ -49,7 +49,7 @@ def server(ray_cluster: SessionCluster) -> Iterator[ServeProcess]:
         # The pool's first verification starts a Ray worker and its sandbox: paid here, once,
         # rather than by whichever test comes first, within the same budget as the server's
         # own start (a CI run beside 8 busy processes took more than 60 s for it).
-        assert run_code(srv, timeout=120, code="print(1)")["status"] == "Success"
+        assert run_code(srv, code="print(1)")["status"] == "Success"
         yield srv
 
 
