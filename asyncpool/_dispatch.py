@@ -66,7 +66,7 @@ def _as_exception(value: Any, is_error: bool) -> BaseException | None:
 # --------------------------------------------------------------------------- engine
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Call:
     """One Ray task launched by the engine, until it settles.
 
@@ -89,6 +89,7 @@ class _Call:
     delivered: bool = False
     settled: bool = False
     subscription: _completion.Subscription | None = None
+    ctx: Any = None  # the pool's own per-call context (an actor pool: the member it went to)
 
 
 class Engine:
@@ -212,6 +213,7 @@ class Engine:
         timeout: float | None,
         on_expire: Callable[[_Call], None] | None = None,
         on_settle: Callable[[_Call], None] | None = None,
+        ctx: Any = None,
     ) -> _Call:
         """Track a just-submitted ref holding the slot ``token``.
 
@@ -219,9 +221,12 @@ class Engine:
         (``call.abandoned`` tells), so that statistics always add up: when the ref settles,
         or at the deadline with a :class:`TaskTimeoutError`. ``on_settle(call)`` runs when the
         ref settles, after its slot is back. At the deadline ``on_expire(call)`` stops the
-        work (default: a forced cancel).
+        work (default: a forced cancel). ``ctx`` is kept as ``call.ctx`` for the callbacks (a
+        pool passes its bound methods and its per-call state there, rather than a closure per
+        call).
         """
         call = _Call(ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout)
+        call.ctx = ctx
         self._calls.add(call)
         self._idle.clear()
         if timeout is not None:

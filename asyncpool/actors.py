@@ -372,35 +372,37 @@ class ActorPool(PoolBase, Generic[A]):
         method: str,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
-        finish: Callable[[Any, BaseException | None, Member, _Call], None],
+        finish: Callable[[_Call, Any, BaseException | None], None],
     ) -> _Call:
-        """Send one call (its slot ``token`` already taken) to the least-loaded live actor."""
+        """Send one call (its slot ``token`` already taken) to the least-loaded live actor;
+        ``finish(call, value, error)`` gets its outcome, ``call.ctx`` being the member it went
+        to. No closure per call: the member travels as the call's context."""
         member = self._pick()
         try:
             ref = getattr(member.handle, method).remote(*args, **kwargs)
         except Exception as exc:
             raise serialisation_error(f"{self._cls_name}.{method}", exc) from None
         member.load += 1
+        expire: Callable[[_Call], None] | None = None
+        if self.timeout is not None:
 
-        def settled(call: _Call) -> None:
-            member.load -= 1
-            if member.load == 0:
-                member.idle_since = time.monotonic()
+            def expire(call: _Call) -> None:
+                if self._methods.get(method, False):
+                    _cancel.request([call.ref], force=False)
+                else:
+                    # Ray cannot interrupt a running sync method: the actor goes instead.
+                    self._on_member_death(member, TaskTimeoutError(
+                        f"{self._cls_name}.{method} ran past its timeout of {self.timeout:g}s"))
 
-        def done(call: _Call, value: Any, error: BaseException | None) -> None:
-            finish(value, error, member, call)
+        return engine.launch(ref, token, finish, timeout=self.timeout, on_expire=expire,
+                             on_settle=self._settled, ctx=member)  # fmt: skip
 
-        def expire(call: _Call) -> None:
-            if self._methods.get(method, False):
-                _cancel.request([call.ref], force=False)
-            else:
-                # Ray cannot interrupt a running sync method: the actor goes instead.
-                self._on_member_death(member, TaskTimeoutError(
-                    f"{self._cls_name}.{method} ran past its timeout of {self.timeout:g}s"))
-
-        return engine.launch(
-            ref, token, done, timeout=self.timeout, on_expire=expire, on_settle=settled
-        )
+    @staticmethod
+    def _settled(call: _Call) -> None:
+        member: Member = call.ctx
+        member.load -= 1
+        if member.load == 0:
+            member.idle_since = time.monotonic()
 
     def _failure(
         self, engine: Engine, method: str, error: BaseException, member: Member, call: _Call,
@@ -440,11 +442,11 @@ class ActorPool(PoolBase, Generic[A]):
             )
 
             def finish(
-                value: Any, error: BaseException | None, member: Member, call: _Call,
+                call: _Call, value: Any, error: BaseException | None,
                 fut: asyncio.Future[tuple[Any, BaseException | None, Member, _Call]] = fut,
             ) -> None:
                 if not fut.done():
-                    fut.set_result((value, error, member, call))
+                    fut.set_result((value, error, call.ctx, call))
 
             try:
                 call = self._send(engine, token, method, args, kwargs, finish)
@@ -495,8 +497,8 @@ class ActorPool(PoolBase, Generic[A]):
 
         def start(core: _StreamCore, index: int, item: Any, attempt: int, token: object
                   ) -> None:
-            def finish(value: Any, error: BaseException | None, member: Member, call: _Call
-                       ) -> None:
+            def finish(call: _Call, value: Any, error: BaseException | None) -> None:
+                member: Member = call.ctx
                 core.calls.discard(call)
                 if error is None:
                     engine.stats.on_finish(ok=True, latency=time.monotonic() - call.started)
