@@ -10,6 +10,7 @@ machine skips with the package to install (``.ci/run`` installs them all, so CI 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -386,27 +387,35 @@ def _path_without(tool: str) -> str | None:
     return path if shutil.which(tool, path=path) is None else None
 
 
+@contextlib.contextmanager
+def serving_without(tool: str, address: str) -> Iterator[ServeProcess]:
+    """A second server, started with ``tool`` hidden from its ``PATH`` (skips where it cannot
+    be hidden), stopped by its pid after the block."""
+    path = _path_without(tool)
+    if path is None:
+        pytest.skip(f"{tool} cannot be hidden from PATH here")
+    with tempfile.TemporaryDirectory(prefix=f"asyncpool-serve-no-{tool}-") as tmp:
+        srv = start_serve(["--address", address], Path(tmp), env_extra={"PATH": path})
+        try:
+            yield srv
+        finally:
+            stop(srv.proc)
+
+
 @pytest.mark.slow  # a second server process
 def test_a_language_without_its_toolchain_gets_sandbox_error_naming_the_package(
     ray_cluster: SessionCluster,
 ) -> None:
-    path = _path_without("rustc")
-    if path is None:
-        pytest.skip("rustc cannot be hidden from PATH here")
-    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-norust-") as tmp:
-        srv = start_serve(["--address", ray_cluster.address], Path(tmp), env_extra={"PATH": path})
-        try:
-            listed = httpx.get(srv.url + "/languages", timeout=None).json()
-            assert "rust" not in listed["languages"]
-            assert "rustc" in listed["unavailable"]["rust"]
-            got = run_code(srv, language="rust", code="fn main() {}")
-            check_shape(got)
-            assert got["status"] == "SandboxError"
-            assert "apt-get install rustc" in got["message"]
-            assert got["run_result"] is None
-            assert run_code(srv, code="print(1)")["status"] == "Success"  # still serving
-        finally:
-            stop(srv.proc)
+    with serving_without("rustc", ray_cluster.address) as srv:
+        listed = httpx.get(srv.url + "/languages", timeout=None).json()
+        assert "rust" not in listed["languages"]
+        assert "rustc" in listed["unavailable"]["rust"]
+        got = run_code(srv, language="rust", code="fn main() {}")
+        check_shape(got)
+        assert got["status"] == "SandboxError"
+        assert "apt-get install rustc" in got["message"]
+        assert got["run_result"] is None
+        assert run_code(srv, code="print(1)")["status"] == "Success"  # still serving
 
 
 def test_languages_flag_rejects_an_unknown_name_before_starting(

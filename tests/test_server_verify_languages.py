@@ -11,11 +11,9 @@ CI runs every test). The expected results are LiveCodeBench's codes, worked out 
 
 from __future__ import annotations
 
-import tempfile
 import typing
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,10 +26,8 @@ from tests.test_server import (
     ServeProcess,
     responses_object,
     serving,
-    start_serve,
-    stop,
 )
-from tests.test_server_languages import PACKAGES, _path_without
+from tests.test_server_languages import PACKAGES, serving_without
 
 
 def _available() -> dict[str, str]:
@@ -251,18 +247,11 @@ def test_a_language_not_served_is_a_503_without_retry_after_never_a_reward(
 def test_a_language_without_its_toolchain_is_a_503_naming_the_package(
     ray_cluster: SessionCluster,
 ) -> None:
-    path = _path_without("rustc")
-    if path is None:
-        pytest.skip("rustc cannot be hidden from PATH here")
-    with tempfile.TemporaryDirectory(prefix="asyncpool-serve-verify-norust-") as tmp:
-        srv = start_serve(["--address", ray_cluster.address], Path(tmp), env_extra={"PATH": path})
-        try:
-            rust = body("fn main() {}", {**SUM_TESTS, "language": "rust"})
-            r = httpx.post(srv.url + "/verify", json=rust, timeout=None)
-            assert r.status_code == 503, r.text[:300]
-            message = r.json()["message"]
-            assert "unit_tests.language 'rust' cannot be judged on this server" in message
-            assert "apt-get install rustc" in message
-            assert "retry-after" not in r.headers
-        finally:
-            stop(srv.proc)
+    with serving_without("rustc", ray_cluster.address) as srv:
+        rust = body("fn main() {}", {**SUM_TESTS, "language": "rust"})
+        r = httpx.post(srv.url + "/verify", json=rust, timeout=None)
+        assert r.status_code == 503, r.text[:300]
+        message = r.json()["message"]
+        assert "unit_tests.language 'rust' cannot be judged on this server" in message
+        assert "apt-get install rustc" in message
+        assert "retry-after" not in r.headers
