@@ -15,11 +15,12 @@ Mechanisms, the first one usable at the server's start:
 * **cgroup v2** (``cgroup.kill``, Linux 5.14+): one write kills every process of the cgroup,
   atomically with respect to forks inside it. Used when the server's own cgroup in the v2
   hierarchy (pure v2 hosts, or the ``unified`` hierarchy of hybrid hosts) accepts a
-  sub-directory: root, or a subtree delegated to the server's uid. When that hierarchy delegates
-  the ``memory`` controller, it is enabled for the runs' cgroups and :func:`RunCgroup.memory_peak`
-  reads the run's peak memory (``memory.peak``, resident memory of all its processes).
+  sub-directory: root, or a subtree delegated to the server's uid.
 * **cgroup v1 freezer**: freeze, ``SIGKILL`` every pid in ``cgroup.procs``, thaw; repeated until
   the cgroup can be removed.
+* Neither (no cgroup hierarchy writable, e.g. a container without cgroup access): the caller
+  (:mod:`asyncpool.sandbox._zygote`) falls back to killing every process of the run's uid before
+  the verdict (a forked helper, see :mod:`asyncpool.sandbox._zygote_uids`).
 
 Memory, beside either mechanism: each run's resident memory (all its processes together, page
 cache it dirtied included) is limited by the memory controller when one is usable: the v2
@@ -37,9 +38,6 @@ CPU, likewise: :meth:`RunCgroup.cpu_seconds` is the CPU time of all the run's pr
 (v2 ``cpu.stat``, kept in every v2 cgroup; on v1 a ``cpuacct`` cgroup of the run's own). The fork
 server counts it as own time (:mod:`asyncpool.sandbox._zygote`): a run whose processes spin (a
 fork bomb) starves its first process, whose own time alone would crawl to the wall-clock cap.
-* Neither (no cgroup hierarchy writable, e.g. a container without cgroup access): the caller
-  (:mod:`asyncpool.sandbox._zygote`) falls back to killing every process of the run's uid before
-  the verdict (a forked helper, see :mod:`asyncpool.sandbox._zygote_uids`).
 
 Not a PID namespace per run: its init would be the program itself (another process in between
 costs one more fork of the server), and an init ignores the signals it sends itself
@@ -188,7 +186,7 @@ class RunCgroup:
 
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process the run started, together (v2 ``cpu.stat``, kept in
-        every v2 cgroup); ``None`` on v1, whose CPU accounting is another hierarchy."""
+        every v2 cgroup; on v1 the run's ``cpuacct`` cgroup); ``None`` without either."""
         try:
             if self.kind == _V2:
                 for line in _read(self.fd, "cpu.stat").splitlines():
