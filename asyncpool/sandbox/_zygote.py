@@ -627,7 +627,9 @@ class _Server:
         """The program (and its judge) have exited: kill whatever else the run started; its
         verdict (:meth:`_finish`) waits until every one of those processes is gone."""
         job.ended = time.monotonic()
-        if job.cgroup is not None:
+        assert job.status is not None
+        if job.cgroup is not None and job.status != 0:
+            # Read only for a run that did not exit 0: the verdict of one that did ignores it.
             job.oom_killed = job.cgroup.oom_killed()
         if job.cgroup is not None and not self._remove_cgroup(job):
             self.draining.append(job)
