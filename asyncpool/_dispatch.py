@@ -225,8 +225,9 @@ class Engine:
         pool passes its bound methods and its per-call state there, rather than a closure per
         call).
         """
-        call = _Call(ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout)
-        call.ctx = ctx
+        call = _Call(
+            ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout, ctx=ctx
+        )
         self._calls.add(call)
         self._idle.clear()
         if timeout is not None:
