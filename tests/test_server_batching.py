@@ -22,8 +22,6 @@ from tests.conftest import SessionCluster
 from tests.test_server import ServeProcess, fenced, responses_object, serving, start_serve, stop
 from tests.test_server_ops import _metric, _metric_delta, _poll
 
-pytestmark = pytest.mark.timeout(300)
-
 BATCH = 4
 
 

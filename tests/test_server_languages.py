@@ -35,8 +35,6 @@ from tests.test_server import (
     stop,
 )
 
-pytestmark = pytest.mark.timeout(300)
-
 #: Each language's Debian package (the README's table).
 PACKAGES = {"cpp": "g++", "java": "default-jdk-headless", "go": "golang", "nodejs": "nodejs",
             "rust": "rustc"}  # fmt: skip

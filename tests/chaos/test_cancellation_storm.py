@@ -15,7 +15,7 @@ from asyncpool import ActorPool, TaskPool, _completion, as_completed, gather, re
 from tests.chaos._util import live_actors, live_tasks, report, settle
 from tests.conftest import SessionCluster, async_wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos]
 
 CONSUMERS = 1000
 LONG = 120.0

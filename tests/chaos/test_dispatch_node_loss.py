@@ -23,7 +23,7 @@ from asyncpool import VirtualCluster, WorkerFailedError, WorkerGroup
 from tests.chaos._util import live_actors, report, settle
 from tests.conftest import WORKER_CPUS, SessionCluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode]
 
 #: More CPUs per bundle than any session node has: the group can only land on the doomed node.
 BUNDLE_CPUS = WORKER_CPUS + 1

@@ -15,7 +15,7 @@ from asyncpool import ActorPool, TaskPool
 from tests.chaos._util import live_actors, live_tasks, report, settle
 from tests.conftest import SessionCluster, async_wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode]
 
 ITEMS = 2000
 

@@ -18,7 +18,7 @@ from asyncpool import Backoff, PlacementTimeoutError, allocate, reap
 from tests.chaos._util import report
 from tests.conftest import SessionCluster, async_wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode]
 
 FAST = Backoff(initial=0.2, factor=2.0, maximum=1.0, jitter=0.1)
 

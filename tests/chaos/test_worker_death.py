@@ -21,7 +21,7 @@ from asyncpool import ActorPool, VirtualCluster, WorkerFailedError, WorkerGroup
 from tests.chaos._util import live_actors, report, settle
 from tests.conftest import SessionCluster
 
-pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.chaos, pytest.mark.multinode]
 
 
 class Trainer:
