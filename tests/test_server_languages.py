@@ -68,6 +68,13 @@ def needs(languages: dict[str, Any], language: str) -> None:
         )
 
 
+def needs_library(language: str, path: str, package: str) -> None:
+    """Skip, naming the package, when a library SandboxFusion's image ships is not installed
+    here (``.ci/run`` installs it, so CI runs the test)."""
+    if not os.path.exists(path):
+        pytest.skip(f"{language} library {path} absent: install the Debian package {package}")
+
+
 def unique(code: str) -> str:
     """``code`` with a fresh comment, so that it is compiled now, not taken from the cache."""
     return f"// {uuid.uuid4().hex}\n{code}"
@@ -249,6 +256,55 @@ public class Main {
     assert got["run_result"]["status"] == "Finished"
     assert got["run_result"]["return_code"] not in (0, None)
     assert "java.lang.AssertionError" in got["run_result"]["stderr"]
+
+
+@pytest.mark.slow  # javac and a JVM start: seconds under load
+def test_java_external_jar_javatuples_is_on_the_class_path_as_in_sandboxfusion(
+    server: ServeProcess, languages: dict[str, Any]
+) -> None:
+    needs(languages, "java")
+    needs_library("java", "/usr/share/java/javatuples.jar", "libjavatuples-java")
+    code = """
+import org.javatuples.Pair;
+import org.javatuples.Triplet;
+
+public class Main {
+    public static void main(String[] args) {
+        Pair<String, Integer> pair = Pair.with("apple", 1);
+        System.out.println("Fruit: " + pair.getValue0() + ", Quantity: " + pair.getValue1());
+        Triplet<String, Integer, Double> triplet = Triplet.with("banana", 2, 0.99);
+        System.out.println("Fruit: " + triplet.getValue0() + ", Quantity: "
+                           + triplet.getValue1() + ", Price: " + triplet.getValue2());
+    }
+}
+"""
+    got = run_code(server, language="java", code=unique(code), compile_timeout=30)
+    check_shape(got)
+    assert got["status"] == "Success", got
+    assert got["run_result"]["status"] == "Finished"
+    assert "Fruit: banana, Quantity: 2, Price: 0.99" in got["run_result"]["stdout"]
+
+
+def test_nodejs_lodash_dep_is_found_as_in_sandboxfusion(
+    server: ServeProcess, languages: dict[str, Any]
+) -> None:
+    needs(languages, "nodejs")
+    needs_library("nodejs", "/usr/share/nodejs/lodash", "node-lodash")
+    code = """
+const _ = require("lodash");
+const assert = require('assert');
+
+assert(_.isEqual(1, 1))
+console.log(_.chunk([1, 2, 3, 4, 5], 2).length)
+"""
+    got = run_code(server, language="nodejs", code=code, run_timeout=5)
+    check_shape(got)
+    assert got["status"] == "Success", got
+    assert got["run_result"]["stdout"] == "3\n"
+    # The same program without the library is an ordinary failure, not an error of the server.
+    missing = run_code(server, language="nodejs", code='require("no-such-module-here")')
+    assert missing["status"] == "Failed"
+    assert "Cannot find module" in missing["run_result"]["stderr"]
 
 
 def test_nodejs_reads_stdin_and_has_no_compile_result(

@@ -9,6 +9,7 @@ language   compile (in the jail)                           run (in the jail)
 =========  ==============================================  ===================================
 cpp        ``g++ -std=c++17 -O2 -o main main.cpp``        ``./main``
 java       ``javac Main.java`` (the public class: Main)    ``java -ea -cp classes.zip Main``
+           (``-cp`` with :data:`LIBRARIES` when present)   (the same libraries after the zip)
 go         ``go build -o main main.go``                    ``./main``
 rust       ``rustc -O -o main main.rs``                    ``./main``
 nodejs     (none)                                          ``node main.js``
@@ -113,6 +114,17 @@ _VISIBLE = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/et
 _BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 _TAIL = 4096  # bytes of a compile's output kept with its cache entry
 
+#: The libraries SandboxFusion's runtime images ship and its runner tests (and the datasets
+#: written against it) use: ``javatuples`` on Java's class path (``-cp``, compile and run) and
+#: ``lodash`` among Node's modules. Here they are Debian packages (``libjavatuples-java``,
+#: ``node-lodash``: the README's table), used when installed; Debian's ``node-*`` packages all
+#: install into ``/usr/share/nodejs``, which Node does not search by itself. Read-only system
+#: files the jail already shows: a program gains nothing it could not already read.
+LIBRARIES: dict[str, tuple[str, ...]] = {
+    "java": ("/usr/share/java/javatuples.jar",),
+    "nodejs": ("/usr/share/nodejs",),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Language:
@@ -153,6 +165,9 @@ class Toolchain:
     version: str  # the first line of its version output: part of the cache key
     executables: Mapping[str, str]  # role ("compiler", "runtime") -> absolute path
     dirs: tuple[str, ...] = ()  # directories the jail must show (outside its system dirs)
+    #: Libraries programs may use (:data:`LIBRARIES`): Java's jars on the class path, Node's
+    #: module directories on ``NODE_PATH``. Only the ones present, all under the jail's ``/usr``.
+    libraries: tuple[str, ...] = ()
 
 
 def check_language(language: object) -> Language:
@@ -230,6 +245,14 @@ _tool_lock = threading.Lock()
 _found: dict[str, Toolchain | None] = {}
 
 
+def _libraries(language: str) -> tuple[str, ...]:
+    """The :data:`LIBRARIES` of ``language`` present here (and visible in the jail)."""
+    return tuple(
+        path for path in LIBRARIES.get(language, ())
+        if _visible(os.path.realpath(path)) and os.path.exists(path)
+    )  # fmt: skip
+
+
 def _discover(spec: Language) -> Toolchain | None:
     name = spec.name
     if name == "python":
@@ -265,7 +288,9 @@ def _discover(spec: Language) -> Toolchain | None:
             return None
         # Both halves of the JDK: a class file of one javac may not run on another java.
         exes = {"compiler": os.path.realpath(javac), "runtime": os.path.realpath(java)}
-        return Toolchain(name, f"{version}; {runtime[0]}", exes, tuple(jail_dirs()))
+        return Toolchain(
+            name, f"{version}; {runtime[0]}", exes, tuple(jail_dirs()), _libraries(name)
+        )
     path = shutil.which(spec.tool)
     if path is None:
         return None
@@ -273,7 +298,9 @@ def _discover(spec: Language) -> Toolchain | None:
     if not lines:
         return None
     role = "compiler" if spec.compiled else "runtime"
-    return Toolchain(name, lines[0], {role: os.path.realpath(path)}, tuple(jail_dirs()))
+    return Toolchain(
+        name, lines[0], {role: os.path.realpath(path)}, tuple(jail_dirs()), _libraries(name)
+    )
 
 
 def toolchain(language: str) -> Toolchain:
@@ -314,7 +341,8 @@ def _compile_argv(spec: Language, tools: Toolchain) -> list[str]:
         return [compiler, "build", "-o", spec.artefact, spec.source]
     if spec.name == "java":
         jvm = ["-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-Xss16m", "-J-XX:-UsePerfData"]
-        return [compiler, *jvm, "-encoding", "UTF-8", "-d", "classes", spec.source]
+        classpath = ["-cp", ":".join(tools.libraries)] if tools.libraries else []
+        return [compiler, *jvm, "-encoding", "UTF-8", *classpath, "-d", "classes", spec.source]
     raise AssertionError(spec.name)
 
 
@@ -340,11 +368,14 @@ def _run_argv(spec: Language, tools: Toolchain, memory_mb: int) -> tuple[list[st
         argv = [
             java, f"-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
             "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=64m",
-            "-XX:CompressedClassSpaceSize=128m", "-ea", "-cp", spec.artefact, "Main",
+            "-XX:CompressedClassSpaceSize=128m", "-ea",
+            "-cp", ":".join((spec.artefact, *tools.libraries)), "Main",
         ]  # fmt: skip
         return argv, env
     if spec.name == "nodejs":
         env["UV_THREADPOOL_SIZE"] = "2"
+        if tools.libraries:
+            env["NODE_PATH"] = ":".join(tools.libraries)
         node = tools.executables["runtime"]
         return [node, f"--max-old-space-size={memory_mb}", "--stack-size=65500", spec.artefact], env
     if spec.name == "go":
