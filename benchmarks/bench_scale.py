@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import sys
@@ -75,12 +76,16 @@ class _Ticker:
     _started: float = 0.0
     _watching: bool = False
     _pending: Stall | None = None
+    _watchdog: threading.Thread | None = None
 
     def start(self) -> None:
         self._started = self._last_tick = time.perf_counter()
         self._loop_ident = threading.get_ident()
         self._watching = True
-        threading.Thread(target=self._watch, name="bench-stall-watchdog", daemon=True).start()
+        self._watchdog = threading.Thread(
+            target=self._watch, name="bench-stall-watchdog", daemon=True
+        )
+        self._watchdog.start()
         self._task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
@@ -104,6 +109,11 @@ class _Ticker:
             if self._pending is None and time.perf_counter() - last > STALL_S:
                 frame = sys._current_frames().get(self._loop_ident)
                 stack = traceback.format_stack(frame) if frame is not None else []
+                # Drop the frame now: kept, it is this thread that would free the loop frame's
+                # locals (ObjectRefs among them) when it next wakes, possibly after
+                # ray.shutdown(), which makes Ray end the process ("The core worker has
+                # already been shutdown"): what lost two 100k runs' figures.
+                del frame
                 self._pending = Stall(last - self._started, 0.0, stack)
 
     def mark(self) -> int:
@@ -117,6 +127,35 @@ class _Ticker:
         self._stop.set()
         if self._task is not None:
             await self._task
+        if self._watchdog is not None:
+            await asyncio.to_thread(self._watchdog.join)  # gone before Ray shuts down
+
+
+class _GcClock:
+    """The cyclic garbage collector's pauses (``gc.callbacks``), per generation: a stall whose
+    stack shows no slow code of its own is often a full collection over the run's live tasks."""
+
+    def __init__(self) -> None:
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.pauses[info["generation"]].append(time.perf_counter() - self._t0)
+
+    def __enter__(self) -> _GcClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        return {f"gen{g}": {"count": len(p), "total_s": round(sum(p), 3),
+                            "max_ms": round(max(p, default=0.0) * 1000, 1)}
+                for g, p in self.pauses.items()}  # fmt: skip
 
 
 def _p99(values: list[float]) -> float:
@@ -319,13 +358,22 @@ def main() -> None:
     rounds = args.rounds or (1 if args.quick else 3)
     rt = asyncpool.init(args.address, log_to_driver=False)
     try:
-        data = asyncpool.run(measure, queued, streams, rounds)
+        with _GcClock() as gc_clock:
+            data = asyncpool.run(measure, queued, streams, rounds)
+    except BaseException:
+        traceback.print_exc()  # before Ray's shutdown, whatever it does to the process
+        sys.stdout.flush()
+        raise
     finally:
         rt.shutdown()
     rows = report(data)
     _print(rows)
     print(f"asyncpool helper threads alive at the end: {len(data['helpers'])} {data['helpers']}")
     stalls: list[Stall] = data["stalls"]
+    gc_summary = gc_clock.summary()
+    print("garbage collector pauses (the loop thread's included): " + ", ".join(
+        f"{g}: {v['count']} x, {v['total_s']} s total, max {v['max_ms']} ms"
+        for g, v in gc_summary.items()))  # fmt: skip
     print(f"loop stalls > {STALL_S * 1000:.0f} ms: {len(stalls)}")
     for stall in sorted(stalls, key=lambda s: -s.duration_s)[:5]:
         print(f"  {stall.duration_s * 1000:.0f} ms at {stall.at_s:.1f} s, the loop thread was in:")
@@ -334,7 +382,7 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"ray_version": ray.__version__, "rounds": rounds, "rows": rows,
-                       "helper_threads": data["helpers"],
+                       "helper_threads": data["helpers"], "gc": gc_summary,
                        "stalls": [vars(s) for s in stalls]}, fh, indent=2)
 
 
