@@ -69,7 +69,9 @@ Limits, and why they differ by runtime (documented, not hidden):
   so on stderr).
 
 The server's ``/run_code`` runs these languages through :func:`run_program`
-(:mod:`asyncpool.server.sandboxfusion`); a stdio benchmark is not here yet.
+(:mod:`asyncpool.server.sandboxfusion`), and ``/verify`` its stdin tests through
+:func:`run_stdio`; ``asyncpool bench --workload stdio`` measures C++ and Python stdio judging
+(:mod:`asyncpool._bench.workloads.stdio`).
 """
 
 from __future__ import annotations
