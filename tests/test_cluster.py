@@ -328,7 +328,7 @@ async def hog_worker_gpus(prefix: str, node_id: str) -> PlacementGroup:
         [{"GPU": WORKER_GPUS}],
         name=prefix + "hog",
         label_selector={"ray.io/node-id": node_id},
-        timeout=30,
+        timeout=None,  # the GPUs are free (require_free_cluster): it fits, at Ray's pace
     )
 
 

@@ -107,7 +107,7 @@ async def test_resolve_timeout_raises_and_cancels_the_task(ray_cluster: SessionC
         await resolve(ref, timeout=0.5)
     assert time.monotonic() - started < 30  # at its deadline, not at the task's own end
     with pytest.raises(ray.exceptions.TaskCancelledError):
-        await asyncio.to_thread(ray.get, ref, timeout=10)
+        await asyncio.to_thread(ray.get, ref)
 
 
 @pytest.mark.asyncio
@@ -369,7 +369,7 @@ async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(
     closing = time.perf_counter() - started
     await cancel(refs[:100], force=True)  # waits until these (queued later) were issued too
     ready, _ = await asyncio.to_thread(
-        ray.wait, refs, num_returns=len(refs), timeout=100, fetch_local=False
+        ray.wait, refs, num_returns=len(refs), fetch_local=False
     )
     storm = time.perf_counter() - started
     stop.set()

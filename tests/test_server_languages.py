@@ -493,7 +493,7 @@ def test_languages_flag_naming_a_language_without_its_toolchain_exits_naming_the
     done = subprocess.run(
         [sys.executable, "-m", "asyncpool", "serve", "--languages", "python,rust",
          "--port", "1"],
-        capture_output=True, timeout=60, check=False, env={**os.environ, "PATH": path},
+        capture_output=True, check=False, env={**os.environ, "PATH": path},
     )  # fmt: skip
     assert done.returncode == 2
     assert "apt-get install rustc" in done.stderr.decode()

@@ -69,7 +69,7 @@ def held(gate: Any, n: int, prefix: str = "k") -> list[Ref]:
 
 
 def open_keys(gate: Any, *keys: str) -> None:
-    ray.get(gate.open.remote(*keys), timeout=60)
+    ray.get(gate.open.remote(*keys))
 
 
 def watched(refs: list[Ref]) -> set[Ref]:
@@ -121,7 +121,7 @@ async def test_waits_until_num_returns_are_ready_and_not_before(gate: Any) -> No
     task = asyncio.ensure_future(asyncpool.wait(refs, num_returns=3))
     open_keys(gate, "k0", "k2")
     await asyncpool.gather([refs[0], refs[2]])
-    await async_wait_for(lambda: watched(refs) == {refs[1]}, timeout=30)
+    await async_wait_for(lambda: watched(refs) == {refs[1]})
     assert not task.done()  # two of three ready, both seen by the core: still waiting
     open_keys(gate, "k1")
     ready, not_ready = await asyncio.wait_for(task, 60)
@@ -258,7 +258,7 @@ async def test_ten_thousand_concurrent_waits_add_no_thread(gate: Any) -> None:
     tasks = [
         asyncio.ensure_future(asyncpool.wait([refs[i % 10], refs[(i + 1) % 10]])) for i in range(n)
     ]
-    await async_wait_for(lambda: open_waits() >= n, timeout=120)
+    await async_wait_for(lambda: open_waits() >= n)
     assert threading.active_count() <= before
     assert len(_completion.helper_threads()) == 1
     assert not any(t.done() for t in tasks)
@@ -290,10 +290,10 @@ async def test_many_concurrent_waits_on_shared_refs_each_get_their_own_answer(
     refs = held(gate, 4)
     before = threading.active_count()
     tasks = [asyncio.ensure_future(asyncpool.wait(refs, num_returns=1 + i % 2)) for i in range(400)]
-    await async_wait_for(lambda: open_waits() >= 400, timeout=60)
+    await async_wait_for(lambda: open_waits() >= 400)
     assert threading.active_count() <= max(before, 1 + len(_completion.helper_threads()))
     open_keys(gate, "k2")
-    await async_wait_for(lambda: sum(t.done() for t in tasks) == 200, timeout=60)
+    await async_wait_for(lambda: sum(t.done() for t in tasks) == 200)
     open_keys(gate, "k0")
     results = await asyncio.wait_for(asyncio.gather(*tasks), 60)
     for i, (ready, not_ready) in enumerate(results):
@@ -314,7 +314,7 @@ async def test_cancelling_a_wait_releases_its_subscription_and_cancels_no_ray_wo
 ) -> None:
     refs = held(gate, 3)
     task = asyncio.ensure_future(asyncpool.wait(refs, num_returns=3))
-    await async_wait_for(lambda: watched(refs) == set(refs), timeout=30)
+    await async_wait_for(lambda: watched(refs) == set(refs))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -332,7 +332,7 @@ async def test_a_cancelled_wait_leaves_another_wait_on_the_same_refs_untouched(
     refs = held(gate, 2)
     doomed = asyncio.ensure_future(asyncpool.wait(refs))
     kept = asyncio.ensure_future(asyncpool.wait(refs, num_returns=2))
-    await async_wait_for(lambda: open_waits() >= 2, timeout=30)
+    await async_wait_for(lambda: open_waits() >= 2)
     doomed.cancel()
     with pytest.raises(asyncio.CancelledError):
         await doomed
