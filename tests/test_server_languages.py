@@ -68,11 +68,19 @@ def needs(languages: dict[str, Any], language: str) -> None:
         )
 
 
-def needs_library(language: str, path: str, package: str) -> None:
-    """Skip, naming the package, when a library SandboxFusion's image ships is not installed
-    here (``.ci/run`` installs it, so CI runs the test)."""
-    if not os.path.exists(path):
-        pytest.skip(f"{language} library {path} absent: install the Debian package {package}")
+def needs_library(languages: dict[str, Any], language: str, name: str, package: str) -> None:
+    """Skip, naming the package, when ``language``'s toolchain (:func:`needs`) or the library
+    ``name`` SandboxFusion's image ships is not here: a file or directory named ``name`` in the
+    sandbox's own :data:`~asyncpool.sandbox._languages.LIBRARIES` for the language (``.ci/run``
+    installs it, so CI runs the test)."""
+    from asyncpool.sandbox._languages import LIBRARIES
+
+    needs(languages, language)
+    found = [path for root in LIBRARIES[language]
+             for path in (root, os.path.join(root, name))
+             if os.path.basename(path).startswith(name) and os.path.exists(path)]  # fmt: skip
+    if not found:
+        pytest.skip(f"{language} library {name} absent: install the Debian package {package}")
 
 
 def unique(code: str) -> str:
@@ -262,8 +270,7 @@ public class Main {
 def test_java_external_jar_javatuples_is_on_the_class_path_as_in_sandboxfusion(
     server: ServeProcess, languages: dict[str, Any]
 ) -> None:
-    needs(languages, "java")
-    needs_library("java", "/usr/share/java/javatuples.jar", "libjavatuples-java")
+    needs_library(languages, "java", "javatuples", "libjavatuples-java")
     code = """
 import org.javatuples.Pair;
 import org.javatuples.Triplet;
@@ -288,8 +295,7 @@ public class Main {
 def test_nodejs_lodash_dep_is_found_as_in_sandboxfusion(
     server: ServeProcess, languages: dict[str, Any]
 ) -> None:
-    needs(languages, "nodejs")
-    needs_library("nodejs", "/usr/share/nodejs/lodash", "node-lodash")
+    needs_library(languages, "nodejs", "lodash", "node-lodash")
     code = """
 const _ = require("lodash");
 const assert = require('assert');
