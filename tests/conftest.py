@@ -29,6 +29,21 @@ WORKER_NODES = 2
 WORKER_LABEL = {"asyncpool-role": "worker"}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ray's workers run at the driver's priority in the tests' clusters.
+
+    Ray starts every worker process at nice 15 (``RAY_worker_niceness``) so that its raylet and
+    GCS stay responsive. Beside other CPU-bound work at nice 0 that starves them: with 8 such
+    processes on 2 cores a nice-15 worker gets well under 1 % of a core, and the suite ran about
+    20x slower than on a quiet machine (its tasks, actors and sandboxes all run in workers). The
+    tests check asyncpool's behaviour under contention, not Ray's choice of priority, so every
+    cluster they start (this process's, and the ``ray start``, ``asyncpool bench`` and
+    ``asyncpool serve`` subprocesses, which inherit the environment) competes for the cores on
+    equal terms. A value already set in the environment wins.
+    """
+    os.environ.setdefault("RAY_worker_niceness", "0")
+
+
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:
     """Every async test runs on the standard asyncio loop and on uvloop.
 
