@@ -18,9 +18,12 @@ import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from ray._private.node import Node
 
 HEAD_CPUS = 2
 WORKER_CPUS = 2
@@ -173,7 +176,9 @@ def ray_cluster() -> Iterator[SessionCluster]:
     cluster.wait_for_nodes()
     rt = runtime.init(address=cluster.address, log_to_driver=False)
     assert not rt.started
-    head_id = cluster.head_node.node_id
+    # Ray's Cluster leaves head_node untyped, so mypy takes it for the None its __init__ sets;
+    # initialize_head has made it the head's Node.
+    head_id = cast("Node", cluster.head_node).node_id
     sc = SessionCluster(cluster, cluster.address, head_id, [w.node_id for w in workers])
     wait_for(lambda: len([n for n in ray.nodes() if n["Alive"]]) == 1 + WORKER_NODES, 60)
     try:

@@ -29,7 +29,7 @@ class AsyncNapper:
         return seconds
 
 
-def _cancelled(ref: ray.ObjectRef) -> bool:
+def _cancelled(ref: ray.ObjectRef[Any]) -> bool:
     try:
         ray.get(ref, timeout=0)
     except ray.exceptions.TaskCancelledError:
@@ -65,7 +65,7 @@ def test_the_follow_up_checks_only_due_refs_with_backoff_until_the_horizon(
     book.add(first, True, now=0.0)
     book.add(second, True, now=0.4)
     assert book.due(now=0.45, limit=10) == []  # nothing is due yet: nothing is checked
-    checks: dict[ray.ObjectRef, list[float]] = {first: [], second: []}
+    checks: dict[ray.ObjectRef[Any], list[float]] = {first: [], second: []}
     while len(book):
         now = book.next_due()
         assert now is not None

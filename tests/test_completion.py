@@ -16,10 +16,11 @@ import ray
 
 from asyncpool import _completion
 from asyncpool._completion import Item, subscribe
+from tests._typing import remote_task
 from tests.conftest import SessionCluster, async_wait_for
 
 
-@ray.remote(num_cpus=0)
+@remote_task(num_cpus=0)  # defaulted parameters: see tests/_typing.py
 def sleepy(value: object, seconds: float = 0.0) -> object:
     time.sleep(seconds)
     return value
@@ -53,7 +54,9 @@ async def test_every_position_is_delivered_once_on_the_loop_with_user_error_type
     ray_cluster: SessionCluster,
 ) -> None:
     shared = sleepy.remote("shared", 0.2)
-    refs = [sleepy.remote(0), raise_key_error.remote("k"), shared, sleepy.remote(3, 0.1), shared]
+    refs: list[ray.ObjectRef[Any]] = [
+        sleepy.remote(0), raise_key_error.remote("k"), shared, sleepy.remote(3, 0.1), shared
+    ]
     got = _Collector()
     got.expect = len(refs)
     sub = subscribe(refs, got)

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pytest
 import ray
 from ray.util.placement_group import (
     PlacementGroup,
+    placement_group,
     placement_group_table,
     remove_placement_group,
 )
@@ -532,7 +533,9 @@ async def test_allocate_creates_and_removes_its_groups_off_the_event_loop_thread
     prefix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[tuple[str, str]] = []
-    create, remove = _gcs.placement_group, _gcs.remove_placement_group
+    # The functions _gcs imports from Ray (whose decorator leaves placement_group untyped).
+    create: Callable[..., PlacementGroup] = placement_group
+    remove = remove_placement_group
 
     def traced_create(*args: Any, **kwargs: Any) -> PlacementGroup:
         calls.append(("create", threading.current_thread().name))

@@ -101,7 +101,8 @@ async def test_submit_returns_the_result_and_user_errors_keep_their_type(
     async with TaskPool(square) as pool:
         assert await pool.submit(7) == 49
         assert pool.state == "open"
-    assert pool.state == "closed"
+    # mypy keeps the narrowing to "open" across the exit that closed it
+    assert pool.state == "closed"  # type: ignore[comparison-overlap]
 
 
 @pytest.mark.asyncio
@@ -287,17 +288,17 @@ async def test_an_unserialisable_item_fails_alone(ray_cluster: SessionCluster) -
     ("make", "error"),
     [
         (lambda: TaskPool(square, max_in_flight=0), ValueError),
-        (lambda: TaskPool(square, max_in_flight=2.5), TypeError),
-        (lambda: TaskPool(42), TypeError),
+        (lambda: TaskPool(square, max_in_flight=2.5), TypeError),  # type: ignore[arg-type]
+        (lambda: TaskPool(42), TypeError),  # type: ignore[arg-type]
         (lambda: TaskPool(square, batch_size=0), ValueError),
-        (lambda: TaskPool(square, batch_size="big"), TypeError),
+        (lambda: TaskPool(square, batch_size="big"), TypeError),  # type: ignore[arg-type]
         (lambda: TaskPool(square, timeout=-1), ValueError),
         (lambda: TaskPool(square, retries=-1), ValueError),
         (lambda: TaskPool(square, no_such_ray_option=1), ValueError),
         (lambda: ActorPool(Judge, size=0), ValueError),
         (lambda: ActorPool(Judge, size=(3, 1)), ValueError),
         (lambda: ActorPool(Judge, size=2, max_concurrency=0), ValueError),
-        (lambda: ActorPool(square, size=2), TypeError),
+        (lambda: ActorPool(square, size=2), TypeError),  # type: ignore[arg-type]
     ],
 )
 def test_bad_construction_arguments_raise_at_once(make: Any, error: type[Exception]) -> None:

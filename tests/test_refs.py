@@ -7,16 +7,18 @@ import gc
 import threading
 import time
 import weakref
+from typing import Any
 
 import anyio
 import pytest
 import ray
 
 from asyncpool import TaskTimeoutError, as_completed, cancel, gather, resolve
+from tests._typing import remote_task
 from tests.conftest import SessionCluster, async_wait_for
 
 
-@ray.remote(num_cpus=0)
+@remote_task(num_cpus=0)  # defaulted parameters: see tests/_typing.py
 def sleepy(value: object, seconds: float = 0.0, after: object = None) -> object:
     """``value`` after ``seconds``; ``after`` (a ref) makes it start only once that one is done."""
     time.sleep(seconds)
@@ -34,7 +36,7 @@ def count_up(n: int):  # type: ignore[no-untyped-def]
         yield i
 
 
-def _cancelled(ref: ray.ObjectRef) -> bool:
+def _cancelled(ref: ray.ObjectRef[Any]) -> bool:
     try:
         ray.get(ref, timeout=0)
     except ray.exceptions.TaskCancelledError:
@@ -201,9 +203,9 @@ async def test_cancel_stops_a_sleeping_task_with_force(ray_cluster: SessionClust
         (lambda: gather([ray.put(1)], return_exceptions=1), TypeError),  # type: ignore[call-overload]
         (lambda: resolve(ray.put(1), timeout="1"), TypeError),  # type: ignore[arg-type]
         (lambda: gather([ray.put(1), 2]), TypeError),
-        (lambda: gather(ray.put(1)), TypeError),  # type: ignore[call-overload]
+        (lambda: gather(ray.put(1)), TypeError),
         (lambda: gather([ray.put(1)], timeout=float("nan")), ValueError),
-        (lambda: gather(42), TypeError),  # type: ignore[call-overload]
+        (lambda: gather(42), TypeError),
         (lambda: cancel([ray.put(1)], force="yes"), TypeError),  # type: ignore[arg-type]
     ],
 )
@@ -217,7 +219,7 @@ async def test_bad_arguments_raise_before_anything_is_awaited(
 
 def test_as_completed_checks_its_arguments_when_called(ray_cluster: SessionCluster) -> None:
     with pytest.raises(TypeError):
-        as_completed([1, 2])  # type: ignore[list-item]
+        as_completed([1, 2])
     with pytest.raises(ValueError, match="timeout"):
         as_completed([ray.put(1)], timeout=-0.1)
     with pytest.raises(ValueError, match=r"timeout must be None or a number of seconds > 0"):

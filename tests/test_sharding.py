@@ -50,7 +50,7 @@ def test_shard_rejects_n_below_one(n: int) -> None:
 @pytest.mark.parametrize("n", [1.0, True, "2"])
 def test_shard_rejects_a_non_int_n(n: object) -> None:
     with pytest.raises(TypeError, match="n must be an int >= 1, got"):
-        shard([1, 2, 3], n)  # type: ignore[arg-type]
+        shard([1, 2, 3], n)  # type: ignore[call-overload]
 
 
 def test_shard_rejects_a_ragged_columnar_batch_naming_the_lengths() -> None:

@@ -190,7 +190,7 @@ def live_actor_names(prefix: str) -> set[str]:
             limit=10_000,
             raise_on_missing_output=False,
         )
-        names |= {r.name for r in rows if (r.name or "").startswith(prefix)}
+        names |= {r.name for r in rows if r.name is not None and r.name.startswith(prefix)}
     else:
         from ray._private import state as gcs_state
 
@@ -377,7 +377,7 @@ class TestOpenGroup:
         with pytest.raises(ValueError, match="only_on"):
             group.dispatch("record", [1], only_on="everyone")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="sequence"):
-            group.dispatch("record", {"a": 1})
+            group.dispatch("record", {"a": 1})  # type: ignore[arg-type]
         assert await group.broadcast("call_count") == before
 
     @pytest.mark.asyncio

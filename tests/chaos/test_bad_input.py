@@ -72,11 +72,11 @@ CASES: list[tuple[str, Case, type[BaseException]]] = [
     ("resolve a str", lambda: resolve("ref"), TypeError),  # type: ignore[arg-type]
     ("resolve negative timeout", lambda: resolve(ray.put(1), timeout=-1), ValueError),
     ("resolve timeout as str", lambda: resolve(ray.put(1), timeout="1"), TypeError),  # type: ignore[arg-type]
-    ("gather an int", lambda: gather(42), TypeError),  # type: ignore[call-overload]
+    ("gather an int", lambda: gather(42), TypeError),
     ("gather a list with a non-ref", lambda: gather([ray.put(1), 2]), TypeError),
-    ("gather a lone ref", lambda: gather(ray.put(1)), TypeError),  # type: ignore[call-overload]
+    ("gather a lone ref", lambda: gather(ray.put(1)), TypeError),
     ("gather NaN timeout", lambda: gather([ray.put(1)], timeout=float("nan")), ValueError),
-    ("as_completed non-refs", lambda: as_completed([1, 2]), TypeError),  # type: ignore[list-item]
+    ("as_completed non-refs", lambda: as_completed([1, 2]), TypeError),
     ("cancel force not bool", lambda: cancel([ray.put(1)], force="yes"), TypeError),  # type: ignore[arg-type]
     ("init address not str", lambda: asyncpool.init(address=123), TypeError),  # type: ignore[arg-type]
     ("init empty address", lambda: asyncpool.init(address="  "), ValueError),
@@ -107,7 +107,7 @@ CASES: list[tuple[str, Case, type[BaseException]]] = [
     ("ActorPool size True", lambda: ActorPool(Echo, size=True), TypeError),
     ("shard into 0", lambda: shard([1, 2, 3], 0), ValueError),
     ("shard ragged columns", lambda: shard({"a": [1], "b": [1, 2]}, 2), ValueError),
-    ("shard an int", lambda: shard(42, 2), TypeError),  # type: ignore[arg-type]
+    ("shard an int", lambda: shard(42, 2), TypeError),
     ("allocate no bundles", lambda: allocate([]), ValueError),
     ("allocate negative GPU", lambda: allocate([{"GPU": -1}]), ValueError),
     ("allocate unknown strategy", lambda: allocate([{"CPU": 1}], strategy="WEIRD"), ValueError),

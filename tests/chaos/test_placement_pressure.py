@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 import ray
+from ray.util.placement_group import PlacementGroup
 
 from asyncpool import Backoff, PlacementTimeoutError, allocate, reap
 from tests.chaos._util import report
@@ -39,7 +40,7 @@ async def test_competing_allocations_all_end_and_leak_no_group(
     # Each request wants a whole 4-GPU node; the cluster has two such nodes.
     bundles = [{"GPU": 1.0}] * 4
     outcomes: dict[str, str] = {}
-    winners: list[ray.util.placement_group.PlacementGroup] = []
+    winners: list[PlacementGroup] = []
 
     async def contender(i: int, timeout: float, hold: float) -> None:
         name = f"{prefix}{i}"
@@ -101,7 +102,7 @@ async def test_competing_allocations_all_end_and_leak_no_group(
            duplicates=0, leaked_groups=0, seconds=round(elapsed, 1), **counts)
 
 
-def _named(pgs: list[ray.util.placement_group.PlacementGroup]) -> list[tuple[str, object]]:
+def _named(pgs: list[PlacementGroup]) -> list[tuple[str, object]]:
     table = ray.util.placement_group_table()
     return [(table[pg.id.hex()]["name"], pg) for pg in pgs]
 
