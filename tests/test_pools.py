@@ -38,9 +38,33 @@ class Gauge:
         return self.now, self.peak, self.entered
 
 
-def node_id(_: object = None) -> str:
-    time.sleep(0.05)
-    return ray.get_runtime_context().get_node_id()
+@ray.remote(num_cpus=0)
+class Rendezvous:
+    """Holds every caller until callers from ``nodes`` distinct nodes have arrived."""
+
+    def __init__(self, nodes: int) -> None:
+        self.nodes = nodes
+        self.seen: set[str] = set()
+        self.everyone = asyncio.Event()
+
+    async def arrive(self, node: str) -> None:
+        self.seen.add(node)
+        if len(self.seen) >= self.nodes:
+            self.everyone.set()
+        await self.everyone.wait()
+
+
+def node_id_once_every_node_arrived(rendezvous: Any) -> str:
+    """This task's node, returned only once a task of the same map runs on every node.
+
+    The task waits in ``ray.get``, which hands its CPU back: nodes' capacity never forces the
+    tasks apart, only the scheduling strategy does. Tasks that return at once would not do:
+    finished tasks' workers are reused for the next ones, and when a new worker on the third
+    node starts slower than the others finish the map (a loaded machine), it never gets one.
+    """
+    node: str = ray.get_runtime_context().get_node_id()
+    ray.get(rendezvous.arrive.remote(node))
+    return node
 
 
 def square(x: int) -> int:
@@ -88,9 +112,13 @@ class Judge:
 @pytest.mark.asyncio
 @pytest.mark.multinode
 async def test_spread_places_tasks_on_every_node(ray_cluster: SessionCluster) -> None:
+    """TaskPool's default strategy is SPREAD: with 12 tasks held in flight (none finishes
+    before every node has one), Ray spreads them over the 3 nodes. A pool that packed them
+    would hang here until the per-test timeout."""
     require_free_cluster(cpus=True)  # a task on every node needs a free CPU on every node
-    async with TaskPool(node_id, max_in_flight=12) as pool:
-        seen = {v async for _, v in pool.map(range(60))}
+    rendezvous = Rendezvous.remote(len(ray_cluster.node_ids))  # type: ignore[attr-defined]
+    async with TaskPool(node_id_once_every_node_arrived, max_in_flight=12) as pool:
+        seen = {v async for _, v in pool.map([rendezvous] * 12)}
     assert seen == set(ray_cluster.node_ids)
 
 
