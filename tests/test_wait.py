@@ -21,28 +21,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 import asyncpool
 from asyncpool import _completion
+from tests._gate import Gate
 from tests.conftest import SessionCluster, async_wait_for
 
 Ref = Any  # ray.ObjectRef[Any]
-
-
-@ray.remote(num_cpus=0)
-class Gate:
-    """Calls that finish when their key is opened (an async actor: they wait concurrently)."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
-
-    def _event(self, key: str) -> asyncio.Event:
-        return self._events.setdefault(key, asyncio.Event())
-
-    async def hold(self, key: str, value: object) -> object:
-        await self._event(key).wait()
-        return value
-
-    async def open(self, *keys: str) -> None:
-        for key in keys:
-            self._event(key).set()
 
 
 @ray.remote(num_cpus=0)
