@@ -58,6 +58,8 @@ class Stall:
     at_s: float
     duration_s: float
     stack: list[str]
+    #: The method being measured when it began (``_PHASE``).
+    phase: str = ""
 
 
 @dataclass
@@ -114,7 +116,7 @@ class _Ticker:
                 # ray.shutdown(), which makes Ray end the process ("The core worker has
                 # already been shutdown"): what lost two 100k runs' figures.
                 del frame
-                self._pending = Stall(last - self._started, 0.0, stack)
+                self._pending = Stall(last - self._started, 0.0, stack, _PHASE[0])
 
     def mark(self) -> int:
         return len(self.lags)
@@ -131,19 +133,28 @@ class _Ticker:
             await asyncio.to_thread(self._watchdog.join)  # gone before Ray shuts down
 
 
+#: What the run is measuring now (a method's name, or "between"): the GC clock and the lag
+#: figures are kept per method, so that a pause can be put on asyncpool or on its baseline.
+_PHASE = ["warm-up"]
+
+
 class _GcClock:
-    """The cyclic garbage collector's pauses (``gc.callbacks``), per generation: a stall whose
-    stack shows no slow code of its own is often a full collection over the run's live tasks."""
+    """The cyclic garbage collector's pauses (``gc.callbacks``), per generation and per method
+    being measured: a stall whose stack shows no slow code of its own is often a full
+    collection over the run's live tasks, and the per-method figures say whose tasks."""
 
     def __init__(self) -> None:
         self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self.by_phase: dict[str, list[float]] = {}
         self._t0 = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._t0 = time.perf_counter()
         else:
-            self.pauses[info["generation"]].append(time.perf_counter() - self._t0)
+            pause = time.perf_counter() - self._t0
+            self.pauses[info["generation"]].append(pause)
+            self.by_phase.setdefault(_PHASE[0], []).append(pause)
 
     def __enter__(self) -> _GcClock:
         gc.callbacks.append(self)
@@ -153,9 +164,15 @@ class _GcClock:
         gc.callbacks.remove(self)
 
     def summary(self) -> dict[str, dict[str, float]]:
-        return {f"gen{g}": {"count": len(p), "total_s": round(sum(p), 3),
-                            "max_ms": round(max(p, default=0.0) * 1000, 1)}
-                for g, p in self.pauses.items()}  # fmt: skip
+        return {f"gen{g}": _pause_figures(p) for g, p in self.pauses.items()}
+
+    def phase_summary(self) -> dict[str, dict[str, float]]:
+        return {phase: _pause_figures(p) for phase, p in self.by_phase.items()}
+
+
+def _pause_figures(pauses: list[float]) -> dict[str, float]:
+    return {"count": len(pauses), "total_s": round(sum(pauses), 3),
+            "max_ms": round(max(pauses, default=0.0) * 1000, 1)}  # fmt: skip
 
 
 def _p99(values: list[float]) -> float:
@@ -213,15 +230,32 @@ async def _submit(remote: Any, n: int, chunk: int = 256) -> list[ray.ObjectRef[i
     return refs
 
 
+async def _streams(
+    refs: list[ray.ObjectRef[int]], one: Callable[[ray.ObjectRef[int]], Awaitable[int]]
+) -> None:
+    """``one(ref)`` for every ref, as concurrent tasks started ``SPAWN_CHUNK`` at a time (see
+    :data:`SPAWN_CHUNK`: 10k started in one call were 0.4-0.9 s stalls of this code, for the
+    ``await ref`` baseline as for asyncpool)."""
+    tasks: list[asyncio.Future[int]] = []
+    for start in range(0, len(refs), SPAWN_CHUNK):
+        tasks.extend(asyncio.ensure_future(one(r)) for r in refs[start : start + SPAWN_CHUNK])
+        await asyncio.sleep(0)
+    await asyncio.gather(*tasks)
+
+
 async def b_await_ref(refs: list[ray.ObjectRef[int]]) -> None:
     async def one(ref: ray.ObjectRef[int]) -> int:
         return await ref
 
-    await asyncio.gather(*(one(r) for r in refs))
+    await _streams(refs, one)
 
 
 async def b_gather(refs: list[ray.ObjectRef[int]]) -> None:
-    await asyncio.gather(*(gather([r]) for r in refs))
+    async def one(ref: ray.ObjectRef[int]) -> int:
+        (value,) = await gather([ref])
+        return value  # type: ignore[no-any-return]
+
+    await _streams(refs, one)
 
 
 async def b_as_completed(refs: list[ray.ObjectRef[int]]) -> None:
@@ -231,7 +265,7 @@ async def b_as_completed(refs: list[ray.ObjectRef[int]]) -> None:
                 return value  # type: ignore[no-any-return]
         raise AssertionError("empty stream")
 
-    await asyncio.gather(*(one(r) for r in refs))
+    await _streams(refs, one)
 
 
 B_METHODS: dict[str, Callable[[list[ray.ObjectRef[int]]], Awaitable[None]]] = {
@@ -251,6 +285,7 @@ async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any
     a_rows: dict[tuple[str, int], dict[str, list[float]]] = {}
     b_rows: dict[str, dict[str, list[float]]] = {m: {"s": [], "threads": []} for m in B_METHODS}
     lag_marks: dict[str, list[float]] = {"a": [], "b": []}
+    lag_by_method: dict[str, list[float]] = {}
     async with TaskPool(noop, max_in_flight=SLOTS, name="bench_scale") as pool:
         # Warm-up: workers started, functions exported, both paths exercised once.
         await a_pool(min(200, queued[0]), pool)
@@ -266,9 +301,12 @@ async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any
                     order.reverse()
                 for name, fn_a, arg in order:
                     start_mark = ticker.mark()
+                    _PHASE[0] = "TaskPool.submit" if name == "pool" else "Semaphore(4)+await"
                     cpu0, t0 = time.thread_time(), time.perf_counter()
                     await fn_a(n, arg)
                     wall, cpu = time.perf_counter() - t0, time.thread_time() - cpu0
+                    _PHASE[0] = "between"
+                    lag_by_method.setdefault(f"(a) {name}", []).extend(ticker.lags[start_mark:])
                     row = a_rows.setdefault((name, n), {"s": [], "cpu_per_1k": []})
                     row["s"].append(wall)
                     row["cpu_per_1k"].append(cpu / n * 1000)
@@ -280,9 +318,12 @@ async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any
                 before = threading.active_count()
                 ticker.reset_peak()
                 start_mark = ticker.mark()
+                _PHASE[0] = name
                 t0 = time.perf_counter()
                 await B_METHODS[name](refs)
                 b_rows[name]["s"].append(time.perf_counter() - t0)
+                _PHASE[0] = "between"
+                lag_by_method.setdefault(f"(b) {name}", []).extend(ticker.lags[start_mark:])
                 b_rows[name]["threads"].append(
                     max(ticker.peak_threads, threading.active_count()) - before
                 )
@@ -290,7 +331,8 @@ async def measure(queued: list[int], streams: int, rounds: int) -> dict[str, Any
     await ticker.stop()
     helpers = [t.name for t in _completion.helper_threads() + _cancel.helper_threads()]
     return {"helpers": helpers, "a": a_rows, "b": b_rows, "lags": ticker.lags,
-            "lag_marks": lag_marks, "queued": queued, "streams": streams,
+            "lag_marks": lag_marks, "lag_by_method": lag_by_method, "queued": queued,
+            "streams": streams,
             "stalls": ticker.stalls}
 
 
@@ -327,6 +369,11 @@ def report(data: dict[str, Any]) -> list[dict[str, Any]]:
                      "p99_ms": round(_p99(lags) * 1000, 2),
                      "max_ms": round(max(lags, default=0.0) * 1000, 2),
                      "ticks": len(lags), "target": "p99 < 50 ms"})
+    for method, lags in data["lag_by_method"].items():
+        rows.append({"part": "c", "method": f"  lag during {method}",
+                     "p99_ms": round(_p99(lags) * 1000, 2),
+                     "max_ms": round(max(lags, default=0.0) * 1000, 2),
+                     "ticks": len(lags), "target": "max < 100 ms"})
     return rows
 
 
@@ -374,15 +421,20 @@ def main() -> None:
     print("garbage collector pauses (the loop thread's included): " + ", ".join(
         f"{g}: {v['count']} x, {v['total_s']} s total, max {v['max_ms']} ms"
         for g, v in gc_summary.items()))  # fmt: skip
+    print("garbage collector pauses per method measured (all generations):")
+    for phase, v in gc_clock.phase_summary().items():
+        print(f"  {phase:<24} {v['count']:>6} x, {v['total_s']:>7} s total, max {v['max_ms']} ms")
     print(f"loop stalls > {STALL_S * 1000:.0f} ms: {len(stalls)}")
     for stall in sorted(stalls, key=lambda s: -s.duration_s)[:5]:
-        print(f"  {stall.duration_s * 1000:.0f} ms at {stall.at_s:.1f} s, the loop thread was in:")
+        print(f"  {stall.duration_s * 1000:.0f} ms at {stall.at_s:.1f} s, during {stall.phase}; "
+              "the loop thread was in:")
         for line in stall.stack[-6:]:
             print("    " + line.rstrip().replace("\n", "\n    "))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"ray_version": ray.__version__, "rounds": rounds, "rows": rows,
                        "helper_threads": data["helpers"], "gc": gc_summary,
+                       "gc_by_method": gc_clock.phase_summary(),
                        "stalls": [vars(s) for s in stalls]}, fh, indent=2)
 
 
