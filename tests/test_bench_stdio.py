@@ -155,7 +155,9 @@ def test_a_stdio_run_of_two_problems_through_the_harness_matches_every_verdict(
     rows = asyncpool.run(harness.run_workloads, [stdio.STDIO], n, True, False, 1)
     assert [r.method for r in rows] == [m.name for m in stdio.STDIO.methods]
     for row in rows:
-        assert (row.items, row.correct, row.errors) == (n, n, 0), row
+        assert (row.items, row.correct, row.errors) == (n, n, 0), (
+            row, stdio.LAST_STATS.get("mismatches")
+        )
         assert row.seconds > 0
         assert row.per_minute > 0
     limit = next(r for r in rows if r.method == "limit_cpp")

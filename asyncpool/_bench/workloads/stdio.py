@@ -85,10 +85,15 @@ def items(language: str, n: int) -> list[Item]:
     return [base[j % len(base)] for j in range(n)]
 
 
-def judge(item: Item) -> tuple[str, bool | None]:
+#: ``judge``'s answer: the verdict, whether the compile came from the cache (``None``: not
+#: compiled), and when the verdict is not the one the item's kind expects, what the first case
+#: that decided it reported (``""`` otherwise).
+Judged = tuple[str, bool | None, str]
+
+
+def judge(item: Item) -> Judged:
     """What the asyncpool rows run in a Ray worker: ``run_stdio`` of the item's solution on its
-    problem's cases; the verdict, and whether the compile came from the cache (``None``: not
-    compiled)."""
+    problem's cases (see :data:`Judged`)."""
     index, language, kind = item
     problem = sp.problems()[index]
     result = run_stdio(
@@ -96,7 +101,18 @@ def judge(item: Item) -> tuple[str, bool | None]:
         checker=problem.checker, timeout=sp.TIME_LIMIT, compile_timeout=COMPILE_TIMEOUT,
     )  # fmt: skip
     compiled = getattr(result, "compile_result", None)
-    return result.verdict, (None if compiled is None else bool(compiled.cached))
+    detail = ""
+    if result.verdict != sp.EXPECTED_VERDICT[kind]:
+        case = next((c for c in result.cases if not c.passed), None)
+        detail = "no case ran" if case is None else (
+            f"case {result.cases.index(case)} of {len(problem.cases)}: {case.verdict}/"
+            f"{case.status}, own {case.duration:.3f} s, cpu {case.cpu_time} s, wall "
+            f"{case.wall_time:.3f} s, rc {case.returncode}, {case.reason!r}, "
+            f"stderr {case.stderr[-200:]!r}"
+        )
+        if compiled is not None and not result.cases:
+            detail += f"; compile: {compiled.status}, {compiled.stderr[-300:]!r}"
+    return result.verdict, (None if compiled is None else bool(compiled.cached)), detail
 
 
 def compile_all(indices: Sequence[int]) -> int:
@@ -135,12 +151,14 @@ def bare_verdict(argv: Sequence[str], problem: sp.Problem) -> str:
 @dataclass
 class StdioSession:
     items: dict[str, list[Item]]
-    pool: TaskPool[[Item], tuple[str, bool | None]]
+    pool: TaskPool[[Item], Judged]
     #: ``item -> argv`` of its bare run (the limit rows).
     bare: dict[Item, list[str]]
     cores: int
     timed: bool = False
     #: ``phase -> [cache hits, C++ verdicts]``; phase "warm-up" or "timed".
+    #: Every asyncpool-row verdict that was not its kind's, with what decided it.
+    mismatches: list[str] = field(default_factory=list)
     cache: dict[str, list[int]] = field(default_factory=lambda: {"warm-up": [0, 0],
                                                                  "timed": [0, 0]})
 
@@ -155,7 +173,7 @@ class StdioSession:
             tally[1] += 1
 
 
-def stdio_pool() -> TaskPool[[Item], tuple[str, bool | None]]:
+def stdio_pool() -> TaskPool[[Item], Judged]:
     """The TaskPool the asyncpool rows use (what a user would write)."""
     return TaskPool(judge, strategy="SPREAD", batch_size=STDIO_BATCH)
 
@@ -249,7 +267,7 @@ async def stdio_session(n: int) -> AsyncIterator[StdioSession]:
             cost = await asyncio.to_thread(_case_cost, bare[(0, "cpp", "correct")])
             session.timed = True
             yield session
-            LAST_STATS.update(cost, **_report(session))
+            LAST_STATS.update(cost, **_report(session), mismatches=session.mismatches)
             print(
                 f"stdio: compile cache hit rate {LAST_STATS['cache_hit_rate_timed']} in the "
                 f"timed rounds ({LAST_STATS['cache_hits_timed']}/"
@@ -278,8 +296,11 @@ def _asyncpool(language: str) -> Callable[[StdioSession, int, Progress], Any]:
                 if isinstance(value, BaseException):
                     errors += 1
                 else:
-                    verdict, cached = value
-                    correct += s.correct(work[i], verdict)
+                    verdict, cached, detail = value
+                    if s.correct(work[i], verdict):
+                        correct += 1
+                    else:
+                        s.mismatches.append(f"{work[i]}: {verdict} ({detail})")
                     s.note_compile(cached)
                 progress(1)
         return Outcome(correct, errors)
