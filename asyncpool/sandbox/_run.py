@@ -298,6 +298,46 @@ class Raw:
     peak_memory: int | None = None  # its peak resident memory (bytes), likewise
 
 
+#: The capacity asked of an output pipe (``F_SETPIPE_SZ``; Linux's default ``pipe-max-size``).
+_PIPE_BYTES = 1 << 20
+
+
+def _pipe() -> tuple[int, int]:
+    """An output pipe as large as the kernel grants (64 KiB if it grants nothing more).
+
+    A program whose output fills a pipe waits in ``write`` until this process reads, and a
+    program waiting is not waiting for a CPU: that wait counts as its own time (see "Time" in
+    :mod:`asyncpool.sandbox`). A larger pipe makes the wait rarer when this process is slow to
+    read (a loaded machine, a busy interpreter); outputs that decide verdicts do not use pipes
+    at all (:func:`_output_file`).
+    """
+    r, w = os.pipe()
+    with contextlib.suppress(OSError):  # over the user's pipe-user-pages-soft, or an old kernel
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    return r, w
+
+
+def _output_file(name: str) -> int:
+    """A memory file for a program's stdout when only its first bytes are kept (``run_stdio``,
+    ``run_program``): the program never waits on this process to read its output.
+
+    Through a pipe, a correct program with 1.3 MB of output was judged ``time_limit`` (own time
+    1.0 s, CPU time 0.025 s) whenever the reader was slow, because every full pipe made it wait
+    and waiting counts as own time: a verdict that depended on the machine's load. Writes to a
+    memory file never wait. Its pages count toward the run's memory cgroup, and
+    ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`) bounds it; the file is read once every process
+    of the run is dead. No seal can be added (``MFD_ALLOW_SEALING`` is not given), so the
+    program cannot make it unwritable or unreadable for this process.
+    """
+    return os.memfd_create(name, os.MFD_CLOEXEC)
+
+
+def _read_output_file(fd: int, head: int) -> bytes:
+    """The first ``head`` bytes the program wrote (all of them if fewer)."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, min(size, head), 0) if size else b""
+
+
 def _memfd(name: str, data: bytes, seal: bool = False) -> int:
     fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
@@ -363,11 +403,16 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         return fd
 
     try:
-        out_r, out_w = (new_fd(fd) for fd in os.pipe())
+        out_file = -1
+        if spec.stdout_head:
+            out_file = new_fd(_output_file("asyncpool-stdout"))
+            out_r, out_w = -1, out_file
+        else:
+            out_r, out_w = (new_fd(fd) for fd in _pipe())
         if spec.merged_output:
             err_r, err_w = -1, out_w
         else:
-            err_r, err_w = (new_fd(fd) for fd in os.pipe())
+            err_r, err_w = (new_fd(fd) for fd in _pipe())
         fds = [out_w, err_w, new_fd(_memfd("asyncpool-program", spec.program))]
         if spec.stdin is not None:
             flags |= _zygote_wire.FLAG_STDIN
@@ -405,7 +450,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             _discard_zygote(z)
             raise _ZygoteGone from exc
         # Only the server (and its children) may hold the write ends now.
-        for fd in set(fds) - {files_out}:
+        for fd in set(fds) - {files_out, out_file}:
             os.close(fd)
             owned.remove(fd)
         theirs.close()
@@ -413,7 +458,9 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
         err = _Sink(tail=OUTPUT_TAIL_BYTES)
         patience = wall_cap + _zygote_wire.GRACE if spec.limits else None
-        raw = _collect(z, ours, {out_r: out, err_r: err}, patience, cancel)
+        raw = _collect(z, ours, out, err, {out_r: out, err_r: err}, patience, cancel)
+        if out_file >= 0:
+            raw.stdout = _read_output_file(out_file, spec.stdout_head)
         if verdict_r >= 0:
             raw.verdict = _read_pipe(verdict_r)
         if files_out >= 0:
@@ -446,11 +493,14 @@ def _read_pipe(fd: int) -> bytes:
 def _collect(
     z: _Zygote,
     sock: socket.socket,
+    out: _Sink,
+    err: _Sink,
     sinks: dict[int, _Sink],
     patience: float | None,
     cancel: Cancel | None,
 ) -> Raw:
-    """Read the outputs (into their sinks) until the server's verdict arrives."""
+    """Read the output pipes (into their sinks; ``-1``: not a pipe) until the server's verdict
+    arrives; the result's stdout and stderr are ``out``'s and ``err``'s."""
     sinks = {fd: sink for fd, sink in sinks.items() if fd >= 0}
     poller = select.poll()
     for fd in sinks:
@@ -462,7 +512,6 @@ def _collect(
     open_fds = set(sinks)
     started = False
     give_up = None if patience is None else time.monotonic() + patience
-    out, err = [*sinks.values(), _Sink(tail=1)][:2]
 
     def raw(status: SandboxStatus, rc: int | None = None, duration: float = 0.0) -> Raw:
         return Raw(status, rc, duration, duration, _zygote_wire.RESULT_JUDGE_NONE, 0,
