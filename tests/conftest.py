@@ -98,14 +98,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def require_free_cluster(*, cpus: bool = False, timeout: float = 20.0) -> None:
+@dataclass
+class _Held:
+    """What a test found holding the cluster past its grace: the test, and the picture."""
+
+    test: str
+    picture: str
+
+
+#: Set when a test found the cluster held past its grace; cleared once it is free.
+_HELD: list[_Held] = []
+
+
+def require_free_cluster(
+    *, cpus: bool = False, timeout: float = 20.0, remember: bool = True
+) -> None:
     """Fail now, naming what holds them, unless every GPU of the session cluster (and every CPU,
     when ``cpus``) is free and no placement group is left alive.
 
     Called before the tests that need the whole cluster: a leftover of an earlier test (or a
-    reservation Ray did not release) then fails the one test that meets it, at once, with the
-    cluster's picture, instead of each later test waiting out its own timeout. Resources an
-    earlier test is still releasing get ``timeout`` seconds (polled, not slept).
+    reservation Ray did not release) then fails the test that meets it with the cluster's
+    picture, instead of each later test waiting out its own timeout. Resources an earlier test
+    is still releasing get ``timeout`` seconds (polled, not slept). Once a test has found the
+    cluster held past that, the next tests fail at once while the cluster's picture is the
+    same (nothing was released since), and get the grace again when it changed (run 13, beside
+    8 busy processes: Ray kept 2 CPUs and 2 GPUs of a removed group, and 20 s for every later
+    test added up to minutes). ``remember=False``: a failure here is not remembered (the
+    guard's own test, which holds a GPU on purpose).
     """
     import ray
     from ray.util import placement_group_table
@@ -117,15 +136,28 @@ def require_free_cluster(*, cpus: bool = False, timeout: float = 20.0) -> None:
         groups = [i for i in placement_group_table().values() if i.get("state") != "REMOVED"]
         return not groups and all(avail.get(k, 0.0) >= total.get(k, 0.0) for k in keys)
 
+    def fail(after: float, picture: str, since: str = "") -> None:
+        pytest.fail(
+            f"the session cluster's {'/'.join(keys)} are not all free before this test "
+            f"(after {after:g} s{since}): a leftover holds them\n{picture}",
+            pytrace=False,
+        )
+
+    if free():
+        _HELD.clear()
+        return
+    if _HELD and _cluster_picture() == _HELD[0].picture:
+        fail(0, _HELD[0].picture, f", held as when {_HELD[0].test} found it")
     deadline = time.monotonic() + timeout
     while not free():
         if time.monotonic() > deadline:
-            pytest.fail(
-                f"the session cluster's {'/'.join(keys)} are not all free before this test "
-                f"(after {timeout:g} s): a leftover holds them\n{_cluster_picture()}",
-                pytrace=False,
-            )
+            picture = _cluster_picture()
+            if remember:
+                test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+                _HELD[:] = [_Held(test, picture)]
+            fail(timeout, picture)
         time.sleep(0.1)
+    _HELD.clear()
 
 
 @dataclass

@@ -123,9 +123,29 @@ def test_a_held_gpu_fails_the_free_cluster_check_at_once_naming_the_group(prefix
     try:
         ray.get(pg.ready(), timeout=60)
         with pytest.raises(pytest.fail.Exception, match=rf"(?s)GPU=7/8.*{prefix}held"):
-            require_free_cluster(timeout=0.5)
+            require_free_cluster(timeout=0.5, remember=False)
     finally:
         remove_placement_group(pg)
+
+
+def test_once_a_test_found_the_cluster_held_the_next_fail_at_once_while_nothing_changed(
+    prefix: str,
+) -> None:
+    """A leftover that outlived one test's grace fails the next tests at once (not after their
+    own grace each) while the cluster's picture is the same; once something changed (here the
+    group is removed) a test gets the grace again."""
+    pg = ray.util.placement_group([{"GPU": 1}], name=prefix + "held")
+    try:
+        ray.get(pg.ready())
+        with pytest.raises(pytest.fail.Exception, match=r"after 0\.5 s\)"):
+            require_free_cluster(timeout=0.5)
+        # No grace now: waiting out 3,600 s would outlast the per-test timeout.
+        again = rf"(?s)after 0 s, held as when .*{prefix}held"
+        with pytest.raises(pytest.fail.Exception, match=again):
+            require_free_cluster(timeout=3600)
+    finally:
+        remove_placement_group(pg)
+    require_free_cluster(timeout=3600)  # the picture changed: the grace again, and it frees up
 
 
 # ------------------------------------------------------------------------------- Backoff
