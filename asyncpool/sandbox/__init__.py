@@ -116,7 +116,9 @@ Time: the program's own time, not the machine's load
 ``timeout`` is the run's *own time*: wall-clock time since the fork minus the time it was
 runnable but waiting for a CPU (Linux's per-task run-queue wait, ``/proc/PID/schedstat``, 2nd
 field: the program's most-waiting thread, plus the judge's), never less than the CPU time it
-used; sleeping and blocking count, waiting for a CPU does not. The server checks it when the
+used; sleeping and blocking count, waiting for a CPU does not (so ``run_stdio``'s and
+``run_program``'s stdout is a memory file, which a write never waits on, rather than a pipe the
+caller may be slow to read: see ``_run._output_file``). The server checks it when the
 wall-clock deadline passes and again as often as needed, and kills the run when it is spent:
 ``while True: pass`` and ``time.sleep(1000)`` are "timeout" at ``timeout`` (within a few ms on
 an idle machine), and a correct program that needs 0.45 s of CPU passes ``timeout=1.5``
@@ -149,9 +151,11 @@ Each run sends the program to the server (a memfd, over a Unix socket); the serv
 child (two for ``run_tests``), which, before running the program:
 
 * starts its own session and process group (``setsid``); stdin is ``/dev/null`` or the run's
-  sealed stdin memfd; stdout and stderr go to pipes the *calling thread* reads (``run_python``:
-  one stream, its last :data:`OUTPUT_TAIL_BYTES`; ``run_program``: two, the first
-  :data:`OUTPUT_LIMIT_BYTES` of each; the rest is read and discarded, never buffered);
+  sealed stdin memfd; ``run_python``'s output (one stream) goes to a pipe the *calling thread*
+  reads, keeping its last :data:`OUTPUT_TAIL_BYTES` (the rest is read and discarded, never
+  buffered); ``run_program``'s and ``run_stdio``'s stdout goes to a memory file (bounded by
+  ``RLIMIT_FSIZE``, counted in the run's memory), of which the first
+  :data:`OUTPUT_LIMIT_BYTES` are read once the run is over, and their stderr to a pipe;
 * closes every other inherited file descriptor;
 * moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``,
   else the v1 freezer), which none of its processes can leave;
