@@ -360,7 +360,9 @@ async def test_cancelled_opening_leaves_no_group_and_can_be_retried(
     prefix: str, ray_cluster: SessionCluster
 ) -> None:
     hog = await hog_worker_gpus(prefix, ray_cluster.worker_node_ids[0])
-    vc = VirtualCluster([2, 2], name=prefix + "vc", timeout=60, backoff=Backoff(initial=0.3))
+    # No timeout of its own: the reopening below waits at Ray's pace (the per-test timeout
+    # bounds a hang); 60 s was a guess that a loaded machine can outlast.
+    vc = VirtualCluster([2, 2], name=prefix + "vc", timeout=None, backoff=Backoff(initial=0.3))
     try:
         task = asyncio.create_task(vc.open())
         await async_wait_for(lambda: "PENDING" in states_of(prefix + "vc"))
