@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 import threading
 from typing import Any
 
@@ -463,32 +462,3 @@ def test_a_programs_stdout_is_a_file_so_its_writes_never_wait_for_the_reader() -
     pipe waits for the reader, and that wait counts as the program's own time."""
     program = "import os, stat\nprint(stat.S_ISREG(os.fstat(1).st_mode))\n"
     assert run_stdio(program, [("", "True")]).verdict == "accepted"
-
-
-def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> None:
-    """4 MB of correct output while this process holds the GIL in 50 ms slices (three spinning
-    threads): through a pipe the program waited for a reader on every 64 KiB, and 0.03 s of CPU
-    became 1.0 s of own time, ``time_limit``. The verdict may not depend on how fast the
-    caller reads."""
-    n = 500_000
-    program = f"import sys\nsys.stdout.write(''.join(f'{{i}}\\n' for i in range({n})))\n"
-    expected = "".join(f"{i}\n" for i in range(n))
-    stop = threading.Event()
-
-    def spin() -> None:
-        while not stop.is_set():
-            pass
-
-    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.05)
-    try:
-        for t in spinners:
-            t.start()
-        result = run_stdio(program, [("", expected)], timeout=1.0)
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        for t in spinners:
-            t.join()
-    assert (result.verdict, result.cases[0].reason) == ("accepted", "")

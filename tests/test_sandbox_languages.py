@@ -13,6 +13,8 @@ whose toolchain is absent is skipped with the package to install.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -464,3 +466,37 @@ def test_a_compile_time_bomb_is_stopped_and_never_runs(language: str) -> None:
     assert result.status == "failed"
     assert result.stdout == ""
     assert time.monotonic() - started < 120
+
+
+@needs("cpp")
+def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> None:
+    """3.4 MB of correct output while this process holds the GIL in 50 ms slices (three
+    spinning threads). Through the 64 KiB stdout pipe of before, the program waited for this
+    process to read on every full pipe, and that wait counted as its own time: 0.008 s of CPU
+    became 1.0 s, ``time_limit`` (2 runs of 2 at efae409). The verdict may not depend on how
+    fast the caller reads; stdout is now a memory file."""
+    n = 500_000
+    loop = f"for (int i = 0; i < {n}; i++) printf(\"%d\\n\", i);"
+    source = unique(f"#include <cstdio>\nint main() {{ {loop} }}\n", "cpp")
+    expected = "".join(f"{i}\n" for i in range(n))
+    assert run_stdio(source, [("", expected)], language="cpp").verdict == "accepted"  # compiled
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.05)
+    try:
+        for t in spinners:
+            t.start()
+        results = [run_stdio(source, [("", expected)], language="cpp", timeout=1.0)
+                   for _ in range(2)]  # fmt: skip
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        for t in spinners:
+            t.join()
+    assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
