@@ -298,8 +298,10 @@ class Raw:
     peak_memory: int | None = None  # its peak resident memory (bytes), likewise
 
 
-#: The capacity asked of an output pipe (``F_SETPIPE_SZ``; Linux's default ``pipe-max-size``).
-_PIPE_BYTES = 1 << 20
+#: The capacity asked of an output pipe (``F_SETPIPE_SZ``), 4x Linux's default. Not more: a
+#: user whose pipes hold more than ``pipe-user-pages-soft`` (64 MiB by default) in all gets
+#: one-page pipes from then on, so 1 MiB pipes would starve a server of 32 runs at once.
+_PIPE_BYTES = 1 << 18
 
 
 def _pipe() -> tuple[int, int]:
