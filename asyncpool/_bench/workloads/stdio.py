@@ -156,9 +156,9 @@ class StdioSession:
     bare: dict[Item, list[str]]
     cores: int
     timed: bool = False
-    #: ``phase -> [cache hits, C++ verdicts]``; phase "warm-up" or "timed".
     #: Every asyncpool-row verdict that was not its kind's, with what decided it.
     mismatches: list[str] = field(default_factory=list)
+    #: ``phase -> [cache hits, C++ verdicts]``; phase "warm-up" or "timed".
     cache: dict[str, list[int]] = field(default_factory=lambda: {"warm-up": [0, 0],
                                                                  "timed": [0, 0]})
 
