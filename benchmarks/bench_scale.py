@@ -28,14 +28,16 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
 
 import asyncpool
 from asyncpool import TaskPool, _cancel, _completion, as_completed, gather
+
+A = TypeVar("A")
 
 SLOTS = 4
 TICK_S = 0.005
@@ -192,13 +194,17 @@ def _p99(values: list[float]) -> float:
 SPAWN_CHUNK = 500
 
 
-async def _callers(n: int, call: Callable[[int], Awaitable[int]]) -> list[int]:
+async def _spawned(args: Sequence[A], call: Callable[[A], Awaitable[int]]) -> list[int]:
+    """``call(arg)`` for every arg, as concurrent tasks started ``SPAWN_CHUNK`` at a time."""
     tasks: list[asyncio.Future[int]] = []
-    for start in range(0, n, SPAWN_CHUNK):
-        stop = min(n, start + SPAWN_CHUNK)
-        tasks.extend(asyncio.ensure_future(call(i)) for i in range(start, stop))
+    for start in range(0, len(args), SPAWN_CHUNK):
+        tasks.extend(asyncio.ensure_future(call(a)) for a in args[start : start + SPAWN_CHUNK])
         await asyncio.sleep(0)
     return await asyncio.gather(*tasks)
+
+
+async def _callers(n: int, call: Callable[[int], Awaitable[int]]) -> list[int]:
+    return await _spawned(range(n), call)
 
 
 async def a_pool(n: int, pool: TaskPool[[int], int]) -> None:
@@ -233,14 +239,9 @@ async def _submit(remote: Any, n: int, chunk: int = 256) -> list[ray.ObjectRef[i
 async def _streams(
     refs: list[ray.ObjectRef[int]], one: Callable[[ray.ObjectRef[int]], Awaitable[int]]
 ) -> None:
-    """``one(ref)`` for every ref, as concurrent tasks started ``SPAWN_CHUNK`` at a time (see
-    :data:`SPAWN_CHUNK`: 10k started in one call were 0.4-0.9 s stalls of this code, for the
-    ``await ref`` baseline as for asyncpool)."""
-    tasks: list[asyncio.Future[int]] = []
-    for start in range(0, len(refs), SPAWN_CHUNK):
-        tasks.extend(asyncio.ensure_future(one(r)) for r in refs[start : start + SPAWN_CHUNK])
-        await asyncio.sleep(0)
-    await asyncio.gather(*tasks)
+    """``one(ref)`` for every ref, started like (a)'s callers (:func:`_spawned`: 10k started in
+    one call were 0.4-0.9 s stalls of this code, for ``await ref`` as for asyncpool)."""
+    await _spawned(refs, one)
 
 
 async def b_await_ref(refs: list[ray.ObjectRef[int]]) -> None:
