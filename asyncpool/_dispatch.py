@@ -2,8 +2,9 @@
 
 It owns:
 
-* **bounded submission**: anyio's :class:`~anyio.CapacityLimiter` (O(1) per acquire however
-  many callers wait, a settable capacity for elastic actor pools, over-release is an error).
+* **bounded submission**: :class:`~asyncpool._slots.Slots` (FIFO, O(1) per acquire however
+  many callers wait, one future per queued caller, a settable capacity for elastic actor
+  pools, over-release is an error; why not anyio's ``CapacityLimiter`` is said there).
   Each Ray task holds one token on behalf of its own borrower object, taken before it is
   submitted and given back only when the task has *settled* (finished, failed, or been
   cancelled and seen to stop), so ``max_in_flight`` bounds the Ray tasks that exist, across
@@ -31,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ from ray.exceptions import RayTaskError
 from . import _cancel, _completion
 from ._metrics import _Reporter
 from ._resource import AsyncResource
+from ._slots import Slots
 from .errors import PoolClosedError, ResourceStateError, TaskTimeoutError
 from .stats import PoolStats, _Recorder
 
@@ -88,7 +90,6 @@ class _Call:
     closing: bool = False
     delivered: bool = False
     settled: bool = False
-    subscription: _completion.Subscription | None = None
     ctx: Any = None  # the pool's own per-call context (an actor pool: the member it went to)
 
 
@@ -102,13 +103,11 @@ class Engine:
     def __init__(self, capacity: int, *, name: str, metrics: bool = False) -> None:
         self.name = name
         self.loop = asyncio.get_running_loop()
-        self.limiter = anyio.CapacityLimiter(capacity)
+        self.slots = Slots(capacity, self.loop)
         self.stats = _Recorder(name, keep_unreported=metrics)
         #: Called whenever an acquire has to wait (an elastic pool grows on it).
         self.on_wait: Callable[[], None] | None = None
         self.closing = False
-        self._fail_generation = 0
-        self._fail: Callable[[], BaseException] = self._closed_error
         self._calls: set[_Call] = set()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -140,67 +139,51 @@ class Engine:
 
     @property
     def capacity(self) -> int:
-        total = self.limiter.total_tokens
+        total = self.slots.total
         return int(total) if math.isfinite(total) else 0
 
     def set_capacity(self, capacity: int) -> None:
         if not self.closing:
-            self.limiter.total_tokens = capacity
+            self.slots.total = capacity
 
     @property
     def waiting(self) -> int:
         """Callers queued for a slot."""
-        return self.limiter.statistics().tasks_waiting
+        return self.slots.waiting
 
     def _closed_error(self) -> BaseException:
         return PoolClosedError(f"{self.name} is closed; nothing more is submitted")
 
     def try_acquire(self) -> object | None:
         """A slot's borrower token if one is free right now (no waiting, no yield), else None."""
-        token = object()
-        try:
-            self.limiter.acquire_on_behalf_of_nowait(token)
-        except anyio.WouldBlock:
-            return None
-        if self.closing:
-            self.limiter.release_on_behalf_of(token)
+        token = self.slots.take_nowait()
+        if token is not None and self.closing:
+            self.slots.release(token)
             raise self._closed_error()
         return token
 
-    async def acquire(self) -> object:
-        """Take a slot (FIFO) and return its borrower token, to hand to :meth:`launch`.
+    def acquire(self) -> Coroutine[Any, Any, object]:
+        """Take a slot (FIFO): ``await engine.acquire()`` gives its borrower token, to hand to
+        :meth:`launch`.
 
         A free slot is taken without yielding. Raises :class:`PoolClosedError` when the pool
         closes first, or the error of :meth:`fail_waiters`. Cancellation: no slot is taken.
+        Not itself a coroutine function: a queued caller then holds one coroutine less (see
+        :mod:`asyncpool._slots` for why each object per queued caller counts).
         """
-        token = self.try_acquire()
-        if token is not None:
-            return token
         if self.closing:
             raise self._closed_error()
-        if self.on_wait is not None:
+        if self.on_wait is not None and not self.slots.free():
             self.on_wait()
-        token = object()
-        generation = self._fail_generation
-        await self.limiter.acquire_on_behalf_of(token)
-        if generation != self._fail_generation:
-            self.limiter.release_on_behalf_of(token)
-            raise self._fail()
-        return token
+        return self.slots.take()
 
     def release(self, token: object) -> None:
         """Give back a slot that was not handed to :meth:`launch` (an error if not held)."""
-        self.limiter.release_on_behalf_of(token)
+        self.slots.release(token)
 
     def fail_waiters(self, make_error: Callable[[], BaseException]) -> None:
         """Every caller waiting for a slot now raises ``make_error()``; later ones wait again."""
-        self._fail_generation += 1
-        self._fail = make_error
-        total = self.limiter.total_tokens
-        # Hands every waiter a token at once (anyio wakes them in order); each gives it back.
-        self.limiter.total_tokens = math.inf
-        if not self.closing:
-            self.limiter.total_tokens = total
+        self.slots.fail(make_error)
 
     # -- calls
 
@@ -232,11 +215,14 @@ class Engine:
         self._idle.clear()
         if timeout is not None:
             call.timer = self.loop.call_later(timeout, self._expire, call)
+
         def deliver(batch: list[tuple[int, Any, bool]]) -> None:
             _, value, is_error = batch[0]
             self._settle(call, value, is_error)
 
-        call.subscription = _completion.subscribe([ref], deliver, loop=self.loop)
+        # Not kept on the call: the core holds the subscription until it delivers, and a
+        # call -> subscription -> deliver -> call cycle made every call cyclic garbage.
+        _completion.subscribe([ref], deliver, loop=self.loop)
         return call
 
     def _expire(self, call: _Call) -> None:
@@ -275,7 +261,7 @@ class Engine:
         self._calls.discard(call)
         if call.timer is not None:
             call.timer.cancel()
-        self.limiter.release_on_behalf_of(call.token)
+        self.slots.release(call.token)
         if not self._calls:
             self._idle.set()
         if call.on_settle is not None:
