@@ -437,16 +437,18 @@ class ActorPool(PoolBase, Generic[A]):
                 if attempt:  # submitted before, failed while waiting to be re-sent
                     engine.stats.on_finish(ok=False, latency=0.0)
                 raise
-            fut: asyncio.Future[tuple[Any, BaseException | None, Member, _Call]] = (
+            fut: asyncio.Future[tuple[Any, BaseException | None, Member]] = (
                 engine.loop.create_future()
             )
 
             def finish(
                 call: _Call, value: Any, error: BaseException | None,
-                fut: asyncio.Future[tuple[Any, BaseException | None, Member, _Call]] = fut,
+                fut: asyncio.Future[tuple[Any, BaseException | None, Member]] = fut,
             ) -> None:
+                # Not the call itself: call -> finish -> fut -> result -> call would be a
+                # cycle, and every call cyclic garbage.
                 if not fut.done():
-                    fut.set_result((value, error, call.ctx, call))
+                    fut.set_result((value, error, call.ctx))
 
             try:
                 call = self._send(engine, token, method, args, kwargs, finish)
@@ -458,7 +460,7 @@ class ActorPool(PoolBase, Generic[A]):
             if not attempt:
                 engine.stats.on_submit()
             try:
-                value, error, member, call = await fut
+                value, error, member = await fut
             except asyncio.CancelledError:
                 engine.abandon(call)
                 engine.stats.on_finish(ok=False, latency=time.monotonic() - call.started)
