@@ -50,7 +50,7 @@ async def soak(items: int, max_in_flight: int = 8) -> dict[str, Any]:
                 duplicates += 1
             seen[index] = 1
             wrong += value != index ^ 0x5A5A
-            peak_tasks = max(peak_tasks, engine.limiter.borrowed_tokens)
+            peak_tasks = max(peak_tasks, engine.slots.borrowed)
             if index % 50_000 == 0:
                 rss_peak = max(rss_peak, rss_mb())
                 await asyncio.sleep(0)
