@@ -460,7 +460,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         out = _Sink(head=spec.stdout_head) if spec.stdout_head else _Sink(tail=OUTPUT_TAIL_BYTES)
         err = _Sink(tail=OUTPUT_TAIL_BYTES)
         patience = wall_cap + _zygote_wire.GRACE if spec.limits else None
-        raw = _collect(z, ours, out, err, {out_r: out, err_r: err}, patience, cancel)
+        raw = _collect(z, ours, (out_r, out), (err_r, err), patience, cancel)
         if out_file >= 0:
             raw.stdout = _read_output_file(out_file, spec.stdout_head)
         if verdict_r >= 0:
@@ -495,15 +495,15 @@ def _read_pipe(fd: int) -> bytes:
 def _collect(
     z: _Zygote,
     sock: socket.socket,
-    out: _Sink,
-    err: _Sink,
-    sinks: dict[int, _Sink],
+    stdout: tuple[int, _Sink],
+    stderr: tuple[int, _Sink],
     patience: float | None,
     cancel: Cancel | None,
 ) -> Raw:
-    """Read the output pipes (into their sinks; ``-1``: not a pipe) until the server's verdict
-    arrives; the result's stdout and stderr are ``out``'s and ``err``'s."""
-    sinks = {fd: sink for fd, sink in sinks.items() if fd >= 0}
+    """Read the output pipes (each ``(read end, sink)``; ``-1``: not a pipe, its sink stays
+    empty) until the server's verdict arrives; the result's stdout and stderr are the sinks'."""
+    (_, out), (_, err) = stdout, stderr
+    sinks = {fd: sink for fd, sink in (stdout, stderr) if fd >= 0}
     poller = select.poll()
     for fd in sinks:
         os.set_blocking(fd, False)
