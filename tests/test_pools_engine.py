@@ -276,18 +276,15 @@ class Echo:
         return x + 1
 
 
-def _cyclic_garbage_per_call(run: Callable[[], Awaitable[None]], n: int) -> Awaitable[float]:
-    async def measure() -> float:
-        await run()  # warm: the pool's actors and workers, the core's thread
-        gc.collect()
-        gc.disable()
-        try:
-            await run()
-            return gc.collect() / n
-        finally:
-            gc.enable()
-
-    return measure()
+async def _cyclic_garbage_per_call(run: Callable[[], Awaitable[None]], n: int) -> float:
+    await run()  # warm: the pool's actors and workers, the core's thread
+    gc.collect()
+    gc.disable()
+    try:
+        await run()
+        return gc.collect() / n
+    finally:
+        gc.enable()
 
 
 @pytest.mark.asyncio
