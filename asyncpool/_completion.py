@@ -94,13 +94,14 @@ class Subscription:
         "__weakref__",
         "_closed",
         "_core",
+        "_counted",
         "_deliver",
-        "_everything",
         "_inflight",
         "_local",
         "_loop",
         "_positions",
-        "_refs",
+        "_size",
+        "_stream",
         "_values",
     )
 
@@ -119,12 +120,15 @@ class Subscription:
         self._values = values
         #: Whether a ref counts as ready only once it is on this node (Ray's fetch_local).
         self._local = local
-        self._refs = refs
         self._deliver: Deliver | None = deliver
         self._loop = loop
-        #: True also once nothing is left to stream (or nothing was ever subscribed), so that
-        #: the core's count of streaming subscribers stays exact.
-        self._everything = everything or not refs
+        #: Whether it wants early batches (a stream) rather than everything at once (gather).
+        self._stream = not everything
+        #: Whether the core counts it among its streaming subscribers: a stream with positions
+        #: still waited for (kept exact as positions are handed over and :meth:`extend` adds).
+        self._counted = False
+        #: How many positions it has had (the next :meth:`extend` numbers from here).
+        self._size = len(refs)
         #: ref -> positions still waited for (a ref given twice has two positions).
         self._positions: dict[ObjectRef[Any], list[int]] = {}
         for position, ref in enumerate(refs):
@@ -143,6 +147,33 @@ class Subscription:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def extend(self, refs: Sequence[ObjectRef[Any]]) -> int:
+        """Watch ``refs`` too; they get the positions from the returned one on, in order.
+
+        For a long-lived subscriber that adds refs one call at a time (a pool's engine): one
+        subscription for all its calls instead of one per call, so a call costs a few dict
+        entries here, and a scan's results reach that subscriber in one batch (one lock and one
+        ``deliver`` per batch, not per call). Any thread; raises ``RuntimeError`` once closed.
+        """
+        core = self._core
+        with core.lock:
+            if self._closed:
+                raise RuntimeError("extend() on a closed subscription")
+            first = self._size
+            self._size += len(refs)
+            positions = self._positions
+            new: list[ObjectRef[Any]] = []
+            for offset, ref in enumerate(refs):
+                held = positions.get(ref)
+                if held is None:
+                    positions[ref] = [first + offset]
+                    new.append(ref)
+                else:
+                    held.append(first + offset)
+            if new:
+                core._register(self, new)
+        return first
 
     def close(self) -> list[int]:
         """Stop watching; ``deliver`` is never called again. Idempotent, any thread.
@@ -165,7 +196,7 @@ class Subscription:
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self.pending} pending"
-        return f"<Subscription of {len(self._refs)} refs, {state}>"
+        return f"<Subscription of {self._size} refs, {state}>"
 
 
 def ray_session() -> AbstractContextManager[Any]:
@@ -248,6 +279,9 @@ class _Core:
         self._streaming = 0  # open subscriptions that want early batches
         self._thread: threading.Thread | None = None
         self._added = False  # a subscription came since the thread last looked
+        #: The thread sleeps on ``_wake`` (nothing watched); only then does a new ref notify
+        #: it (``Condition.notify`` is Python code: a few us a call on a pool's hot path).
+        self._sleeping = False
         #: Open subscriptions that want no values / accept readiness anywhere (``wait``);
         #: while both are empty the scan and hand-over paths pay nothing for them.
         self._bare: dict[Subscription, None] = {}
@@ -261,29 +295,35 @@ class _Core:
 
     def add(self, sub: Subscription) -> None:
         with self.lock:
-            for ref in sub._positions:
-                subs = self._watch.get(ref)
-                if subs is None:
-                    self._watch[ref] = {sub: None}
-                else:
-                    subs[sub] = None
-            if not sub._everything:
-                self._streaming += 1
-            if not sub._values:
-                self._bare[sub] = None
-            if not sub._local:
-                self._remote[sub] = None
-                for ref in sub._positions:
-                    self._remote_refs[ref] = self._remote_refs.get(ref, 0) + 1
-            self._added = True
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, args=(self._generation,), name="asyncpool-completions",
-                    daemon=True,
-                )
-                self._thread.start()
+            self._register(sub, list(sub._positions))
+
+    def _register(self, sub: Subscription, refs: list[ObjectRef[Any]]) -> None:
+        """Watch ``refs``, new to ``sub``, for it; start or wake the thread (lock held)."""
+        watch = self._watch
+        for ref in refs:
+            subs = watch.get(ref)
+            if subs is None:
+                watch[ref] = {sub: None}
             else:
-                self._wake.notify()
+                subs[sub] = None
+        if sub._stream and not sub._counted:
+            self._streaming += 1
+            sub._counted = True
+        if not sub._values:
+            self._bare[sub] = None
+        if not sub._local:
+            self._remote[sub] = None
+            for ref in refs:
+                self._remote_refs[ref] = self._remote_refs.get(ref, 0) + 1
+        self._added = True
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, args=(self._generation,), name="asyncpool-completions",
+                daemon=True,
+            )
+            self._thread.start()
+        elif self._sleeping:
+            self._wake.notify()
 
     def _forget(self, sub: Subscription) -> None:
         """Remove ``sub`` from the watch table (lock held)."""
@@ -294,8 +334,9 @@ class _Core:
             subs.pop(sub, None)
             if not subs:
                 del self._watch[ref]
-        if not sub._everything:
+        if sub._counted:
             self._streaming -= 1
+            sub._counted = False
         self._bare.pop(sub, None)
         if sub in self._remote:
             del self._remote[sub]
@@ -324,7 +365,11 @@ class _Core:
             with self.lock:
                 while not self._watch:
                     flowing = False
-                    self._wake.wait()
+                    self._sleeping = True
+                    try:
+                        self._wake.wait()
+                    finally:
+                        self._sleeping = False
                 refs = list(self._watch)
                 remote = self._remote_only() if self._remote_refs else {}
                 streaming = self._streaming > 0
@@ -428,10 +473,10 @@ class _Core:
                 if not items or sub._closed:
                     continue
                 sub._inflight.append(items)
-                if not sub._positions and not sub._everything:
+                if sub._counted and not sub._positions:
                     # Fully handed over: it no longer counts as a streaming waiter.
                     self._streaming -= 1
-                    sub._everything = True
+                    sub._counted = False
                 per_loop.setdefault(sub._loop, []).append(sub)
         self._post(per_loop)
 
@@ -476,7 +521,7 @@ class _Core:
             for sub in subs:
                 items = [(p, error, True) for ps in sub._positions.values() for p in ps]
                 sub._positions = {}
-                sub._everything = True
+                sub._counted = False
                 if items and not sub._closed:
                     sub._inflight.append(items)
                     per_loop.setdefault(sub._loop, []).append(sub)

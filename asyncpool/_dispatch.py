@@ -91,6 +91,7 @@ class _Call:
     delivered: bool = False
     settled: bool = False
     ctx: Any = None  # the pool's own per-call context (an actor pool: the member it went to)
+    position: int = -1  # its ref's position in the engine's completion subscription
 
 
 class Engine:
@@ -108,7 +109,11 @@ class Engine:
         #: Called whenever an acquire has to wait (an elastic pool grows on it).
         self.on_wait: Callable[[], None] | None = None
         self.closing = False
-        self._calls: set[_Call] = set()
+        #: The calls not settled yet, by their ref's position in :attr:`_sub`.
+        self._calls: dict[int, _Call] = {}
+        #: One completion subscription for every call of this pool (made at the first launch):
+        #: a call adds its ref to it, and a scan's results arrive here in one batch.
+        self._sub: _completion.Subscription | None = None
         self._idle = asyncio.Event()
         self._idle.set()
         self.metrics: _Reporter | None = (
@@ -211,19 +216,29 @@ class Engine:
         call = _Call(
             ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout, ctx=ctx
         )
-        self._calls.add(call)
+        sub = self._sub
+        if sub is None or sub.closed:
+            sub = self._sub = _completion.subscribe((), self._on_completed, loop=self.loop)
+        call.position = sub.extend((ref,))
+        self._calls[call.position] = call
         self._idle.clear()
         if timeout is not None:
             call.timer = self.loop.call_later(timeout, self._expire, call)
-
-        def deliver(batch: list[tuple[int, Any, bool]]) -> None:
-            _, value, is_error = batch[0]
-            self._settle(call, value, is_error)
-
-        # Not kept on the call: the core holds the subscription until it delivers, and a
-        # call -> subscription -> deliver -> call cycle made every call cyclic garbage.
-        _completion.subscribe([ref], deliver, loop=self.loop)
         return call
+
+    def _on_completed(self, batch: list[tuple[int, Any, bool]]) -> None:
+        """The completion core's batch for this pool: settle each call it names."""
+        calls = self._calls
+        for position, value, is_error in batch:
+            call = calls.get(position)
+            if call is None:
+                continue
+            try:
+                self._settle(call, value, is_error)
+            except Exception as exc:  # one callback's bug must not strand the rest's slots
+                self.loop.call_exception_handler(
+                    {"message": f"{self.name}: settling a call failed", "exception": exc}
+                )
 
     def _expire(self, call: _Call) -> None:
         if call.settled or call.delivered:
@@ -258,7 +273,7 @@ class Engine:
         if call.settled:
             return
         call.settled = True
-        self._calls.discard(call)
+        self._calls.pop(call.position, None)
         if call.timer is not None:
             call.timer.cancel()
         self.slots.release(call.token)
@@ -284,7 +299,7 @@ class Engine:
             return
         self.closing = True
         self.fail_waiters(self._closed_error)
-        calls = list(self._calls)
+        calls = list(self._calls.values())
         for call in calls:
             call.closing = True
         if cancel:
@@ -296,7 +311,11 @@ class Engine:
             await self._idle.wait()
         if self.metrics is not None:
             self.metrics.close()
-        return self._idle.is_set()
+        idle = self._idle.is_set()
+        if idle and self._sub is not None:
+            self._sub.close()  # nothing left to watch; drops the core's way back to us
+            self._sub = None
+        return idle
 
 
 # --------------------------------------------------------------------------- pools

@@ -283,3 +283,38 @@ async def test_waiters_of_one_shared_ref_can_leave_while_the_others_stay(
     await asyncio.gather(*(c.done.wait() for c in collectors[1::2]))
     assert all(c.items == {0: ("v", False)} for c in collectors[1::2])
     assert all(not c.items for c in collectors[::2])
+
+
+@pytest.mark.asyncio
+async def test_an_extended_subscription_numbers_new_refs_on_and_streams_only_while_it_waits(
+    ray_cluster: SessionCluster,
+) -> None:
+    """``extend`` is how one subscription serves every call of a pool: positions continue
+    from the last, a ref given twice gets both, and the subscription counts as a streaming
+    waiter only while it has positions (the core's early-batch policy reads that count)."""
+    core = _completion._core()
+    got = _Collector()
+    sub = subscribe([], got)
+    baseline = core._streaming
+    a, b = ray.put("a"), ray.put("b")
+    got.expect = 3
+    assert sub.extend([a, b, a]) == 0
+    await got.done.wait()
+    # Ready together, registered together: one batch, one call.
+    assert got.calls == 1
+    assert got.items == {0: ("a", False), 1: ("b", False), 2: ("a", False)}
+    await async_wait_for(lambda: core._streaming == baseline)
+
+    slow = sleepy.remote("c", 0.3)
+    got.done.clear()
+    got.expect = 4
+    assert sub.extend([slow]) == 3
+    assert sub.pending == 1
+    assert core._streaming == baseline + 1
+    await got.done.wait()
+    assert got.items[3] == ("c", False)
+    await async_wait_for(lambda: core._streaming == baseline)
+    assert sub.close() == []
+    with pytest.raises(RuntimeError, match="closed"):
+        sub.extend([a])
+    assert core._streaming == baseline

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from asyncpool import ActorPool, ResourceStateError, TaskPool
+from asyncpool import ActorPool, ResourceStateError, TaskPool, _completion
 from asyncpool._dispatch import Engine
 from asyncpool._slots import Slots
 from asyncpool.stats import WINDOW_S, _Recorder
@@ -120,6 +120,33 @@ async def test_waiting_counts_callers_queued_for_a_slot(ray_cluster: SessionClus
         assert (stats.in_flight, stats.waiting, stats.name) == (1, 3, "queue")
         assert await asyncio.gather(*callers) == [0.5] * 4
         assert pool.stats.waiting == 0
+
+
+@pytest.mark.asyncio
+async def test_a_pools_calls_share_one_completion_subscription_closed_with_the_pool(
+    ray_cluster: SessionCluster,
+) -> None:
+    """One subscription per pool, not per call: a call adds its ref to it (a few dict entries
+    instead of a subscription's objects), and a scan's results reach the pool in one batch."""
+    core = _completion._core()
+    async with TaskPool(sleep_for, max_in_flight=6, name="one-sub") as pool:
+        engine = pool._engine
+        assert engine is not None
+        callers = [asyncio.create_task(pool.submit(0.3)) for _ in range(6)]
+        await async_wait_for(lambda: pool.stats.in_flight == 6)
+
+        def ours() -> set[_completion.Subscription]:
+            with core.lock:
+                return {s for subs in core._watch.values() for s in subs
+                        if s._deliver == engine._on_completed}  # fmt: skip
+
+        (sub,) = ours()
+        assert sub.pending == 6
+        assert await asyncio.gather(*callers) == [0.3] * 6
+        assert sub.pending == 0
+        assert not sub.closed
+    assert sub.closed
+    assert not ours()
 
 
 @pytest.mark.asyncio
