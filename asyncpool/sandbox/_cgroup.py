@@ -15,9 +15,12 @@ Mechanisms, the first one usable at the server's start:
 * **cgroup v2** (``cgroup.kill``, Linux 5.14+): one write kills every process of the cgroup,
   atomically with respect to forks inside it. Used when the server's own cgroup in the v2
   hierarchy (pure v2 hosts, or the ``unified`` hierarchy of hybrid hosts) accepts a
-  sub-directory: root, or a subtree delegated to the server's uid.
+  sub-directory (root, or a subtree delegated to the server's uid) that has ``cgroup.kill``.
+  That file is looked for in the server's base, not in its own cgroup: a root cgroup (a hybrid
+  host's unified hierarchy, where the server often sits at ``/``) has none on any kernel.
 * **cgroup v1 freezer**: freeze, ``SIGKILL`` every pid in ``cgroup.procs``, thaw; repeated until
-  the cgroup can be removed.
+  the cgroup can be removed. A cgroup with no process left (most runs) is not frozen: each
+  freeze and thaw flips a kernel static key, which patches code on every CPU with IPIs.
 * Neither (no cgroup hierarchy writable, e.g. a container without cgroup access): the caller
   (:mod:`asyncpool.sandbox._zygote`) falls back to killing every process of the run's uid before
   the verdict (a forked helper, see :mod:`asyncpool.sandbox._zygote_uids`).
@@ -170,9 +173,17 @@ class RunCgroup:
 
     def kill(self) -> None:
         """``SIGKILL`` every process in the cgroup (v1: frozen first, so none forks meanwhile;
-        one that was not frozen yet is killed by the next call, see :meth:`Cgroups.remove`)."""
+        one that was not frozen yet is killed by the next call, see :meth:`Cgroups.remove`).
+
+        v1 freezes only a cgroup that has a process: an empty one can get none (only a task
+        inside forks into it, and only the run's child ever joined it), and each freeze and
+        thaw flips a kernel static key (code patched on every CPU, with IPIs), the largest part
+        of a run's cgroup cost. Most runs leave nothing behind.
+        """
         if self.kind == _V2:
             _write(self.fd, "cgroup.kill", b"1")
+            return
+        if not _read(self.fd, "cgroup.procs").split():
             return
         with contextlib.suppress(OSError):
             _write(self.fd, "freezer.state", b"FROZEN")
@@ -368,7 +379,9 @@ def open_cgroups() -> Cgroups | None:
         for root, mountpoint, fstype, _ in mounts:
             if fstype == "cgroup2":
                 where = _dir_of(root, mountpoint, v2_path)
-                if where is not None and os.path.exists(os.path.join(where, "cgroup.kill")):
+                if where is not None:
+                    # Whether the kernel has cgroup.kill is seen in the server's base, not
+                    # here: a root cgroup (a hybrid host's unified hierarchy) has no such file.
                     candidates.append((_V2, where))
                     break
     freezer = _v1_dir(own, mounts, "freezer")
@@ -380,10 +393,18 @@ def open_cgroups() -> Cgroups | None:
             cgroups = Cgroups(kind, where, v1)
         except OSError:
             continue
-        if _trial(cgroups):
+        if (kind != _V2 or _has(cgroups.base, "cgroup.kill")) and _trial(cgroups):
             return cgroups
         cgroups.close()
     return None
+
+
+def _has(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd)
+    except OSError:
+        return False
+    return True
 
 
 def _v1_dir(
