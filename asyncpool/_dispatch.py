@@ -313,7 +313,7 @@ class Engine:
             self.metrics.close()
         idle = self._idle.is_set()
         if idle and self._sub is not None:
-            self._sub.close()  # nothing left to watch; drops the core's way back to us
+            self._sub.close()  # nothing left to watch; ends the engine <-> subscription cycle
             self._sub = None
         return idle
 
