@@ -148,6 +148,12 @@ class Subscription:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def usable(self) -> bool:
+        """Open, and watched by this process's core (not one inherited across ``fork``, whose
+        thread does not exist in the child): what :meth:`extend` needs."""
+        return not self._closed and self._core is _CORE.peek()
+
     def extend(self, refs: Sequence[ObjectRef[Any]]) -> int:
         """Watch ``refs`` too; they get the positions from the returned one on, in order.
 

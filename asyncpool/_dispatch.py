@@ -217,7 +217,7 @@ class Engine:
             ref, token, time.monotonic(), on_result, on_settle, on_expire, timeout, ctx=ctx
         )
         sub = self._sub
-        if sub is None or sub.closed:
+        if sub is None or not sub.usable:
             sub = self._sub = _completion.subscribe((), self._on_completed, loop=self.loop)
         call.position = sub.extend((ref,))
         self._calls[call.position] = call

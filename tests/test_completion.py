@@ -318,3 +318,17 @@ async def test_an_extended_subscription_numbers_new_refs_on_and_streams_only_whi
     with pytest.raises(RuntimeError, match="closed"):
         sub.extend([a])
     assert core._streaming == baseline
+
+
+@pytest.mark.asyncio
+async def test_a_subscription_of_another_processs_core_is_not_usable() -> None:
+    """A pool's engine keeps one subscription across calls; one made before a ``fork`` belongs
+    to the parent's core, whose thread the child does not have, so the engine makes another."""
+    got = _Collector()
+    here = subscribe([], got)
+    assert here.usable
+    inherited = _completion.Subscription(_completion._Core(), [], got, asyncio.get_running_loop(),
+                                         everything=False)  # fmt: skip
+    assert not inherited.usable
+    here.close()
+    assert not here.usable
