@@ -291,11 +291,12 @@ async def test_an_extended_subscription_numbers_new_refs_on_and_streams_only_whi
 ) -> None:
     """``extend`` is how one subscription serves every call of a pool: positions continue
     from the last, a ref given twice gets both, and the subscription counts as a streaming
-    waiter only while it has positions (the core's early-batch policy reads that count)."""
-    core = _completion._core()
+    waiter only while it has positions (the core's early-batch policy reads that count).
+    Read on the subscription's own mark, not the core's total: other tests' subscriptions may
+    still be settling in the same core."""
     got = _Collector()
     sub = subscribe([], got)
-    baseline = core._streaming
+    assert not sub._counted
     a, b = ray.put("a"), ray.put("b")
     got.expect = 3
     assert sub.extend([a, b, a]) == 0
@@ -303,21 +304,21 @@ async def test_an_extended_subscription_numbers_new_refs_on_and_streams_only_whi
     # Ready together, registered together: one batch, one call.
     assert got.calls == 1
     assert got.items == {0: ("a", False), 1: ("b", False), 2: ("a", False)}
-    await async_wait_for(lambda: core._streaming == baseline)
+    assert not sub._counted  # uncounted under the lock before the batch was posted
 
     slow = sleepy.remote("c", 0.3)
     got.done.clear()
     got.expect = 4
     assert sub.extend([slow]) == 3
     assert sub.pending == 1
-    assert core._streaming == baseline + 1
+    assert sub._counted
     await got.done.wait()
     assert got.items[3] == ("c", False)
-    await async_wait_for(lambda: core._streaming == baseline)
+    assert not sub._counted
     assert sub.close() == []
     with pytest.raises(RuntimeError, match="closed"):
         sub.extend([a])
-    assert core._streaming == baseline
+    assert not sub._counted
 
 
 @pytest.mark.asyncio
