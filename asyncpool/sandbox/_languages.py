@@ -25,9 +25,10 @@ What is guaranteed:
   "failed" and nothing is run.
 * **Compile once, run many**: the artefact (the binary; Java's classes, zipped in the jail) is
   fetched back (``fetch_files``, at most ``FETCH_FILE_LIMIT`` = 64 MiB, ``RLIMIT_FSIZE`` = 16 MiB
-  in the jail) into a :class:`CompileCache` keyed by sha256 of (language, toolchain version,
-  compile command, source): a directory this process creates 0700 (``tempfile.mkdtemp``),
-  bounded in bytes (least recently used out), removed at exit, never shown to a run. Its index
+  in the jail) into a :class:`CompileCache` (:mod:`asyncpool.sandbox._compile_cache`) keyed
+  by sha256 of (language, toolchain version, compile command, source): a directory this
+  process creates 0700 (``tempfile.mkdtemp``), bounded in bytes (least recently used out),
+  removed at exit, never shown to a run. Its index
   (name, sha256, size) lives in this process's memory; an artefact whose bytes no longer match
   its sha256 is dropped and compiled again. A run gets its own *copy* (``files=``) and a tiny
   trusted Python prologue, already jailed, that ``chmod``\\ s it and ``execve``\\ s it (or the
@@ -76,18 +77,14 @@ The server's ``/run_code`` runs these languages through :func:`run_program`
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import (
@@ -97,6 +94,7 @@ from asyncpool.sandbox import (
     _decode,
     _validate,
 )
+from asyncpool.sandbox._compile_cache import CompileCache, cache_key, compile_cache
 from asyncpool.sandbox._run import MAX_PROCESSES, SandboxStatus, Spec, run
 
 #: ``RLIMIT_NPROC`` of a compile (rustc's codegen threads, go build's workers, javac's JVM).
@@ -104,8 +102,6 @@ COMPILE_NPROC = 64
 #: Default limits of a compile (SandboxFusion's default compile timeout is 10 s too).
 COMPILE_TIMEOUT = 10.0
 COMPILE_MEMORY_MB = 2048
-#: Default size bound of the compile cache.
-CACHE_MAX_BYTES = 512 * 1024 * 1024
 
 #: The languages ``language=`` accepts (``"python"`` is the sandbox's own path).
 LANGUAGES = ("python", "cpp", "java", "go", "nodejs", "rust")
@@ -414,7 +410,7 @@ with zipfile.ZipFile({artefact!r}, "w", zipfile.ZIP_STORED) as zf:
 """
 
 
-# -- the compile cache -----------------------------------------------------------------------------
+# -- results -------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,134 +450,6 @@ class LanguageStdioResult(StdioResult):
     succeed)."""
 
     compile_result: CompileResult | None = None
-
-
-@dataclass
-class _Entry:
-    path: str
-    sha256: str
-    size: int
-    result: CompileResult
-
-
-@dataclass
-class CompileCache:
-    """A private, size-bounded store of compiled artefacts (see the module docstring).
-
-    ``directory`` is created (0700, ``tempfile.mkdtemp``) inside ``parent`` (default: the
-    system's temporary directory) on first use and removed at exit. ``compilations`` counts
-    compiles this cache asked the jail for, ``hits`` the artefacts it served without one.
-    Thread-safe; concurrent requests for the same key compile once.
-    """
-
-    max_bytes: int = CACHE_MAX_BYTES
-    parent: str | None = None
-    compilations: int = 0
-    hits: int = 0
-    _directory: str | None = None
-    _entries: OrderedDict[str, _Entry] = field(default_factory=OrderedDict)
-    _size: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _inflight: dict[str, threading.Lock] = field(default_factory=dict)
-
-    @property
-    def directory(self) -> str:
-        with self._lock:
-            return self._dir()
-
-    def _dir(self) -> str:
-        if self._directory is None:
-            self._directory = tempfile.mkdtemp(prefix="asyncpool-compile-", dir=self.parent)
-            os.chmod(self._directory, 0o700)
-            atexit.register(shutil.rmtree, self._directory, True)
-        return self._directory
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    def key_lock(self, key: str) -> threading.Lock:
-        with self._lock:
-            return self._inflight.setdefault(key, threading.Lock())
-
-    def get(self, key: str) -> tuple[bytes, CompileResult] | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            self._entries.move_to_end(key)
-        try:
-            with open(entry.path, "rb") as fh:
-                data = fh.read(entry.size + 1)
-        except OSError:
-            data = b""
-        if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
-            self._drop(key)  # changed or gone under us: never run it, compile again
-            return None
-        with self._lock:
-            self.hits += 1
-        return data, entry.result
-
-    def put(self, key: str, data: bytes, result: CompileResult) -> None:
-        if len(data) > self.max_bytes:
-            return
-        with self._lock:
-            path = os.path.join(self._dir(), key)
-            fd = os.open(
-                path + ".part", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600
-            )
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(path + ".part", path)
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._size -= old.size
-            self._entries[key] = _Entry(path, hashlib.sha256(data).hexdigest(), len(data), result)
-            self._size += len(data)
-            while self._size > self.max_bytes and self._entries:
-                _, evicted = self._entries.popitem(last=False)
-                self._size -= evicted.size
-                with contextlib.suppress(OSError):
-                    os.unlink(evicted.path)
-
-    def _drop(self, key: str) -> None:
-        with self._lock:
-            entry = self._entries.pop(key, None)
-            if entry is not None:
-                self._size -= entry.size
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-
-
-_cache_lock = threading.Lock()
-_cache: CompileCache | None = None
-
-
-def compile_cache() -> CompileCache:
-    """This process's compile cache (a forked child gets a new one: no shared directory)."""
-    global _cache
-    with _cache_lock:
-        if _cache is None:
-            _cache = CompileCache()
-        return _cache
-
-
-def _after_fork_in_child() -> None:
-    global _cache, _cache_lock
-    _cache_lock = threading.Lock()
-    _cache = None
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def cache_key(language: str, version: str, command: Sequence[str], source: bytes) -> str:
-    """sha256 of (language, toolchain version, compile command, source), each length-prefixed."""
-    h = hashlib.sha256()
-    for part in (language.encode(), version.encode(), "\0".join(command).encode(), source):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    return h.hexdigest()
 
 
 # -- compile, then run ----------------------------------------------------------------------------
