@@ -57,6 +57,7 @@ def test_example_server_keeps_its_own_route_beside_the_protocols(
     assert r.json() == {"hello": "from your own route"}
 
 
+@pytest.mark.slow
 def test_sandboxfusion_client_example_reads_the_answers_it_expects(
     example_server: ServeProcess,
 ) -> None:

@@ -468,6 +468,7 @@ def test_a_compile_time_bomb_is_stopped_and_never_runs(language: str) -> None:
     assert time.monotonic() - started < 120
 
 
+@pytest.mark.slow
 @needs("cpp")
 def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> None:
     """3.4 MB of correct output while this process holds the GIL in 50 ms slices (three
