@@ -9,8 +9,10 @@ rounds. ``--profile PATTERN`` prints the top functions of one pattern's loop thr
 
 Patterns (the same actors or the same remote function for both sides of each pair):
 
-* ``actor_raw_window`` — ``actor.m.remote`` kept at 512 in flight with ``ray.wait`` (Ray's
-  documented pattern); ``actor_pool_map`` — :meth:`ActorPool.map`; ``actor_pool_call`` —
+* ``actor_raw_get`` — every ``actor.m.remote`` at once, one ``ray.get(list)`` (the judge
+  workload's ``ray_actors`` ceiling: no bound, no streaming); ``actor_raw_window`` —
+  ``actor.m.remote`` kept at 512 in flight with ``ray.wait`` (Ray's documented pattern);
+  ``actor_pool_map`` — :meth:`ActorPool.map`; ``actor_pool_call`` —
   :meth:`ActorPool.call` from one task per item (a server's handlers), gathered.
 * ``task_raw_get`` — ``ray.get([f.remote(x) ...])``; ``task_raw_window`` — 512 in flight with
   ``ray.wait``; ``gather`` / ``as_completed`` — :func:`asyncpool.gather` / ``as_completed`` of
@@ -73,6 +75,9 @@ def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str
     actors = pool.actors
     remote = ray.remote(echo)
 
+    async def actor_raw_get(n: int) -> int:
+        return len(ray.get([actors[x % ACTORS].score.remote(x) for x in range(n)]))
+
     async def actor_raw_window(n: int) -> int:
         return _raw_window(lambda x: actors[x % ACTORS].score.remote(x), n)
 
@@ -99,6 +104,7 @@ def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str
         return sum([1 async for _ in task_pool.map(range(n))])
 
     return {
+        "actor_raw_get": actor_raw_get,
         "actor_raw_window": actor_raw_window,
         "actor_pool_map": actor_pool_map,
         "actor_pool_call": actor_pool_call,
