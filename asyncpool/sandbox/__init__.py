@@ -237,8 +237,13 @@ What does NOT hold, even as root - it is not a VM
   threads or child processes spin on a loaded machine gets a little more wall-clock time (never
   more CPU time than ``RLIMIT_CPU``, never past the starvation cap). The two processes of a
   ``run_tests`` check start in parallel; their overlapping wait is subtracted twice. Once set
-  up, they run on one CPU (round-robin per check; calls are then local wakeups): a solution's
-  threads share that CPU, which changes its wall-clock time, not its own time.
+  up, they run on one CPU (calls are then local wakeups): a solution's threads share that CPU,
+  which changes its wall-clock time, not its own time. The CPU is a *lane* no other fork
+  server's check holds at the time, when there is one (:mod:`asyncpool.sandbox._cpu_lanes`:
+  record locks on ``/dev/shm/asyncpool-cpu-lanes-<uid>``, or the file
+  ``ASYNCPOOL_SANDBOX_CPU_LANES`` names in the caller's environment; ``0`` there: each server
+  round-robin on its own), so that two Ray workers checking at once do not share one CPU while
+  the other idles.
 * Cost: a ``run_tests`` check forks two processes (the judge's is most of the difference) and
   makes a round trip per call; on HumanEval it costs about twice a bare fork of the same
   program (``python -m benchmarks.bench_sandbox``), ``run_python`` about 1.25x.

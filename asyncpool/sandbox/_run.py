@@ -120,6 +120,9 @@ class _Zygote:
         argv += [f"--prefix={d}" for d in _toolchain_dirs()]
         if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
             argv.append("--no-namespaces")  # see "When the caller is not root"
+        lanes = os.environ.get("ASYNCPOOL_SANDBOX_CPU_LANES")
+        if lanes:  # see _cpu_lanes: another lock file, or "0" for none
+            argv.append(f"--cpu-lanes={lanes}")
         try:
             self.proc = subprocess.Popen(
                 argv,

@@ -62,6 +62,7 @@ from . import _zygote_child  # noqa: E402
 if TYPE_CHECKING:
     from ._ns import NetnsPool
 from ._cgroup import Cgroups, RunCgroup, open_cgroups  # noqa: E402
+from ._cpu_lanes import CpuLanes, lock_path  # noqa: E402
 from ._zygote_child import (  # noqa: E402
     anchor_import_path,
     read_fd,
@@ -138,7 +139,11 @@ def _libc_prctl() -> Callable[[int, int, int, int, int], int]:
 
 class _Server:
     def __init__(
-        self, ctl_fd: int, namespaces: bool = True, prefixes: tuple[str, ...] = ()
+        self,
+        ctl_fd: int,
+        namespaces: bool = True,
+        prefixes: tuple[str, ...] = (),
+        lanes: str | None = None,
     ) -> None:
         self.pid = os.getpid()
         self.ctl = socket.socket(fileno=ctl_fd)
@@ -158,6 +163,17 @@ class _Server:
         elif not self.cgroups.limits_memory:
             sys.stderr.write("asyncpool sandbox: no memory controller: runs' memory is bounded by "
                              "RLIMIT_AS and runtimes' heap flags only\n")  # fmt: skip
+        # A judged run's two processes take turns (each call is a round trip): on one CPU a
+        # turn is a local wakeup, across CPUs an inter-processor one, twice as slow here. Own
+        # time does not change with it (waiting for the CPU is not counted). Which CPU: a lane
+        # no other fork server's run holds (see _cpu_lanes); its lock file is opened before
+        # the namespaces, which hide the host's /dev/shm.
+        self.cpus = sorted(os.sched_getaffinity(0))
+        if lanes is None:
+            lanes = lock_path(os.geteuid())
+        self.lanes = CpuLanes(self.cpus, None if lanes == "0" else lanes)
+        self.pin_cpu: int | None = None  # read by the children of the judged run being forked
+        # (each pins itself once its own setup is done, so the two setups still overlap)
         if os.geteuid() == 0:
             self._check_uid_map()
             self.uids = Uids()
@@ -197,13 +213,6 @@ class _Server:
         self.scratch_base = tempfile.mkdtemp(prefix=f"{LEFTOVER_PREFIX}{self.pid}-")
         os.chmod(self.scratch_base, 0o711)
         self.scratch_seq = 0
-        # A judged run's two processes take turns (each call is a round trip): on one CPU a
-        # turn is a local wakeup, across CPUs an inter-processor one, twice as slow here. Own
-        # time does not change with it (waiting for the CPU is not counted).
-        self.cpus = sorted(os.sched_getaffinity(0))
-        self.cpu_turn = 0
-        self.pin_cpu: int | None = None  # read by the children of the judged run being forked
-        # (each pins itself once its own setup is done, so the two setups still overlap)
         self.poller = select.poll()
         self.poller.register(self.ctl.fileno(), select.POLLIN)
         self.poller.register(self.wake_r, select.POLLIN)
@@ -383,8 +392,7 @@ class _Server:
                 self._give_back(leased, scratch, cgroup, netns)
                 raise
             serve_fd, judge_fd = a.detach(), b.detach()
-            self.pin_cpu = self.cpus[self.cpu_turn % len(self.cpus)]
-            self.cpu_turn += 1
+            self.pin_cpu = self.lanes.take()
         started = time.monotonic()
         self.cgroup_fds = () if cgroup is None else cgroup.fds
         self.netns_fd = netns
@@ -396,12 +404,14 @@ class _Server:
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
                     os.close(fd)
+            if self.pin_cpu is not None:
+                self.lanes.give_back(self.pin_cpu)
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
         self.cgroup_fds, self.netns_fd = (), -1  # the judge (trusted) is not of the run
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
-        job.cgroup, job.netns = cgroup, netns
+        job.cgroup, job.netns, job.lane = cgroup, netns, self.pin_cpu
         job.files_out, job.fetch = fds.files_out, fetch
         # Own time grows at most as fast as every CPU together (the run's processes' CPU time
         # counts, see _enforce_deadlines): nothing to check before this.
@@ -737,6 +747,9 @@ class _Server:
         self._done(job)  # after too many attempts: the uid stays leased, unused
 
     def _done(self, job: Job) -> None:
+        if job.lane is not None:
+            self.lanes.give_back(job.lane)
+            job.lane = None
         if not job.abandoned:
             self._send(job.reply_fd, job.result)
             self.poller.unregister(job.reply_fd)
@@ -767,6 +780,7 @@ class _Server:
         shutil.rmtree(self.scratch_base, ignore_errors=True)
         if self.cgroups is not None:
             self.cgroups.close()
+        self.lanes.close()
 
 
 def _load_sibling(name: str) -> types.ModuleType:
@@ -796,13 +810,17 @@ def main(argv: list[str]) -> None:
         if os.path.isdir(path) and path not in sys.path:
             sys.path.append(path)
     prefixes = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--prefix=")]
+    lanes = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--cpu-lanes=")]
     os.environ.clear()
     os.environ.update(ENV)
     _zygote_child.JUDGE = _load_sibling("_judge")
     _zygote_child.NS = _load_sibling("_ns")
     _zygote_child.SECCOMP = _load_sibling("_seccomp")
     server = _Server(
-        int(argv[1]), namespaces="--no-namespaces" not in argv[2:], prefixes=tuple(prefixes)
+        int(argv[1]),
+        namespaces="--no-namespaces" not in argv[2:],
+        prefixes=tuple(prefixes),
+        lanes=lanes[-1] if lanes else None,
     )
     gc.collect()
     gc.freeze()  # keep the preloaded heap out of the children's collections: fewer COW copies

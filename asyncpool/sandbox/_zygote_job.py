@@ -101,6 +101,8 @@ class Job:
     cgroup: RunCgroup | None = None
     # The run's network namespace from the server's pool (-1: none, or its own new one).
     netns: int = -1
+    # A judged run's CPU lane (see _cpu_lanes), given back when the run is done.
+    lane: int | None = None
     # Its cgroup was removed: the kernel counted no live task of the run (see _cgroup).
     all_dead: bool = False
     # The kernel's OOM killer killed a process of the run at its memory cgroup's limit.
