@@ -21,12 +21,17 @@ from typing import Any
 
 import pytest
 
+from asyncpool.sandbox import _cpu_lanes
 from asyncpool.sandbox._cpu_lanes import CpuLanes
 
+# The holder loads the module by path in a bare interpreter (it is standard library only, as
+# the fork server loads it): no ``asyncpool`` import, hence no Ray, in each helper.
 _HOLDER = """
-import sys
-from asyncpool.sandbox._cpu_lanes import CpuLanes
-lanes = CpuLanes({cpus!r}, {path!r})
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("_cpu_lanes", {module!r})
+lanes_module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lanes_module)
+lanes = lanes_module.CpuLanes({cpus!r}, {path!r})
 taken = [lanes.take() for _ in range({count})]
 print(" ".join(map(str, taken)), "/", " ".join(map(str, sorted(lanes.locked))), flush=True)
 sys.stdin.read()  # hold the lanes until the test closes stdin (or kills this process)
@@ -49,7 +54,7 @@ print(" ".join(map(str, free)))
 def _lockable(path: Path, cpus: list[int]) -> list[int]:
     """The lanes of ``cpus`` no process holds now, as a third process sees them."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(path=str(path), cpus=cpus)],
+        [sys.executable, "-I", "-S", "-c", _PROBE.format(path=str(path), cpus=cpus)],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     return [int(c) for c in done.stdout.split()]
@@ -59,10 +64,11 @@ class _Holder:
     """Another fork server's side: a process that took ``count`` lanes and holds them."""
 
     def __init__(self, path: Path, cpus: list[int], count: int = 1) -> None:
-        code = _HOLDER.format(cpus=cpus, path=str(path), count=count)
+        code = _HOLDER.format(module=_cpu_lanes.__file__, cpus=cpus, path=str(path), count=count)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
+            [sys.executable, "-I", "-S", "-c", code],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
         assert self.proc.stdout is not None
         taken, _, locked = self.proc.stdout.readline().partition("/")
         self.taken = [int(c) for c in taken.split()]
