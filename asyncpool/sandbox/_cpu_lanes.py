@@ -18,7 +18,7 @@ killed leaves no stale claim behind; a lock or an unlock is one ``fcntl``.
 
 Measured (two processes, each with its fork server, 300 judged HumanEval checks each, 2 CPUs,
 alternating runs): round-robin per server 10.5-12.4k checks a minute with the machine 74-77 %
-busy; lanes taken round-robin 12.8-14.3k, 82-88 % busy; sticky lanes 14.7-15.0k, 88-89 % busy.
+busy; lanes taken round-robin 13.2-14.3k, 82-88 % busy; sticky lanes 12.8-15.0k, 87-89 % busy.
 One process alone: no change (6.5-8.1k either way). Four processes: 10.3-10.8k -> 12.1-12.4k.
 
 Why hand-written: the choice must be made in the fork server's clean interpreter (standard
