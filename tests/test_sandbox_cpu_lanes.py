@@ -231,12 +231,12 @@ print(json.dumps(out))
 """
 
 
-def _end_to_end(lanes: str, lanes_on: bool, other: str) -> Any:
+def _end_to_end(lanes: str, lanes_on: bool, other: str, cwd: Path | None = None) -> Any:
     env = {**os.environ, "ASYNCPOOL_SANDBOX_CPU_LANES": lanes}
     code = textwrap.dedent(_END_TO_END.format(lanes_on=lanes_on, other=other))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
-        check=False,
+        check=False, cwd=cwd,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -248,8 +248,15 @@ needs_two_cpus = pytest.mark.skipif(
 
 
 @needs_two_cpus
-def test_a_judged_run_is_pinned_to_the_cpu_no_other_server_holds(tmp_path: Path) -> None:
-    out = _end_to_end(str(tmp_path / "lanes"), True, "")
+@pytest.mark.parametrize("relative", [False, True], ids=["absolute path", "relative path"])
+def test_a_judged_run_is_pinned_to_the_cpu_no_other_server_holds(
+    tmp_path: Path, relative: bool
+) -> None:
+    # A relative ASYNCPOOL_SANDBOX_CPU_LANES is the caller's, though the server runs in /.
+    if relative:
+        out = _end_to_end("lanes", True, "", cwd=tmp_path)
+    else:
+        out = _end_to_end(str(tmp_path / "lanes"), True, "")
     assert out == {key: ["passed", "failed"] for key in out}
     assert len(out) == 2
 

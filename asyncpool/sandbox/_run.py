@@ -121,8 +121,8 @@ class _Zygote:
         if os.environ.get("ASYNCPOOL_SANDBOX_NAMESPACES") == "0":
             argv.append("--no-namespaces")  # see "When the caller is not root"
         lanes = os.environ.get("ASYNCPOOL_SANDBOX_CPU_LANES")
-        if lanes:  # see _cpu_lanes: another lock file, or "0" for none
-            argv.append(f"--cpu-lanes={lanes}")
+        if lanes:  # see _cpu_lanes: another lock file (the server runs in /), or "0" for none
+            argv.append(f"--cpu-lanes={lanes if lanes == '0' else os.path.abspath(lanes)}")
         try:
             self.proc = subprocess.Popen(
                 argv,
