@@ -262,6 +262,26 @@ def test_a_judged_run_is_pinned_to_the_cpu_no_other_server_holds(
 
 
 @needs_two_cpus
+def test_a_lock_file_the_server_cannot_use_is_said_on_stderr_and_checks_still_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "elsewhere").write_bytes(b"")
+    (tmp_path / "lanes").symlink_to(tmp_path / "elsewhere")
+    code = (
+        "from asyncpool.sandbox import run_tests;"
+        "print(run_tests('def f():\\n    return 1\\n', 'assert f() == 1').status)"
+    )
+    env = {**os.environ, "ASYNCPOOL_SANDBOX_CPU_LANES": str(tmp_path / "lanes")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "passed"
+    assert f"no CPU lanes ({tmp_path / 'lanes'} is not a usable lock file)" in done.stderr
+
+
+@needs_two_cpus
 def test_with_lanes_off_each_server_goes_round_robin_whatever_others_hold(
     tmp_path: Path,
 ) -> None:

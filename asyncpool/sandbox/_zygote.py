@@ -172,6 +172,10 @@ class _Server:
         if lanes is None:
             lanes = lock_path(os.geteuid())
         self.lanes = CpuLanes(self.cpus, None if lanes == "0" else lanes)
+        if lanes != "0" and len(self.cpus) > 1 and self.lanes.fd < 0:
+            sys.stderr.write(f"asyncpool sandbox: no CPU lanes ({lanes} is not a usable lock "
+                             "file): each judged run's CPU is chosen round-robin by this server "
+                             "alone\n")  # fmt: skip
         self.pin_cpu: int | None = None  # read by the children of the judged run being forked
         # (each pins itself once its own setup is done, so the two setups still overlap)
         if os.geteuid() == 0:
