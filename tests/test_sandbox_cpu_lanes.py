@@ -210,6 +210,9 @@ from asyncpool.sandbox import run_tests
 
 path = os.environ["ASYNCPOOL_SANDBOX_CPU_LANES"]
 cpus = sorted(os.sched_getaffinity(0))[:2]
+# The fork server (started by the first check) inherits this: its lanes are these two CPUs,
+# however many the machine has.
+os.sched_setaffinity(0, cpus)
 solution = "import os\\ndef cpus():\\n    return sorted(os.sched_getaffinity(0))\\n"
 
 def on(cpu):
