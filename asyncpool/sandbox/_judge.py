@@ -1399,8 +1399,12 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
         if len(names) + len(standard) >= MAX_NAMES:
             break
         for module in TEST_MODULES:
-            loaded = sys.modules.get(module)
-            if loaded is not None and getattr(loaded, name, None) is value:
+            # The module's dict, not getattr: a miss is then a dict lookup, not two
+            # AttributeErrors formatted and cleared (21 modules per name), nor a call of a
+            # module's own __getattr__. This loop in a freshly forked solution, HumanEval:
+            # 124 -> 88 µs (medians of 60 checks).
+            found = getattr(sys.modules.get(module), "__dict__", None)
+            if type(found) is dict and found.get(name) is value:
                 standard[name] = module
                 break
         else:
