@@ -178,6 +178,7 @@ def test_a_lock_file_behind_a_symlink_is_not_used_and_lanes_are_round_robin(
     link.symlink_to(target)
     lanes = CpuLanes([0, 1], str(link))
     assert lanes.fd == -1
+    assert lanes.refused  # the server says so on stderr
     turns = []
     for _ in range(4):
         cpu = lanes.take()
@@ -198,6 +199,7 @@ def test_a_lock_file_of_another_uid_is_not_used(tmp_path: Path) -> None:
 def test_one_cpu_needs_no_lock_file(tmp_path: Path) -> None:
     lanes = CpuLanes([3], str(tmp_path / "lanes"))
     assert lanes.fd == -1
+    assert not lanes.refused
     assert [lanes.take(), lanes.take()] == [3, 3]
     assert not (tmp_path / "lanes").exists()
 

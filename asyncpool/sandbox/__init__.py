@@ -240,7 +240,8 @@ What does NOT hold, even as root - it is not a VM
   up, they run on one CPU (calls are then local wakeups): a solution's threads share that CPU,
   which changes its wall-clock time, not its own time. The CPU is a *lane* no other fork
   server's check holds at the time, when there is one (:mod:`asyncpool.sandbox._cpu_lanes`:
-  record locks on ``/dev/shm/asyncpool-cpu-lanes-<uid>``, or the file
+  record locks on ``cpu-lanes`` in root's lock directory, ``/dev/shm/asyncpool-cpu-lanes-<uid>``
+  for another uid, or the file
   ``ASYNCPOOL_SANDBOX_CPU_LANES`` names in the caller's environment; ``0`` there: each server
   round-robin on its own), so that two Ray workers checking at once do not share one CPU while
   the other idles.

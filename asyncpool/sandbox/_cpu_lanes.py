@@ -8,7 +8,9 @@ to pick that CPU round-robin on its own. Two servers (two Ray workers checking a
 two-CPU machine, one fork server each) then put both conversations on the same CPU about half
 of the time, while the other CPU idled.
 
-How: the fork servers of one uid share a lock file; a server holding a POSIX record lock on
+How: the fork servers of one uid share a lock file (root's in the root-only directory of the
+uid leases, :func:`asyncpool.sandbox._zygote_uids.lock_dir`; another uid's in ``/dev/shm``,
+:func:`lock_path`); a server holding a POSIX record lock on
 byte ``i`` has a judged run on CPU ``i``. A server takes a lane no other server holds, the one
 it took last first (it keeps its lane while nobody else wants it, so its caller and judges stay
 on one CPU too), and gives it back when the run is over; when every CPU is held, it shares the
@@ -38,7 +40,8 @@ import stat
 
 
 def lock_path(uid: int) -> str:
-    """The lock file shared by the fork servers of ``uid`` on this machine."""
+    """The lock file shared by the fork servers of ``uid`` on this machine, when ``uid`` is
+    not root (root's servers use their root-only lock directory)."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
     return f"{base}/asyncpool-cpu-lanes-{uid}"
 
@@ -77,6 +80,9 @@ class CpuLanes:
         #: The lanes this server holds the lock of (the others it shares, every CPU being held).
         self.locked: set[int] = set()
         self.fd = _open(path) if path is not None and len(self.cpus) > 1 else -1
+        #: A lock file was wanted and cannot be used: the server says so (lanes are then
+        #: round-robin per server).
+        self.refused = path is not None and len(self.cpus) > 1 and self.fd < 0
 
     def take(self) -> int:
         """A CPU no other server's run holds, the one this server took last first (a server

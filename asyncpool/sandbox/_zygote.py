@@ -74,6 +74,7 @@ from ._zygote_job import Job, classify, exited, fetch_files, sched  # noqa: E402
 from ._zygote_uids import (  # noqa: E402
     SWEEP_ATTEMPTS,
     Uids,
+    lock_dir,
     reaper_ok,
     remove_stale_scratch_bases,
     spawn_reaper,
@@ -167,12 +168,13 @@ class _Server:
         # turn is a local wakeup, across CPUs an inter-processor one, twice as slow here. Own
         # time does not change with it (waiting for the CPU is not counted). Which CPU: a lane
         # no other fork server's run holds (see _cpu_lanes); its lock file is opened before
-        # the namespaces, which hide the host's /dev/shm.
+        # the namespaces, which hide the host's lock directories.
         self.cpus = sorted(os.sched_getaffinity(0))
         if lanes is None:
-            lanes = lock_path(os.geteuid())
+            root = os.geteuid() == 0
+            lanes = f"{lock_dir()}/cpu-lanes" if root else lock_path(os.geteuid())
         self.lanes = CpuLanes(self.cpus, None if lanes == "0" else lanes)
-        if lanes != "0" and len(self.cpus) > 1 and self.lanes.fd < 0:
+        if self.lanes.refused:
             sys.stderr.write(f"asyncpool sandbox: no CPU lanes ({lanes} is not a usable lock "
                              "file): each judged run's CPU is chosen round-robin by this server "
                              "alone\n")  # fmt: skip

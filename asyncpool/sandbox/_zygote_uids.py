@@ -85,12 +85,28 @@ def reaper_ok(status: int) -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+def lock_dir() -> str:
+    """The machine-wide directory of the fork servers' lock files (root's: the uid leases, the
+    CPU lanes), made if missing; root-owned, mode 0700, or ``RuntimeError``."""
+    for path in _LOCK_DIRS:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        st = os.lstat(path)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and not st.st_mode & 0o077:
+            return path
+    raise RuntimeError(f"no safe (root-owned, mode 0700) lock directory among {_LOCK_DIRS}")
+
+
 class Uids:
     """This server's sandbox uids: leased machine-wide (``flock`` on root-only lock files, held
     for the server's life), each swept before it is handed out again."""
 
     def __init__(self) -> None:
-        self.dir = self._lock_dir()
+        self.dir = lock_dir()
         # Opened now: once the server has isolated itself, the path no longer exists in its
         # mount namespace, and what does is read-only; this descriptor still reaches it.
         self.dir_fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
@@ -99,20 +115,6 @@ class Uids:
         self.dirty: Work = []
         self.dirty_since = math.inf
         self.sweeps: dict[int, tuple[Work, int]] = {}  # helper pid -> (work, attempt)
-
-    @staticmethod
-    def _lock_dir() -> str:
-        for path in _LOCK_DIRS:
-            try:
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                pass
-            except OSError:
-                continue
-            st = os.lstat(path)
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and not st.st_mode & 0o077:
-                return path
-        raise RuntimeError(f"no safe (root-owned, mode 0700) lock directory among {_LOCK_DIRS}")
 
     def acquire(self) -> int | None:
         """A clean uid (no process runs under it); ``None`` when the pool is exhausted."""
