@@ -370,7 +370,9 @@ def test_cpu_wall_and_peak_memory_are_measured_per_case() -> None:
     assert big.cpu_time is not None
     assert light.peak_memory is not None
     assert big.peak_memory is not None
-    assert 1 * MIB < light.peak_memory < 64 * MIB  # an interpreter that printed a line
+    # An interpreter that printed a line: under 1 MiB of its own in a memory cgroup (the
+    # pages it shares with the fork server are not its own), ~20 MiB of ru_maxrss without.
+    assert 0 < light.peak_memory < 64 * MIB
     assert big.peak_memory >= 96 * MIB
     assert big.peak_memory - light.peak_memory >= 90 * MIB
     assert big.cpu_time >= 0.3  # it spun until its own CPU clock said 0.3 s

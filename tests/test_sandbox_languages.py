@@ -316,6 +316,40 @@ def test_a_cpp_memory_bomb_is_a_memory_limit() -> None:
     assert (result.status, result.verdict) == ("memory", "memory_limit"), result
 
 
+def _memory_cgroup() -> bool:
+    """Whether the fork server can give runs a memory cgroup here (as root: a v1 ``memory``
+    hierarchy, or the v2 ``memory`` controller), as ``_cgroup.open_cgroups`` looks for one."""
+    if not ROOT:
+        return False
+    if os.path.isdir("/sys/fs/cgroup/memory"):
+        return True
+    try:
+        return "memory" in Path("/sys/fs/cgroup/cgroup.controllers").read_text().split()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif("cpp" not in AVAILABLE, reason="no g++ here: apt-get install g++")
+@pytest.mark.skipif(not _memory_cgroup(), reason="peak memory is ru_maxrss without a cgroup")
+def test_a_compiled_programs_peak_memory_is_its_own_not_the_interpreter_that_started_it() -> None:
+    mib = 1 << 20
+    hello = '#include <cstdio>\nint main(){ puts("hi"); }'
+    big = (
+        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
+        "int main(){ char *p = (char *)malloc(64 << 20); memset(p, 1, 64 << 20);"
+        ' puts("hi"); return p[7] - 1; }'
+    )
+    light = run_stdio(unique(hello, "cpp"), [("", "hi\n")], language="cpp").cases[0]
+    heavy = run_stdio(unique(big, "cpp"), [("", "hi\n")], language="cpp", memory_mb=256).cases[0]
+    assert (light.verdict, heavy.verdict) == ("accepted", "accepted")
+    assert light.peak_memory is not None
+    assert heavy.peak_memory is not None
+    # ru_maxrss said ~20 MiB for both: the forked interpreter's pages before the exec.
+    assert light.peak_memory < 8 * mib
+    assert 64 * mib <= heavy.peak_memory < 96 * mib
+    assert heavy.peak_memory - light.peak_memory >= 60 * mib
+
+
 # -- hostile programs -----------------------------------------------------------------------------
 
 FORK_BOMB = {

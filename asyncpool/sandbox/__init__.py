@@ -357,10 +357,15 @@ class StdioCaseResult:
     "memory_limit", "runtime_error" (a non-zero exit or a death by another signal).
     ``duration`` is the program's own time (what ``timeout`` bounds), ``cpu_time`` its CPU
     time (user + system, it and the processes it waited for), ``wall_time`` the wall-clock
-    time from the fork to its end, ``peak_memory`` its peak resident memory in bytes
-    (``ru_maxrss``: the forked interpreter's pages included, about 15 MiB for
-    ``print()``); ``cpu_time``/``peak_memory`` are ``None`` only if the fork server did not
-    report them. ``reason`` says why the output was not accepted (``""`` otherwise).
+    time from the fork to its end, ``peak_memory`` the most memory its processes held
+    together, in bytes: where the run has a memory cgroup (the module docstring), that cgroup's
+    peak, what ``memory_mb`` limits (what the program allocated or copied on write, page cache
+    it brought in; not the pages it shares with the fork server's preloaded interpreter or
+    with other processes: a C++ ``puts`` about 1 MiB, a Python ``print()`` under 1 MiB);
+    otherwise ``ru_maxrss`` of its process (the resident pages of the forked interpreter
+    included, about 20 MiB, also when it ran another program); ``cpu_time``/``peak_memory``
+    are ``None`` only if the fork server did not report them. ``reason`` says why the output
+    was not accepted (``""`` otherwise).
     """
 
     status: SandboxStatus

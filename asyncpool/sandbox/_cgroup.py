@@ -34,7 +34,8 @@ accounted), where the run gets a second cgroup of the same name that its child j
 (the JVM, Go, V8) cannot be held to a run's ``memory_mb`` by it; the controller holds every run
 to it, whatever its runtime. A run over its limit is killed by the kernel's OOM killer inside its
 cgroup (``memory.events``/``memory.oom_control`` count ``oom_kill``), which
-:meth:`RunCgroup.oom_killed` reports, so its verdict is "memory". Without a usable controller
+:meth:`RunCgroup.oom_killed` reports, so its verdict is "memory"; the controller's peak of it
+(:meth:`RunCgroup.memory_peak`) is the run's reported peak memory. Without a usable controller
 (the server logs it) ``RLIMIT_AS`` and the runtimes' own heap flags are the only bounds.
 
 CPU, likewise: :meth:`RunCgroup.cpu_seconds` is the CPU time of all the run's processes together
@@ -165,6 +166,7 @@ class RunCgroup:
     memory: bool = False  # the v2 memory controller is enabled in ``fd``
     # controller -> the run's cgroup in that v1 hierarchy ("memory", "cpuacct")
     v1: dict[str, int] = field(default_factory=dict)
+    peak: int | None = None  # memory_peak(), read by Cgroups.remove(peak=True)
 
     @property
     def fds(self) -> tuple[int, ...]:
@@ -225,6 +227,22 @@ class RunCgroup:
                 _write(fd, "memory.memsw.limit_in_bytes", str(limit).encode())
             return True
         return False
+
+    def memory_peak(self) -> int | None:
+        """The most memory the run's processes held together, in bytes: what the memory
+        limit counts (pages charged to the run: what it allocated or copied on write, page
+        cache it brought in; not the fork server's preloaded interpreter, which a forked child
+        shares until it writes). v2 ``memory.peak``, v1 ``memory.max_usage_in_bytes``;
+        ``None`` without a memory controller. Exact once every process of the run is dead."""
+        try:
+            if self.memory:
+                return int(_read(self.fd, "memory.peak"))
+            fd = self.v1.get("memory", -1)
+            if fd >= 0:
+                return int(_read(fd, "memory.max_usage_in_bytes"))
+        except (OSError, ValueError):
+            pass
+        return None
 
     def oom_killed(self) -> bool:
         """Whether the kernel's OOM killer killed a process of the run because the run was
@@ -303,12 +321,16 @@ class Cgroups:
             raise
         return run
 
-    def remove(self, run: RunCgroup) -> bool:
+    def remove(self, run: RunCgroup, peak: bool = False) -> bool:
         """Kill what is left in ``run`` and remove it; ``True`` once removed (no live task was
-        left in it), ``False`` while some task has yet to exit (call again)."""
+        left in it), ``False`` while some task has yet to exit (call again). With ``peak``,
+        :attr:`RunCgroup.peak` is :meth:`RunCgroup.memory_peak` read last before the memory
+        cgroup went: after the kill, so no process of the run could allocate any more."""
         if run.fd >= 0:
             with contextlib.suppress(OSError):
                 run.kill()
+            if peak and run.memory:
+                run.peak = run.memory_peak()
             if not _remove_run_dir(self.base, run.name):
                 return False
             os.close(run.fd)
@@ -316,6 +338,8 @@ class Cgroups:
         for controller, fd in list(run.v1.items()):
             # Every task of the run is gone (its cgroup above was removed): nothing is left
             # here but, for a moment, tasks still leaving.
+            if peak and controller == "memory":
+                run.peak = run.memory_peak()
             if not _remove_run_dir(self.v1[controller][1], run.name):
                 return False
             os.close(fd)

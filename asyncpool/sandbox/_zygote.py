@@ -656,9 +656,10 @@ class _Server:
         assert job.cgroup is not None
         assert self.cgroups is not None
         try:
-            if not self.cgroups.remove(job.cgroup):
+            if not self.cgroups.remove(job.cgroup, peak=not job.req.judged):
                 return False
             job.all_dead = True
+            job.peak = job.cgroup.peak
         except OSError:  # not removable (never seen): leave it, do not hold the verdict back
             if job.netns >= 0:  # some process of the run may be alive: never reuse it
                 os.close(job.netns)
@@ -701,7 +702,10 @@ class _Server:
         job.result = (
             b"R"
             + RESULT.pack(code, returncode, rc_none, own, now - job.started, judge, flags)
-            + USAGE.pack(job.usage.ru_utime + job.usage.ru_stime, job.usage.ru_maxrss * 1024)
+            + USAGE.pack(
+                job.usage.ru_utime + job.usage.ru_stime,
+                job.usage.ru_maxrss * 1024 if job.peak is None else job.peak,
+            )
         )
         if job.files_out >= 0:
             if job.scratch is not None:

@@ -107,6 +107,9 @@ class Job:
     all_dead: bool = False
     # The kernel's OOM killer killed a process of the run at its memory cgroup's limit.
     oom_killed: bool = False
+    # The most memory its processes held together (its memory cgroup's peak, bytes); None:
+    # no memory cgroup, or a judged run (which reports no memory figure).
+    peak: int | None = None
     ended: float | None = None
 
     def own_time(self, now: float) -> float:

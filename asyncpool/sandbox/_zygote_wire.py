@@ -51,8 +51,9 @@ STARTED = struct.Struct("=qB")
 #: judge's exit (exit status or -signal), flags (RESULT_*)
 RESULT = struct.Struct("=BqBddqB")
 #: Sent right after ``RESULT`` (its own record, so a reader that knows only ``RESULT`` still
-#: works): the program's CPU time (s, user + system) and peak resident memory (bytes), from the
-#: ``wait4`` rusage of its process (``ru_maxrss``; it includes the descendants it waited for).
+#: works): the program's CPU time (s, user + system, from the ``wait4`` rusage of its process: it
+#: includes the descendants it waited for) and its peak memory (bytes): the run's memory
+#: cgroup's peak when it had one and was not judged, else ``ru_maxrss`` of that rusage.
 USAGE = struct.Struct("=dq")
 
 FLAG_LIMITS = 1  #: apply every isolation step and limit; without it: the bare baseline
