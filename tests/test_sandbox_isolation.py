@@ -4,9 +4,11 @@ production: without it the sandbox documents what does not hold)."""
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -172,6 +174,57 @@ def test_seccomp_denies_ptrace_namespaces_io_uring_but_not_threads_fork_or_subpr
     lines = out.splitlines()
     assert lines[:4] == [f"{name} -1 1" for name in ("ptrace", "unshare", "io_uring_setup", "bpf")]
     assert lines[4] == "[1] 7 b'5\\n'"
+
+
+def _run_bpf(filter_code: bytes, nr: int, arch: int, arg0: int) -> int:
+    """Classic BPF, the instructions the seccomp filter uses, run over one ``seccomp_data``
+    (call number, ABI, first argument's low 32 bits); every jump must stay in the program and
+    every path end in a return."""
+    from asyncpool.sandbox import _seccomp as sc
+
+    insns: list[tuple[int, int, int, int]] = [
+        struct.unpack_from("=HBBI", filter_code, i) for i in range(0, len(filter_code), 8)
+    ]
+    data = {0: nr, 4: arch, 16: arg0}
+    acc, pc = 0, 0
+    while True:
+        assert 0 <= pc < len(insns), f"jump out of the program at {pc}"
+        code, jt, jf, k = insns[pc]
+        if code == sc._RET_K:
+            return k
+        if code == sc._LD_W_ABS:
+            acc = data[k]
+            pc += 1
+            continue
+        tests = {sc._JEQ_K: acc == k, sc._JGE_K: acc >= k, sc._JSET_K: bool(acc & k)}
+        assert code in tests, f"unexpected opcode {code:#x}"
+        pc += 1 + (jt if tests[code] else jf)
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the seccomp filter is x86-64 only")
+def test_the_seccomp_filter_decides_every_call_number_as_its_policy_says() -> None:
+    from asyncpool.sandbox import _seccomp as sc
+
+    eperm = sc._RET_ERRNO | errno.EPERM
+    denied = set(sc.DENIED.values())
+    flags = [0, 0x11, 0x3D0F00, *(1 << bit for bit in range(32))]  # SIGCHLD, fork's, threads'
+    numbers = [*range(1024), 0x3FFFFFFF, sc.X32_SYSCALL_BIT, sc.X32_SYSCALL_BIT + 1, 0xFFFFFFFF]
+    code, checked = sc.program(), 0
+    for nr in numbers:
+        for arg0 in flags if nr == sc._CLONE else [0, 0xFFFFFFFF]:
+            if nr >= sc.X32_SYSCALL_BIT or nr in denied:
+                want = eperm
+            elif nr == sc._CLONE3:
+                want = sc._RET_ERRNO | errno.ENOSYS
+            elif nr == sc._CLONE and arg0 & sc.CLONE_NAMESPACES:
+                want = eperm
+            else:
+                want = sc._RET_ALLOW
+            assert _run_bpf(code, nr, sc.AUDIT_ARCH_X86_64, arg0) == want, (nr, arg0)
+            assert _run_bpf(code, nr, 0x40000003, arg0) == eperm  # i386: nothing
+            checked += 1
+    assert checked == 2 * (len(numbers) - 1) + len(flags)
+    assert code == sc._FILTER  # what install() loads
 
 
 def test_without_namespaces_the_judge_uids_and_limits_still_hold() -> None:
