@@ -908,7 +908,10 @@ class _Peer:
         self.next_export = 0
         # Proxies live as long as the tests (or the solution) hold them; the numbers of those
         # that died are sent with the next message ("D"), so the owner drops its objects.
-        self.proxies: weakref.WeakValueDictionary[int, _Proxy] = weakref.WeakValueDictionary()
+        # Made at the first proxy: the solution's side makes none unless the tests hand it an
+        # object, and a WeakValueDictionary in a freshly forked solution costs ~100 µs of
+        # copy-on-write faults (24 pages of the weakref machinery written).
+        self.proxies: weakref.WeakValueDictionary[int, _Proxy] | None = None
         self.released: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
         self.depth = 0
@@ -935,11 +938,14 @@ class _Peer:
         return self.exports[n]
 
     def proxy(self, n: int) -> _Proxy:
-        found = self.proxies.get(n)
+        proxies = self.proxies
+        if proxies is None:
+            proxies = self.proxies = weakref.WeakValueDictionary()
+        found = proxies.get(n)
         if found is None:
-            if len(self.proxies) >= MAX_HANDLES:
+            if len(proxies) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
-            found = self.proxies[n] = _Proxy(n, self)
+            found = proxies[n] = _Proxy(n, self)
             self.released.discard(n)  # died and came back before its release was sent
         return found
 
