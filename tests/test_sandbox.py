@@ -29,6 +29,7 @@ from asyncpool.sandbox import (
     SandboxResult,
     _zygote_child,
     _zygote_wire,
+    run_program,
     run_python,
     run_python_async,
     run_python_bare,
@@ -161,6 +162,33 @@ def test_program_runs_as_main_module_with_threads_joined_and_atexit_run() -> Non
 def test_unicode_output_round_trips() -> None:
     result = run_python("print('h\\u00e9llo \\u2713')")
     assert result.stdout_tail == "h\u00e9llo \u2713\n"
+
+
+STREAMS = """
+import sys
+def shape(s):
+    raw = s.buffer.raw
+    return (s.fileno(), s.encoding, s.errors, s.line_buffering, s.write_through, s.seekable(),
+            s.isatty(), raw.closefd, raw._blksize, type(s).__name__)
+print(shape(sys.stdout), shape(sys.stderr), file=sys.stderr)
+sys.stdout.reconfigure(encoding="latin-1", line_buffering=True)
+"""
+
+
+def test_the_programs_stdout_and_stderr_are_fresh_text_streams_over_its_own_fds() -> None:
+    # What open(1, "w", encoding="utf-8", closefd=False) and open(2, ..., buffering=1,
+    # errors="backslashreplace") make in the child: over pipes (run_python) and with stdout
+    # a memory file (run_program: seekable); a change one program makes is not the next's.
+    out = "(1, 'utf-8', 'strict', False, False, {}, False, False, 4096, 'TextIOWrapper')"
+    err = "(2, 'utf-8', 'backslashreplace', True, False, False, False, False, 4096, "
+    err += "'TextIOWrapper')"
+    for _ in range(2):
+        python = run_python(STREAMS)
+        assert python.status == "passed", python
+        assert python.stdout_tail == f"{out.format(False)} {err}\n"
+        program = run_program(STREAMS)
+        assert program.status == "passed", program
+        assert program.stderr == f"{out.format(True)} {err}\n"
 
 
 def test_stdout_tail_is_capped_to_the_last_bytes() -> None:

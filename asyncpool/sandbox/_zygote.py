@@ -65,6 +65,7 @@ from ._cgroup import Cgroups, RunCgroup, open_cgroups  # noqa: E402
 from ._cpu_lanes import CpuLanes, lock_path  # noqa: E402
 from ._zygote_child import (  # noqa: E402
     anchor_import_path,
+    premade_streams,
     read_fd,
     run_child,
     run_judge_child,
@@ -150,6 +151,7 @@ class _Server:
         self.ctl = socket.socket(fileno=ctl_fd)
         self.ctl.setblocking(False)
         self.devnull = os.open(os.devnull, os.O_RDWR)
+        self.streams = premade_streams()  # the children's sys.stdout and sys.stderr
         self.prctl = _libc_prctl()
         self.uids: Uids | None = None
         self.isolated = False
