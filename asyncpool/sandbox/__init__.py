@@ -247,12 +247,14 @@ What does NOT hold, even as root - it is not a VM
   the other idles.
 * Cost: a ``run_tests`` check forks a process for the solution (as root a long-lived judge
   takes the tests, else a second fork) and makes a round trip per call; on HumanEval it costs
-  1.3-1.7x the CPU of a bare fork of the same program and 1.4x its wall time
-  (``python -m benchmarks.bench_sandbox``), ``run_python`` 1.1-1.4x the CPU. A run's child
-  moving into its cgroup waits for an RCU grace period when no other run moved in the last few
-  milliseconds (the kernel's cgroup threadgroup semaphore): latency, not CPU, 9.6-18.3 ms here
-  with checks 50 ms apart, which sparse requests pay (``run_python``'s wall time in that bench,
-  where it follows other kinds of run, is about 3x a bare fork's).
+  1.1-1.7x the CPU of a bare fork of the same program and 1.35-1.45x its wall time
+  (``python -m benchmarks.bench_sandbox``; the CPU ratio is that noisy on a shared machine),
+  ``run_python`` 1.0-1.5x the CPU. About a third of a forked child's CPU is page faults
+  (~600 for a judged HumanEval check, most of them copies of fork-server pages it writes).
+  A run's child moving into its cgroup waits for an RCU grace period when no other run moved
+  in the last few milliseconds (the kernel's cgroup threadgroup semaphore): latency, not CPU,
+  9.6-18.3 ms here with checks 50 ms apart, which sparse requests pay (``run_python``'s wall
+  time in that bench, where it follows other kinds of run, is about 3x a bare fork's).
 * A ``run_tests`` check is as strong as its tests: tests that compare the candidate with itself
   (HumanEval/33 calls the entry point by name) stay weak.
 * ``sys.executable`` works, but a program that starts a new interpreter pays its start-up.
