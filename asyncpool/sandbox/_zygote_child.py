@@ -322,9 +322,10 @@ def premade_streams() -> tuple[TextIO, TextIO] | None:
     """``sys.stdout`` and ``sys.stderr`` for every child whose fds 1 and 2 are pipes, made once
     by the server, exactly as the child would make them (the same ``open`` calls while fds 1
     and 2 are, for that moment, a pipe: the same buffer size, not a tty, not seekable), and
-    never written by the server. Why: making them in each freshly forked child cost ~180 µs
-    of its CPU (40 pages written by the io machinery's first use, copy-on-write), every run.
-    ``None`` when fds 1 and 2 cannot be moved aside (then each child makes its own)."""
+    never written by the server. Why: making them in each freshly forked child cost it about
+    180 µs of CPU, every run (timed inside the child; the io machinery's first use writes
+    30-50 pages of the server's memory, each a copy-on-write fault). ``None`` when fds 1 and
+    2 cannot be moved aside (then each child makes its own)."""
     saved: list[int] = []
     r, w = os.pipe()
     try:
