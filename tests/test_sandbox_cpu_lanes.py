@@ -236,15 +236,21 @@ print(json.dumps(out))
 """
 
 
-def _end_to_end(lanes: str, lanes_on: bool, other: str, cwd: Path | None = None) -> Any:
+def _fresh_caller(code: str, lanes: str, cwd: Path | None = None) -> tuple[str, str]:
+    """Run ``code`` in a fresh interpreter (its own fork server) with
+    ``ASYNCPOOL_SANDBOX_CPU_LANES=lanes``; its last line of stdout, and its stderr."""
     env = {**os.environ, "ASYNCPOOL_SANDBOX_CPU_LANES": lanes}
-    code = textwrap.dedent(_END_TO_END.format(lanes_on=lanes_on, other=other))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
         check=False, cwd=cwd,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return done.stdout.strip().splitlines()[-1], done.stderr
+
+
+def _end_to_end(lanes: str, lanes_on: bool, other: str, cwd: Path | None = None) -> Any:
+    code = textwrap.dedent(_END_TO_END.format(lanes_on=lanes_on, other=other))
+    return json.loads(_fresh_caller(code, lanes, cwd)[0])
 
 
 needs_two_cpus = pytest.mark.skipif(
@@ -276,14 +282,9 @@ def test_a_lock_file_the_server_cannot_use_is_said_on_stderr_and_checks_still_ru
         "from asyncpool.sandbox import run_tests;"
         "print(run_tests('def f():\\n    return 1\\n', 'assert f() == 1').status)"
     )
-    env = {**os.environ, "ASYNCPOOL_SANDBOX_CPU_LANES": str(tmp_path / "lanes")}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
-        check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "passed"
-    assert f"no CPU lanes ({tmp_path / 'lanes'} is not a usable lock file)" in done.stderr
+    last, stderr = _fresh_caller(code, str(tmp_path / "lanes"))
+    assert last == "passed"
+    assert f"no CPU lanes ({tmp_path / 'lanes'} is not a usable lock file)" in stderr
 
 
 @needs_two_cpus
