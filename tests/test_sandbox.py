@@ -191,6 +191,26 @@ def test_the_programs_stdout_and_stderr_are_fresh_text_streams_over_its_own_fds(
         assert program.stderr == f"{out.format(True)} {err}\n"
 
 
+def test_a_caller_with_its_stderr_closed_still_gets_its_programs_output(tmp_path: Path) -> None:
+    # A daemonized caller may have no fd 2: its fork server starts without one, and the
+    # streams it makes for its children (premade_streams) must not depend on it.
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import os, sys\n"
+        "os.close(2)\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from asyncpool.sandbox import run_python, run_tests\n"
+        "program = 'import sys\\nprint(\"out\", flush=True)\\nprint(\"err\", file=sys.stderr)'\n"
+        "print(repr(run_python(program).stdout_tail))\n"
+        "print(run_tests('def f():\\n    return 1\\n', 'assert f() == 1').status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done
+    assert done.stdout.splitlines() == ["'out\\nerr\\n'", "passed"]
+
+
 def test_stdout_tail_is_capped_to_the_last_bytes() -> None:
     result = run_python("for i in range(100_000):\n    print(i)\n")
     assert result.status == "passed"

@@ -326,10 +326,12 @@ def premade_streams() -> tuple[TextIO, TextIO] | None:
     180 µs of CPU, every run (timed inside the child; the io machinery's first use writes
     30-50 pages of the server's memory, each a copy-on-write fault). ``None`` when fds 1 and
     2 cannot be moved aside (then each child makes its own)."""
-    saved: list[int] = []
+    saved: list[int] = []  # dups of fds 1 and 2, in that order, as far as they were made
     r, w = os.pipe()
     try:
-        saved = [os.dup(1), os.dup(2)]
+        # One at a time: if fd 2 cannot be dup'ed (EBADF), fd 1's dup is still put back.
+        saved.append(os.dup(1))
+        saved.append(os.dup(2))
         os.dup2(w, 1)
         os.dup2(w, 2)
         return _stdout(), _stderr()
