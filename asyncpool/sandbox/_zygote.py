@@ -172,9 +172,10 @@ class _Server:
         # no other fork server's run holds (see _cpu_lanes); its lock file is opened before
         # the namespaces, which hide the host's lock directories.
         self.cpus = sorted(os.sched_getaffinity(0))
+        # Root's machine-wide lock directory, shared by the uid leases and the lanes.
+        locks = lock_dir() if os.geteuid() == 0 else None
         if lanes is None:
-            root = os.geteuid() == 0
-            lanes = f"{lock_dir()}/cpu-lanes" if root else lock_path(os.geteuid())
+            lanes = lock_path(os.geteuid()) if locks is None else f"{locks}/cpu-lanes"
         self.lanes = CpuLanes(self.cpus, None if lanes == "0" else lanes)
         if self.lanes.refused:
             sys.stderr.write(f"asyncpool sandbox: no CPU lanes ({lanes} is not a usable lock "
@@ -182,9 +183,9 @@ class _Server:
                              "alone\n")  # fmt: skip
         self.pin_cpu: int | None = None  # read by the children of the judged run being forked
         # (each pins itself once its own setup is done, so the two setups still overlap)
-        if os.geteuid() == 0:
+        if locks is not None:
             self._check_uid_map()
-            self.uids = Uids()
+            self.uids = Uids(locks)
             try:
                 if namespaces:
                     _zygote_child.NS.isolate_server(tmp_size_mb=TMP_SIZE_MB, prefixes=prefixes)

@@ -102,11 +102,12 @@ def lock_dir() -> str:
 
 
 class Uids:
-    """This server's sandbox uids: leased machine-wide (``flock`` on root-only lock files, held
-    for the server's life), each swept before it is handed out again."""
+    """This server's sandbox uids: leased machine-wide (``flock`` on root-only lock files in
+    ``directory``, :func:`lock_dir`, held for the server's life), each swept before it is
+    handed out again."""
 
-    def __init__(self) -> None:
-        self.dir = lock_dir()
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
         # Opened now: once the server has isolated itself, the path no longer exists in its
         # mount namespace, and what does is read-only; this descriptor still reaches it.
         self.dir_fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
