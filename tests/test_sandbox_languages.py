@@ -13,6 +13,7 @@ whose toolchain is absent is skipped with the package to install.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from asyncpool.errors import SandboxError
-from asyncpool.sandbox import _languages, run_program, run_stdio
+from asyncpool.sandbox import _compile_cache, _languages, run_program, run_stdio
 from asyncpool.sandbox._languages import (
     CompileResult,
     LanguageProgramResult,
@@ -178,6 +179,54 @@ def test_the_cache_is_private_bounded_and_drops_a_changed_artefact(tmp_path: Pat
     Path(cache.directory, "a").write_bytes(b"X" * 60)  # changed under the cache: never served
     assert cache.get("a") is None
     assert cache.size == 30
+
+
+_CACHE_OWNER = """
+import sys
+from asyncpool.sandbox._compile_cache import CompileCache
+from asyncpool.sandbox._languages import CompileResult
+cache = CompileCache(parent=sys.argv[1])
+cache.put("k", b"artefact", CompileResult("passed", 0, "", "", 0.1))
+print(cache.directory, flush=True)
+sys.stdin.read()  # lives until its stdin closes, then exits normally (atexit runs)
+"""
+
+
+def test_a_killed_process_s_cache_directory_is_removed_and_a_live_one_s_is_kept(
+    tmp_path: Path,
+) -> None:
+    def owner() -> tuple[subprocess.Popen[str], str]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _CACHE_OWNER, str(tmp_path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert process.stdout is not None
+        return process, process.stdout.readline().strip()
+
+    killed, killed_dir = owner()
+    live, live_dir = owner()
+    legacy = tmp_path / "asyncpool-compile-legacy"  # no .owner: made by an older release
+    legacy.mkdir()
+    elsewhere = tmp_path / "elsewhere"  # a link named like a cache is never followed
+    elsewhere.mkdir()
+    (elsewhere / ".owner").write_bytes(b"")
+    (tmp_path / "asyncpool-compile-link").symlink_to(elsewhere)
+    killed.kill()
+    killed.communicate(timeout=30)  # reaps it and closes its pipes
+    assert Path(killed_dir, "k").exists()  # SIGKILL: no atexit ran
+
+    cache = _languages.CompileCache(parent=str(tmp_path))
+    cache.put("mine", b"x", CompileResult("passed", 0, "", "", 0.1))
+
+    assert not Path(killed_dir).exists()
+    assert Path(live_dir, "k").read_bytes() == b"artefact"
+    assert legacy.is_dir()
+    assert (elsewhere / ".owner").exists()
+    assert Path(cache.directory, "mine").exists()
+    assert _compile_cache.remove_abandoned(str(tmp_path)) == []  # every owner here lives
+    assert live.communicate(input="", timeout=30)[0] == ""
+    assert live.returncode == 0
+    assert not Path(live_dir).exists()  # a normal exit removes its own directory
 
 
 # -- every language -------------------------------------------------------------------------------
