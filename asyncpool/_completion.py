@@ -20,8 +20,12 @@ so a new subscription is picked up within one slice while results flow and withi
 ``_IDLE_MAX_S`` otherwise, and a small idle in-flight set costs well under 1% of a core instead
 of a ``ray.wait`` every floor slice. When nothing is pending the thread sleeps on a condition
 (no polling). A streaming subscriber's result is handed over as soon as it is ready while fewer
-than ``_BATCH_MIN_REFS`` refs are pending (a pool's slot is freed at once); from that many on,
-a scan collects a batch (an eighth of the pending refs, or the slice) before it returns.
+than ``_BATCH_MIN_REFS`` refs are pending, if it is *prompt* (a pool's slot, ``wait``: work
+waits on each result); from that many on, a scan collects a batch (an eighth of the pending refs,
+or up to ``_BATCH_MAX_S``) before it returns. A finite stream (``as_completed``) waits on no
+single result: while results flow it gets them in batches, one slice apart while few are pending
+and up to ``_GATHER_MAX_S`` apart while many are, as a gather does, so that the scans' cost is
+shared by more results.
 
 If Ray is shut down (or ``ray.wait`` fails) under it, every pending subscriber receives an
 :class:`~asyncpool.errors.AsyncPoolError` for each position it was still waiting for, and the
@@ -79,6 +83,7 @@ _IDLE_MAX_S = 0.01
 _BATCH_MIN_REFS = 64
 _BATCH_PER_REF_S = 4e-5
 _BATCH_MAX_S = 0.02
+#: The same bound when no prompt subscriber waits (gathers and finite streams only).
 _GATHER_MAX_S = 0.05
 #: Ready refs fetched with one ``ray.get`` at most (bounds the memory of one batch in flight).
 _FETCH_CHUNK = 4096
@@ -100,6 +105,7 @@ class Subscription:
         "_local",
         "_loop",
         "_positions",
+        "_prompt",
         "_size",
         "_stream",
         "_values",
@@ -114,8 +120,12 @@ class Subscription:
         everything: bool,
         values: bool = True,
         local: bool = True,
+        prompt: bool = False,
     ) -> None:
         self._core = core
+        #: Whether each result should be handed over as soon as it finishes (see the module
+        #: docstring): a stream whose caller waits on each result to do more work.
+        self._prompt = prompt and not everything
         #: Whether the core fetches the values (False: readiness only, delivered as None).
         self._values = values
         #: Whether a ref counts as ready only once it is on this node (Ray's fetch_local).
@@ -258,6 +268,37 @@ def _scan(
     return list(ready)
 
 
+def _plan(
+    n: int, *, flowing: bool, idle: int, streaming: bool, prompting: bool
+) -> tuple[bool, float, int | None]:
+    """The next scan of ``n`` pending refs: ``(eager, wait_s, enough)`` for :func:`_scan`.
+
+    ``flowing``: the last scan found results; ``idle``: scans in a row that found none with
+    nothing new subscribed; ``streaming`` / ``prompting``: whether a streaming / prompt
+    subscriber waits (see the module docstring).
+    """
+    slice_s = max(_FLOOR_S, n * _PER_REF_S)
+    wait_s = max(slice_s, min(_IDLE_MAX_S, _FLOOR_S * 2**idle))
+    enough: int | None = None
+    # A prompt subscriber of a small set (a pool's few slots) gets each result as it finishes,
+    # flowing or not: holding a finished result for the rest of the slice holds its slot too,
+    # and the pool ran in lock-step batches. bench_scale, 100k submits through 4 slots against
+    # Semaphore(4) + await ref: 1.26x before, 1.18x after (one run each, quiet machine). A
+    # scan of fewer than _BATCH_MIN_REFS refs costs little enough to repeat per result. A
+    # finite stream's first result is waited for the same way; its tail then comes a slice at
+    # a time: per-result scans of a 2,000-ref as_completed's last 64 results had been 97 of
+    # its 152 scans.
+    eager = streaming and (not flowing or (prompting and n < _BATCH_MIN_REFS))
+    if flowing and n >= _BATCH_MIN_REFS:
+        # Results flow from a large in-flight set: wait longer per scan but return once an
+        # eighth of the set is ready, so a scan's O(n) cost is shared by a batch of results,
+        # not paid again every few of them.
+        most = _BATCH_MAX_S if prompting else _GATHER_MAX_S
+        wait_s = max(wait_s, min(n * _BATCH_PER_REF_S, most))
+        enough = n // 8
+    return eager, wait_s, enough
+
+
 def _fetch(ready: list[ObjectRef[Any]]) -> list[tuple[Any, bool]]:
     """The values of refs known to be ready, in order: ``(value or exception, is_error)``."""
     try:
@@ -283,6 +324,7 @@ class _Core:
         #: waiters on a shared ref closes).
         self._watch: dict[ObjectRef[Any], dict[Subscription, None]] = {}
         self._streaming = 0  # open subscriptions that want early batches
+        self._prompting = 0  # those of them that are prompt
         self._thread: threading.Thread | None = None
         self._added = False  # a subscription came since the thread last looked
         #: The thread sleeps on ``_wake`` (nothing watched); only then does a new ref notify
@@ -313,8 +355,7 @@ class _Core:
             else:
                 subs[sub] = None
         if sub._stream and not sub._counted:
-            self._streaming += 1
-            sub._counted = True
+            self._count(sub, 1)
         if not sub._values:
             self._bare[sub] = None
         if not sub._local:
@@ -341,8 +382,7 @@ class _Core:
             if not subs:
                 del self._watch[ref]
         if sub._counted:
-            self._streaming -= 1
-            sub._counted = False
+            self._count(sub, -1)
         self._bare.pop(sub, None)
         if sub in self._remote:
             del self._remote[sub]
@@ -352,6 +392,13 @@ class _Core:
                     self._remote_refs[ref] = count
                 else:
                     self._remote_refs.pop(ref, None)
+
+    def _count(self, sub: Subscription, delta: int) -> None:
+        """Count ``sub`` in (1) or out (-1) of the streaming waiters (lock held)."""
+        self._streaming += delta
+        if sub._prompt:
+            self._prompting += delta
+        sub._counted = delta > 0
 
     def _remote_only(self) -> dict[ObjectRef[Any], None]:
         """The watched refs whose every subscriber accepts readiness anywhere (lock held)."""
@@ -379,29 +426,16 @@ class _Core:
                 refs = list(self._watch)
                 remote = self._remote_only() if self._remote_refs else {}
                 streaming = self._streaming > 0
+                prompting = self._prompting > 0
                 added, self._added = self._added, False
             if remote:
                 refs = [ref for ref in refs if ref not in remote]
             n = len(refs) + len(remote)
-            slice_s = max(_FLOOR_S, n * _PER_REF_S)
             if added or flowing:
                 idle = 0
-            wait_s = max(slice_s, min(_IDLE_MAX_S, _FLOOR_S * 2**idle))
-            enough: int | None = None
-            # A streaming subscriber of a small set (a pool's few slots) gets each result as it
-            # finishes, flowing or not: holding a finished result for the rest of the slice
-            # holds its slot too, and the pool ran in lock-step batches. bench_scale, 100k
-            # submits through 4 slots against Semaphore(4) + await ref: 1.26x before, 1.18x
-            # after (one run each, quiet machine). A scan of fewer than _BATCH_MIN_REFS refs
-            # costs little enough to repeat per result.
-            eager = streaming and (not flowing or n < _BATCH_MIN_REFS)
-            if flowing and n >= _BATCH_MIN_REFS:
-                # Results flow from a large in-flight set: wait longer per scan but return
-                # once an eighth of the set is ready, so a scan's O(n) cost is shared by a
-                # batch of results, not paid again every few of them.
-                most = _BATCH_MAX_S if streaming else _GATHER_MAX_S
-                wait_s = max(wait_s, min(n * _BATCH_PER_REF_S, most))
-                enough = n // 8
+            eager, wait_s, enough = _plan(
+                n, flowing=flowing, idle=idle, streaming=streaming, prompting=prompting
+            )
             failure: Exception | None = None
             # Under Ray's init/shutdown lock, including where this thread may drop the last
             # reference to a ref (a subscriber closed meanwhile).
@@ -481,8 +515,7 @@ class _Core:
                 sub._inflight.append(items)
                 if sub._counted and not sub._positions:
                     # Fully handed over: it no longer counts as a streaming waiter.
-                    self._streaming -= 1
-                    sub._counted = False
+                    self._count(sub, -1)
                 per_loop.setdefault(sub._loop, []).append(sub)
         self._post(per_loop)
 
@@ -520,7 +553,7 @@ class _Core:
         with self.lock:
             subs = {s for ss in self._watch.values() for s in ss}
             self._watch.clear()
-            self._streaming = 0
+            self._streaming = self._prompting = 0
             self._bare.clear()
             self._remote.clear()
             self._remote_refs.clear()
@@ -570,6 +603,7 @@ def subscribe(
     everything: bool = False,
     values: bool = True,
     fetch_local: bool = True,
+    prompt: bool = False,
 ) -> Subscription:
     """Watch ``refs``; ``deliver(batch)`` runs on ``loop`` with the items as they finish.
 
@@ -582,7 +616,11 @@ def subscribe(
     ``values=False``: readiness only; each item's value is ``None`` (an error too is just
     "ready") and nothing is fetched for this subscription. ``fetch_local=False`` (requires
     ``values=False``): a ref is ready once it exists anywhere in the cluster, and this
-    subscription never makes the core pull it to this node.
+    subscription never makes the core pull it to this node. ``prompt=True`` (a stream whose
+    caller waits on each result to do more work: a pool's slots, ``wait``): each result is
+    handed over as it finishes while few refs are pending, and within ``_BATCH_MAX_S`` while
+    many are; otherwise a stream's results may wait up to a slice (few pending) or
+    ``_GATHER_MAX_S`` (many) to be handed over in a batch.
 
     Costs O(len(refs)) on the caller's thread; never blocks on Ray.
     """
@@ -592,7 +630,7 @@ def subscribe(
         loop = asyncio.get_running_loop()
     refs = list(refs)
     core = _core()
-    sub = Subscription(core, refs, deliver, loop, everything, values, fetch_local)
+    sub = Subscription(core, refs, deliver, loop, everything, values, fetch_local, prompt)
     if refs:
         core.add(sub)
     return sub

@@ -218,7 +218,9 @@ class Engine:
         )
         sub = self._sub
         if sub is None or not sub.usable:
-            sub = self._sub = _completion.subscribe((), self._on_completed, loop=self.loop)
+            sub = self._sub = _completion.subscribe(
+                (), self._on_completed, loop=self.loop, prompt=True
+            )
         call.position = sub.extend((ref,))
         self._calls[call.position] = call
         self._idle.clear()

@@ -577,7 +577,9 @@ async def wait(
         if len(seen) >= num_returns:
             enough.set_result(None)
 
-    sub = _completion.subscribe(items, deliver, loop=loop, values=False, fetch_local=fetch_local)
+    sub = _completion.subscribe(
+        items, deliver, loop=loop, values=False, fetch_local=fetch_local, prompt=True
+    )
     try:
         with anyio.move_on_after(math.inf if timeout is None else timeout):
             await enough

@@ -333,3 +333,55 @@ async def test_a_subscription_of_another_processs_core_is_not_usable() -> None:
     assert not inherited.usable
     here.close()
     assert not here.usable
+
+
+def test_the_scan_plan_serves_a_prompt_subscriber_per_result_and_a_finite_stream_in_batches() -> (
+    None
+):
+    """The core's scan policy, as pure logic: who gets each result at once, who in batches."""
+    plan = _completion._plan
+    # Nothing flowing: any stream blocks for its first result; gathers alone never do.
+    assert plan(10, flowing=False, idle=0, streaming=True, prompting=False)[0]
+    assert not plan(10, flowing=False, idle=0, streaming=False, prompting=False)[0]
+    # Results flowing from a few pending refs: a prompt subscriber (a pool's slots) still gets
+    # each as it finishes; a finite stream (as_completed) a slice's worth at a time.
+    assert plan(10, flowing=True, idle=0, streaming=True, prompting=True) == (
+        True, _completion._FLOOR_S, None
+    )  # fmt: skip
+    assert plan(10, flowing=True, idle=0, streaming=True, prompting=False) == (
+        False, _completion._FLOOR_S, None
+    )  # fmt: skip
+    # Flowing from many: batches of an eighth, held at most 20 ms for a prompt subscriber,
+    # 50 ms otherwise.
+    assert plan(2000, flowing=True, idle=0, streaming=True, prompting=True) == (
+        False, _completion._BATCH_MAX_S, 250
+    )  # fmt: skip
+    assert plan(2000, flowing=True, idle=0, streaming=True, prompting=False) == (
+        False, _completion._GATHER_MAX_S, 250
+    )  # fmt: skip
+    # Idle: the blocking wait stretches, up to its bound.
+    waits = [plan(10, flowing=False, idle=i, streaming=True, prompting=True)[1] for i in range(9)]
+    assert waits == sorted(waits)
+    assert waits[0] == _completion._FLOOR_S
+    assert waits[-1] == _completion._IDLE_MAX_S
+
+
+@pytest.mark.asyncio
+async def test_only_a_stream_can_be_prompt_and_it_counts_as_prompt_only_while_it_waits(
+    ray_cluster: SessionCluster,
+) -> None:
+    core = _completion._core()
+    gather = subscribe([], _Collector(), everything=True, prompt=True)
+    assert not gather._prompt  # a gather wants everything at once: never prompt
+    got = _Collector()
+    got.expect = 1
+    stream = subscribe([], got, prompt=True)
+    slow = sleepy.remote("p", 0.3)
+    stream.extend([slow])
+    with core.lock:
+        assert stream._counted
+        assert core._prompting >= 1  # other tests' subscriptions may still be settling
+    await got.done.wait()
+    assert not stream._counted
+    assert stream.close() == []
+    assert gather.close() == []
