@@ -386,6 +386,14 @@ def as_completed(
     so that leaving early cancels what is pending; a plain ``async for`` works too (a stream
     dropped half-consumed is closed, and its pending tasks cancelled, when it is collected).
 
+    Order and latency: the first result is handed over as soon as it is ready; after that,
+    while results flow, they come in batches (within a batch, in the order the refs were given),
+    few milliseconds apart while few refs are pending and at most 50 ms apart while many are
+    (the shared waiter's scans cost O(pending refs), so each is made to serve many results:
+    the stream keeps pace with one ``ray.get`` of the whole list). A pool (``TaskPool.map``,
+    ``ActorPool.map``) hands each result over as it finishes while few calls are in flight, and
+    within 20 ms while many are, since its next call waits on a slot.
+
     Cancellation: cancelling the consuming task cancels every Ray task still pending;
     the values already yielded are the caller's.
     """
