@@ -388,7 +388,7 @@ def as_completed(
 
     Order and latency: the first result is handed over as soon as it is ready; after that,
     while results flow, they come in batches (within a batch, in the order the refs were given),
-    few milliseconds apart while few refs are pending and at most 50 ms apart while many are
+    a few milliseconds apart while few refs are pending and at most 50 ms apart while many are
     (the shared waiter's scans cost O(pending refs), so each is made to serve many results:
     the stream keeps pace with one ``ray.get`` of the whole list). A pool (``TaskPool.map``,
     ``ActorPool.map``) hands each result over as it finishes while few calls are in flight, and
