@@ -1,11 +1,12 @@
 """The fork server's cgroup per run (:mod:`asyncpool.sandbox._cgroup`), mechanism by mechanism.
 
 Every mechanism this host offers is tried directly, not only the one the fork server picks: a
-double-forked ``setsid`` daemon left in a run's cgroup is dead once the cgroup is removed. The
-server picks ``cgroup.kill`` wherever the kernel has it, a hybrid host's unified hierarchy
-included (its root cgroup has no ``cgroup.kill`` file; the server's base below it does), and
-the v1 freezer path freezes only a cgroup that still has a process (each freeze flips a kernel
-static key: code patched on every CPU).
+double-forked ``setsid`` daemon left in a run's cgroup is dead once the cgroup is removed (a
+v1 run's child joins through ``tasks``: what it forks afterwards is born in the cgroup too).
+The server picks ``cgroup.kill`` wherever the kernel has it and the v2 hierarchy gives the
+memory controller (the server's base, not its root cgroup, is where ``cgroup.kill`` is looked
+for), the v1 freezer on a hybrid host, and the v1 freezer path freezes only a cgroup that
+still has a process (each freeze flips a kernel static key: code patched on every CPU).
 
 The scenarios fork, so each runs in a fresh interpreter of its own (the test process may have
 Ray's threads).
@@ -80,7 +81,7 @@ _DAEMON_SCENARIO = """
         pid = os.fork()
         if pid == 0:  # the run's child: joins, then leaves a daemon behind
             try:
-                _cgroup.join((run.fd,))
+                _cgroup.join(run.joins[:1])
                 if os.fork() == 0:
                     os.setsid()
                     if os.fork() == 0:
@@ -132,9 +133,20 @@ def test_removing_a_runs_cgroup_kills_the_daemon_it_left_and_an_empty_one_is_not
     assert "freezer.state" not in got["empty_writes"]
 
 
+def _v2_gives_memory() -> bool:
+    try:
+        with open(os.path.join(MECHANISMS[_cgroup._V2], "cgroup.controllers")) as fh:
+            return "memory" in fh.read().split()
+    except OSError:
+        return False
+
+
 @pytest.mark.skipif(_cgroup._V2 not in MECHANISMS, reason="no writable cgroup v2 hierarchy")
-def test_the_fork_server_takes_cgroup_kill_wherever_the_kernel_has_it() -> None:
-    """Seen in a fresh child cgroup, not in this process's own (a root has no such file)."""
+def test_the_fork_server_takes_cgroup_kill_where_v2_has_memory_else_the_v1_freezer() -> None:
+    """``cgroup.kill`` is seen in a fresh child cgroup, not in this process's own (a root has
+    no such file). A v2 hierarchy without the memory controller (a hybrid host's unified one)
+    gives way to the v1 freezer and cpuacct where they are mounted: the same guarantees, and
+    every join through ``tasks``."""
     probe = os.path.join(MECHANISMS[_cgroup._V2], f"asyncpool-probe-{os.getpid()}")
     os.mkdir(probe)
     try:
@@ -143,12 +155,31 @@ def test_the_fork_server_takes_cgroup_kill_wherever_the_kernel_has_it() -> None:
         os.rmdir(probe)
     if not has_kill:
         pytest.skip("this kernel has no cgroup.kill (before Linux 5.14)")
-    kind = _run("""
+    got = _run("""
         import json
         from asyncpool.sandbox import _cgroup
         cgroups = _cgroup.open_cgroups()
-        print(json.dumps(None if cgroups is None else cgroups.kind))
+        out = None
         if cgroups is not None:
+            run = cgroups.new_run()
+            out = [cgroups.kind, sorted(cgroups.v1), [name for _, name in run.joins]]
+            cgroups.remove(run)
             cgroups.close()
+        print(json.dumps(out))
     """)
-    assert kind == _cgroup._V2
+    assert got is not None
+    kind, v1, joins = got
+    hybrid = _cgroup._V1_FREEZER in MECHANISMS and not _v2_gives_memory()
+    try:
+        own, mounts = _cgroup._own_cgroups(), _cgroup._mounts()
+        hybrid = hybrid and _cgroup._v1_dir(own, mounts, "cpuacct") is not None
+    except OSError:
+        hybrid = False
+    if hybrid:
+        assert kind == _cgroup._V1_FREEZER
+        assert "cpuacct" in v1
+        assert set(joins) == {"tasks"}  # no join takes the kernel's global rw-semaphore
+    else:
+        assert kind == _cgroup._V2
+        assert joins[0] == "cgroup.procs"
+        assert set(joins[1:]) <= {"tasks"}

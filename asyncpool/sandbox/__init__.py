@@ -157,8 +157,9 @@ child (two for ``run_tests``), which, before running the program:
   ``RLIMIT_FSIZE``, counted in the run's memory), of which the first
   :data:`OUTPUT_LIMIT_BYTES` are read once the run is over, and their stderr to a pipe;
 * closes every other inherited file descriptor;
-* moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``,
-  else the v1 freezer), which none of its processes can leave;
+* moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``
+  where v2 gives the memory controller, else the v1 freezer), which none of its processes can
+  leave;
 * enters a mount namespace of its own and a network namespace no other live run has (reused:
   :class:`asyncpool.sandbox._ns.NetnsPool`, only once the previous run's processes are all dead
   and no socket is left in it) whose ``/tmp`` and ``/dev/shm`` are two
@@ -251,10 +252,12 @@ What does NOT hold, even as root - it is not a VM
   (``python -m benchmarks.bench_sandbox``; the CPU ratio is that noisy on a shared machine),
   ``run_python`` 1.0-1.5x the CPU. About a third of a forked child's CPU is page faults
   (~600 for a judged HumanEval check, most of them copies of fork-server pages it writes).
-  A run's child moving into its cgroup waits for an RCU grace period when no other run moved
-  in the last few milliseconds (the kernel's cgroup threadgroup semaphore): latency, not CPU,
-  9.6-18.3 ms here with checks 50 ms apart, which sparse requests pay (``run_python``'s wall
-  time in that bench, where it follows other kinds of run, is about 3x a bare fork's).
+  On a pure cgroup v2 host, a run's child moving into its cgroup waits for an RCU grace
+  period when no other run moved in the last few milliseconds (the kernel's cgroup
+  threadgroup semaphore): latency, not CPU, 5-25 ms, which sparse requests pay. A v1 move
+  does not (``tasks``, see :mod:`asyncpool.sandbox._cgroup`): on this (hybrid) host a
+  ``run_tests`` check 50 ms after the last one takes 6.3-6.9 ms, 18.7-19.9 ms with the v2
+  move (medians of 60), and ``run_python`` in the bench above 5.2 ms against 14.1 ms.
 * A ``run_tests`` check is as strong as its tests: tests that compare the candidate with itself
   (HumanEval/33 calls the entry point by name) stay weak.
 * ``sys.executable`` works, but a program that starts a new interpreter pays its start-up.

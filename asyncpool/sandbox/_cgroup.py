@@ -21,6 +21,9 @@ Mechanisms, the first one usable at the server's start:
 * **cgroup v1 freezer**: freeze, ``SIGKILL`` every pid in ``cgroup.procs``, thaw; repeated until
   the cgroup can be removed. A cgroup with no process left (most runs) is not frozen: each
   freeze and thaw flips a kernel static key, which patches code on every CPU with IPIs.
+* On a hybrid host (a v2 hierarchy without the ``memory`` controller beside v1 ones), the v1
+  freezer comes first when v1 ``cpuacct`` is mounted too: v2 would add nothing to what v1 gives
+  there, and a v2 run costs an RCU grace period of latency after an idle spell (below).
 * Neither (no cgroup hierarchy writable, e.g. a container without cgroup access): the caller
   (:mod:`asyncpool.sandbox._zygote`) falls back to killing every process of the run's uid before
   the verdict (a forked helper, see :mod:`asyncpool.sandbox._zygote_uids`).
@@ -48,10 +51,15 @@ costs one more fork of the server), and an init ignores the signals it sends its
 (``os.kill(os.getpid(), SIGTERM)`` would do nothing), which changes what programs do.
 
 Cost (measured on this machine, kernel 6.18, at load ~25 on 2 cores; figures per run): ``mkdir``
-~40 µs and ``rmdir`` ~30 µs in the server, the child's move into the cgroup ~60-80 µs while runs
-follow one another within an RCU grace period, but one grace period (ms, ~12 ms at that load) of
-latency (not CPU) when the kernel's cgroup rw-semaphore went idle since the last move (sparse
-runs); ``cgroup.kill`` ~40 µs.
+~40 µs and ``rmdir`` ~30 µs in the server, ``cgroup.kill`` ~40 µs. The child's move: through a
+v2 ``cgroup.procs`` ~60-80 µs while runs follow one another within an RCU grace period, but one
+grace period of latency (not CPU: 5-25 ms, more on a loaded machine) when the kernel's global
+threadgroup rw-semaphore went idle since the last move; through a v1 ``tasks`` file 0.09-0.14
+ms however sparse the runs (see :func:`join`). A sandboxed check 50 ms after the last one, on a
+hybrid host: ``run_tests`` 18.7-19.9 ms with the v2 move, 6.3-6.9 ms without (medians of 60).
+On a pure v2 host the move cannot avoid the semaphore; mounting cgroup2 with ``favordynmods``
+(Linux 6.0+) keeps it in the mode that needs no grace period, at some cost to every fork and
+exit of the host: an operator's choice, not made here.
 
 Must not: import ``asyncpool`` or anything outside the standard library (it runs in the fork
 server's clean interpreter); hold any run's state but its cgroup.
@@ -125,11 +133,24 @@ def _read(dir_fd: int, name: str) -> str:
         os.close(fd)
 
 
-def join(dir_fds: tuple[int, ...]) -> None:
+#: A cgroup to join: a descriptor of its directory and the file its child writes ``0`` to.
+Join = tuple[int, str]
+
+
+def join(targets: tuple[Join, ...]) -> None:
     """In a run's child, as root, before anything of the program runs: move this process into
-    the run's cgroups (:attr:`RunCgroup.fds`); everything it forks from now on is born there."""
-    for fd in dir_fds:
-        _write(fd, "cgroup.procs", b"0")
+    the run's cgroups (:attr:`RunCgroup.joins`); everything it forks from now on is born there.
+
+    A v1 cgroup is joined through ``tasks`` (this thread), not ``cgroup.procs`` (the whole
+    thread group): the child is one thread (a fork copies only the forking one), so both move
+    the same, but the kernel takes its global threadgroup rw-semaphore for writing only for the
+    latter, and taking it after it went idle waits for an RCU grace period: 5.7-14 ms against
+    0.09-0.14 ms for ``tasks`` (this machine, a forked child each time, 80 ms apart). v2 has no
+    such file for a domain cgroup (``cgroup.threads`` moves threads only inside a threaded
+    subtree), see the module docstring.
+    """
+    for fd, name in targets:
+        _write(fd, name, b"0")
 
 
 def _remove_stale_bases(kind: str, parent_fd: int) -> None:
@@ -169,9 +190,10 @@ class RunCgroup:
     peak: int | None = None  # memory_peak(), read by Cgroups.remove(peak=True)
 
     @property
-    def fds(self) -> tuple[int, ...]:
-        """Every cgroup of the run, for its child to join."""
-        return (self.fd, *self.v1.values())
+    def joins(self) -> tuple[Join, ...]:
+        """Every cgroup of the run, for its child to :func:`join`."""
+        first = "cgroup.procs" if self.kind == _V2 else "tasks"
+        return ((self.fd, first), *((fd, "tasks") for fd in self.v1.values()))
 
     def kill(self) -> None:
         """``SIGKILL`` every process in the cgroup (v1: frozen first, so none forks meanwhile;
@@ -409,9 +431,16 @@ def open_cgroups() -> Cgroups | None:
                     candidates.append((_V2, where))
                     break
     freezer = _v1_dir(own, mounts, "freezer")
-    if freezer is not None:
-        candidates.append((_V1_FREEZER, freezer))
     v1 = {c: d for c in ("memory", "cpuacct") if (d := _v1_dir(own, mounts, c)) is not None}
+    if freezer is not None:
+        if candidates and "cpuacct" in v1 and "memory" not in _v2_controllers(candidates[0][1]):
+            # A v2 hierarchy without the memory controller (a hybrid host's unified one) gives
+            # cgroup.kill and CPU time; the v1 freezer and cpuacct give the same, and each of
+            # their runs is joined through ``tasks`` (see join), never through v2's
+            # cgroup.procs: no RCU grace period of latency for a run after an idle spell.
+            candidates.insert(0, (_V1_FREEZER, freezer))
+        else:
+            candidates.append((_V1_FREEZER, freezer))
     for kind, where in candidates:
         try:
             cgroups = Cgroups(kind, where, v1)
@@ -421,6 +450,16 @@ def open_cgroups() -> Cgroups | None:
             return cgroups
         cgroups.close()
     return None
+
+
+def _v2_controllers(where: str) -> list[str]:
+    """The controllers the v2 cgroup ``where`` can give its children (on a hybrid host's
+    unified hierarchy, none or few, never ``memory``); ``[]`` if unreadable."""
+    try:
+        with open(os.path.join(where, "cgroup.controllers"), "rb") as fh:
+            return fh.read().decode().split()
+    except OSError:
+        return []
 
 
 def _has(dir_fd: int, name: str) -> bool:
@@ -463,17 +502,14 @@ def _trial(cgroups: Cgroups) -> bool:
             cgroups.give_up("memory")
             continue
         extra = list(run.v1)
+        joins = run.joins
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the forked child
-            try:
-                join((run.fd,))
-            except BaseException:
-                os._exit(1)
-            for k, fd in enumerate(run.v1.values()):
+            for k, target in enumerate(joins):
                 try:
-                    join((fd,))
+                    join((target,))
                 except BaseException:
-                    os._exit(2 + k)
+                    os._exit(1 + k)
             os._exit(0)
         _, status = os.waitpid(pid, 0)
         try:

@@ -158,7 +158,8 @@ class _Server:
         # A cgroup per run (read by the run's child, see _cgroup): opened before the namespaces,
         # whose /sys is read-only. None: no usable hierarchy (see _kill_leftovers' fallback).
         self.cgroups: Cgroups | None = open_cgroups()
-        self.cgroup_fds: tuple[int, ...] = ()  # the run being forked's, for its child to join
+        # The run being forked's cgroups, for its child to join (_cgroup.join).
+        self.cgroup_joins: tuple[tuple[int, str], ...] = ()
         self.netns_fd = -1  # the network namespace of the run being forked, for its child
         self.netns: NetnsPool | None = None  # reused network namespaces, once isolated
         if self.cgroups is None:
@@ -403,12 +404,12 @@ class _Server:
             serve_fd, judge_fd = a.detach(), b.detach()
             self.pin_cpu = self.lanes.take()
         started = time.monotonic()
-        self.cgroup_fds = () if cgroup is None else cgroup.fds
+        self.cgroup_joins = () if cgroup is None else cgroup.joins
         self.netns_fd = netns
         try:
             pid = os.fork()
         except BaseException:
-            self.cgroup_fds, self.netns_fd = (), -1
+            self.cgroup_joins, self.netns_fd = (), -1
             self._give_back(leased, scratch, cgroup, netns)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
@@ -418,7 +419,7 @@ class _Server:
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
-        self.cgroup_fds, self.netns_fd = (), -1  # the judge (trusted) is not of the run
+        self.cgroup_joins, self.netns_fd = (), -1  # the judge (trusted) is not of the run
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
         job.cgroup, job.netns, job.lane = cgroup, netns, self.pin_cpu
         job.files_out, job.fetch = fds.files_out, fetch

@@ -48,7 +48,8 @@ class ServerView(Protocol):
     devnull: int
     isolated: bool
     pin_cpu: int | None
-    cgroup_fds: tuple[int, ...]  # the run's cgroups, joined before anything of the program runs
+    # The run's cgroups (descriptor, file to write 0 to), joined before anything of the program
+    cgroup_joins: tuple[tuple[int, str], ...]
     netns_fd: int  # the run's network namespace from the server's pool (-1: a new one)
     prctl: Callable[[int, int, int, int, int], int]
     # Text streams over fds 1 and 2 as a child makes them over pipes (premade_streams), or None
@@ -244,7 +245,7 @@ def run_child(
         if req.limits:
             os.setsid()  # own session and process group: killed whole
             # All the run's processes die before its verdict, and share its memory limit.
-            join_cgroup(server.cgroup_fds)
+            join_cgroup(server.cgroup_joins)
         os.dup2(fds.stdin if fds.stdin >= 0 else server.devnull, 0)
         os.dup2(fds.stdout, 1)
         os.dup2(fds.stderr, 2)
