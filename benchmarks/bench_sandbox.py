@@ -17,6 +17,12 @@ the fork server's (its own, its reaped children's, and its live long-lived judge
 per round and as the median of the rounds (with their spread) CPU ms per check and the ratios
 ``run_tests / bare`` (target: at most 1.2x) and ``run_python / bare``, wall-clock time beside.
 
+Latency of a lone check (``--sparse MS``): ``bare``, ``run_python`` and ``run_tests`` on the same
+items, each check started ``MS`` milliseconds after the previous one ended (a lightly loaded
+server), wall-clock median and p90 per method. A cost that only a check after an idle spell
+pays shows here and not in the default run, whose checks follow one another (on cgroup v2, the
+kernel's grace period for a move into a cgroup, see :mod:`asyncpool.sandbox._cgroup`).
+
 Agreement (``--agreement``): every HumanEval problem's canonical solution (must pass) and two
 broken variants (a wrong value of the right kind; ``return None``) through ``run_tests``, first
 on the machine as it is, then with ``--hogs`` CPU-bound processes (each in its own session)
@@ -25,6 +31,7 @@ about 0.45 s of CPU, ``timeout=1.5``, 8 at a time. Prints a table of verdicts pe
 agreement between the two passes (target: 100 %).
 
     python -m benchmarks.bench_sandbox [--items 100] [--rounds 3] [--json PATH]
+    python -m benchmarks.bench_sandbox --sparse 50 [--items 100]
     python -m benchmarks.bench_sandbox --agreement [--hogs 16] [--concurrency 8]
 """
 
@@ -209,6 +216,41 @@ def cost(items: int, rounds: int) -> dict[str, object]:
     }
 
 
+def sparse(items: int, gap_ms: float) -> dict[str, object]:
+    """Each check started ``gap_ms`` after the previous one ended (see the module docstring);
+    the methods interleaved item by item. The sleep is the scenario, not a wait for a
+    condition."""
+    work = humaneval_items()[: max(items, 1)]
+    methods = {m: METHODS[m] for m in ("bare", "run_python", "run_tests")}
+    for check in methods.values():  # warm-up: starts the fork server, fills caches
+        for item in work[:5]:
+            check(item)
+    wall: dict[str, list[float]] = {m: [] for m in methods}
+    correct = Counter[str]()
+    for item in work:
+        for name, check in methods.items():
+            time.sleep(gap_ms / 1e3)
+            start = time.perf_counter()
+            correct[name] += check(item) == item.expected
+            wall[name].append((time.perf_counter() - start) * 1e3)
+    medians = {m: statistics.median(v) for m, v in wall.items()}
+    p90 = {m: sorted(v)[int(0.9 * (len(v) - 1))] for m, v in wall.items()}
+    print(f"\n{len(work)} HumanEval checks per method, each {gap_ms:g} ms after the last, "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}\n")  # fmt: skip
+    print(f"{'method':<12}{'median ms':>11}{'p90 ms':>9}{'median vs bare':>16}{'correct':>10}")
+    for m in methods:
+        print(f"{m:<12}{medians[m]:>11.2f}{p90[m]:>9.2f}{medians[m] / medians['bare']:>15.2f}x"
+              f"{f'{correct[m]}/{len(work)}':>10}")  # fmt: skip
+    return {
+        "gap_ms": gap_ms,
+        "wall_ms": wall,
+        "median_ms": medians,
+        "p90_ms": p90,
+        "correct": dict(correct),
+        "load": os.getloadavg()[0],
+    }
+
+
 # -- agreement -----------------------------------------------------------------------------------
 
 
@@ -307,10 +349,16 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--hogs", type=int, default=16, help="CPU-bound processes (agreement)")
     parser.add_argument("--concurrency", type=int, default=8, help="checks at once (agreement)")
     parser.add_argument("--limit", type=int, help="only the first N agreement items")
+    parser.add_argument("--sparse", type=float, metavar="MS",
+                        help="latency of lone checks, each MS ms after the last")  # fmt: skip
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     if args.agreement:
         report = agreement(args.hogs, args.concurrency, args.limit)
+    elif args.sparse is not None:
+        if args.sparse < 0:
+            parser.error("--sparse must be >= 0")
+        report = sparse(args.items, args.sparse)
     else:
         report = cost(args.items, args.rounds)
     if args.json:
