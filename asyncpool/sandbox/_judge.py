@@ -26,8 +26,12 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   numpy arrays and scalars of the numeric and bool dtypes of :data:`_NUMPY_DTYPES` (dtype,
   shape, raw bytes; rebuilt with ``numpy.frombuffer``, never unpickled), named tuples with
   nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked
-  name and fields). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is
-  not a value.
+  name and fields), ``dict`` views (:data:`_VIEW_TAGS`). Exact types only: a subclass (a
+  ``Counter`` with its own ``__eq__``) is not a value.
+* **value-backed handles**: an instance of a subclass of an immutable built-in
+  (:data:`_BACKED_BASES`: an ``IntEnum`` member, a ``typing.NamedTuple`` with methods) is its
+  exact base value plus a handle; the receiver's object (:class:`_Backed`) is the base value
+  for every comparison and computation, and a handle for the rest.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
@@ -139,6 +143,39 @@ _NUMPY_DTYPES = (
 
 #: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
 _MUTABLE = frozenset({list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque})
+
+#: ``dict`` views cross as values (their items, rebuilt as a view of a new dict of the
+#: receiver's): ``d.keys() == {1, 3}`` and ``d.items() & other`` work as in-process; a view no
+#: longer follows the sender's dict after it crossed.
+_VIEW_TAGS: dict[type, bytes] = {
+    type({}.keys()): b"K", type({}.items()): b"J", type({}.values()): b"L",
+}  # fmt: skip
+
+#: Immutable built-in types whose *subclasses'* instances (an ``IntEnum`` member, a ``str``
+#: subclass, a ``typing.NamedTuple`` with methods) cross as **value-backed handles**: the
+#: base value (an exact ``int``, ``str``, ``tuple``...) plus a handle. The receiver's object is
+#: an instance of its own subclass of that base type (:class:`_BackedInt`...): it compares,
+#: hashes, orders and computes as the base value (the sender's ``__eq__`` is never asked, so a
+#: subclass whose ``__eq__`` says yes to everything gains nothing: its value is what it is), and
+#: attribute reads the base type does not have (``.name``, a field, a method of the class) are
+#: requests on the handle. ``bool`` has no subclasses.
+_BACKED_BASES: tuple[type, ...] = (int, float, complex, str, bytes, tuple)
+
+
+def _base_value(value: Any) -> Any:
+    """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`
+    (through the base type's own methods: a subclass's overrides are not called)."""
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, complex):
+        return complex.__pos__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bytes):
+        return bytes.__add__(b"", value)
+    return tuple.__getitem__(value, slice(None))
 
 
 def _numpy_dtypes() -> dict[str, Any]:
@@ -274,7 +311,18 @@ class _Encoder:
 
     def other(self, value: Any, kind: type, depth: int) -> None:
         out = self.out
-        if kind is _Fraction:
+        if kind in _BACKED_CLASSES:
+            # the receiver's own object (it crossed as a value-backed handle)
+            proxy = vars(value).get(_HANDLE)
+            if self.peer is None or proxy is None or (
+                object.__getattribute__(proxy, "_owner") is not self.peer
+            ):
+                raise CodecError("cannot send a handle here")
+            out += (b"y", _U32.pack(object.__getattribute__(proxy, "_id")))
+        elif kind in _VIEW_TAGS:
+            out.append(_VIEW_TAGS[kind])
+            self.value(tuple(value), depth + 1)
+        elif kind is _Fraction:
             out.append(b"r")
             self.value(value.numerator, depth + 1)
             self.value(value.denominator, depth + 1)
@@ -295,6 +343,9 @@ class _Encoder:
             )
         elif self.numpy(value, kind):
             pass
+        elif self.peer is not None and isinstance(value, _BACKED_BASES):
+            out += (b"v", _U32.pack(self.peer.export(value)))
+            self.value(_base_value(value), depth + 1)
         elif self.peer is not None:
             out += (b"h", _U32.pack(self.peer.export(value)))
         else:
@@ -547,6 +598,32 @@ class _Decoder:
             raise CodecError("bad defaultdict factory")
         return self._pairs(_defaultdict(_FACTORIES[code]), depth)
 
+    def _view_items(self, depth: int) -> tuple[Any, ...]:
+        items = self.value(depth + 1)
+        if type(items) is not tuple:
+            raise CodecError("bad dict view")
+        return items
+
+    def _keys(self, depth: int) -> Any:
+        try:
+            return dict.fromkeys(self._view_items(depth)).keys()
+        except TypeError as exc:
+            raise CodecError("unhashable dict key") from exc
+
+    def _items_view(self, depth: int) -> Any:
+        out: dict[Any, Any] = {}
+        for pair in self._view_items(depth):
+            if type(pair) is not tuple or len(pair) != 2:
+                raise CodecError("bad dict items view")
+            try:
+                dict.__setitem__(out, pair[0], pair[1])
+            except TypeError as exc:
+                raise CodecError("unhashable dict key") from exc
+        return out.items()
+
+    def _values(self, depth: int) -> Any:
+        return dict(enumerate(self._view_items(depth))).values()
+
     def _repeat(self, depth: int) -> Any:
         n = self.number()
         if n >= len(self.refs):
@@ -684,6 +761,16 @@ class _Decoder:
             raise CodecError("a handle where none may be")
         return self.peer.own(self.number())
 
+    def _backed(self, depth: int) -> Any:
+        if self.peer is None:
+            raise CodecError("a handle where none may be")
+        n = self.number()
+        base = self.value(depth + 1)
+        cls = _BACKED_CLASS_OF.get(type(base))
+        if cls is None:
+            raise CodecError("a value-backed handle without a base value")
+        return self.peer.backed(n, base, cls)
+
 
 def _plain_name(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
@@ -729,6 +816,8 @@ _TAGS: dict[bytes, Any] = {
     b"W": _Decoder._datetime, b"Y": _Decoder._datetime, b"H": _Decoder._datetime,
     b"V": _Decoder._datetime, b"n": _Decoder._ndarray, b"k": _Decoder._scalar,
     b"h": _Decoder._theirs, b"y": _Decoder._mine, b"u": _Decoder._namedtuple,
+    b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
+    b"v": _Decoder._backed,
 }  # fmt: skip
 
 
@@ -849,11 +938,38 @@ _PASSED_THROUGH = {
 }  # fmt: skip
 
 
-def _solution_exception(name: str, message: str) -> Exception:
+def _passed_through_base(kind: type) -> str | None:
+    """The name of the nearest class of :data:`_PASSED_THROUGH` among ``kind``'s bases (the
+    solution's ``class InvalidInput(ValueError)`` -> ``"ValueError"``), or None: not an
+    ``Exception``, or a ``StopIteration`` (see :data:`_PASSED_THROUGH`)."""
+    for cls in kind.__mro__:
+        if cls is StopIteration or cls is StopAsyncIteration:
+            return None
+        if _PASSED_THROUGH.get(cls.__name__) is cls:
+            return cls.__name__
+    return None
+
+
+_EXCEPTION_CLASSES: dict[tuple[str, str], type[Exception]] = {}
+
+
+def _solution_exception(name: str, message: str, own: str | None = None) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
-    one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`."""
+    one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`. ``own``: the solution's class
+    of which ``name`` is the nearest such base; the tests get an exception of a judge's class of
+    that name deriving from the built-in one (``except ValueError`` catches it, as in-process;
+    the solution's ``__init__``, ``__str__`` and attributes do not cross, its message does)."""
     cls = _PASSED_THROUGH.get(name)
-    return cls(message) if cls is not None else SolutionError(f"{name}: {message}")
+    if cls is None:
+        return SolutionError(f"{name}: {message}")
+    if own is None or own == name or not own.isidentifier() or keyword.iskeyword(own):
+        return cls(message)
+    sub = _EXCEPTION_CLASSES.get((name, own))
+    if sub is None:
+        if len(_EXCEPTION_CLASSES) >= 1000:
+            return cls(message)
+        sub = _EXCEPTION_CLASSES[(name, own)] = type(own, (cls,), {"__module__": "solution"})
+    return sub(message)
 
 
 #: Requests one side may make on the other's objects; those marked False the judge refuses
@@ -914,6 +1030,10 @@ class _Peer:
         self.proxies: weakref.WeakValueDictionary[int, _Proxy] | None = None
         self.released: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
+        # Value-backed handles by number, for the peer's life: identity holds (an enum member
+        # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
+        # weakly referenced; each still counts against MAX_HANDLES through its proxy.
+        self.backeds: dict[int, Any] = {}
         self.depth = 0
         self.served = 0
         self.answered = 0
@@ -947,6 +1067,14 @@ class _Peer:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
             found = proxies[n] = _Proxy(n, self)
             self.released.discard(n)  # died and came back before its release was sent
+        return found
+
+    def backed(self, n: int, base: Any, cls: type) -> Any:
+        """The value-backed handle for the other side's object ``n`` (made once)."""
+        found = self.backeds.get(n)
+        if found is None:
+            found = self.backeds[n] = cls(base)
+            vars(found)[_HANDLE] = self.proxy(n)
         return found
 
     def drop(self, body: bytes) -> None:
@@ -1034,11 +1162,11 @@ class _Peer:
                 raise StopIteration
             if (
                 type(value) is not tuple
-                or len(value) != 2
+                or len(value) not in (2, 3)
                 or not all(type(p) is str for p in value)
             ):
                 raise CodecError("malformed exception")
-            raise _solution_exception(value[0], value[1])
+            raise _solution_exception(*value)
 
     def serve(self, body: bytes) -> None:
         """Serve one request of the other side and send the reply."""
@@ -1100,7 +1228,7 @@ class _Peer:
             enc.value(received[i], 0, content=True)
         return enc.bytes()
 
-    def describe(self, exc: BaseException) -> tuple[str, str]:
+    def describe(self, exc: BaseException) -> tuple[str, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
         (their messages may quote what the tests expect)."""
         if self.trusted:
@@ -1111,7 +1239,9 @@ class _Peer:
             message = str(exc)[:10_000]
         except BaseException:
             message = "<unprintable>"
-        return (type(exc).__name__[:200], message)
+        own = type(exc).__name__[:200]
+        passed = _passed_through_base(type(exc))
+        return (own, message) if passed is None or passed == own else (passed, message, own)
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
@@ -1281,7 +1411,7 @@ class _Proxy:
         return suppress is True
 
     def __instancecheck__(self, obj: Any) -> bool:
-        if type(obj) is not _Proxy:
+        if type(obj) is not _Proxy and type(obj) not in _BACKED_CLASSES:
             return False
         return bool(_checked(_peer().request("isinstance", self, (obj,)), bool, "isinstance()"))
 
@@ -1376,6 +1506,61 @@ class _Proxy:
 
     def __round__(self, ndigits: Any = None) -> Any:
         return _peer().request("round", self, () if ndigits is None else (ndigits,))
+
+
+#: Where a value-backed handle keeps its :class:`_Proxy` (in the instance's ``__dict__``: the
+#: subclasses of ``int``, ``bytes`` and ``tuple`` cannot have slots).
+_HANDLE = "_asyncpool_handle"
+
+
+class _Backed:
+    """The receiver's side of a value-backed handle (see :data:`_BACKED_BASES`): mixed into a
+    subclass of the base type, so equality, hashing, ordering and arithmetic are the base
+    value's; attribute reads the base type does not answer (not special names), ``repr`` and
+    ``str`` go to the other side's object, as a :class:`_Proxy`'s do."""
+
+    def __getattr__(self, name: str) -> Any:
+        proxy = vars(self).get(_HANDLE)
+        if proxy is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(proxy, name)
+
+    def __repr__(self) -> str:
+        return repr(vars(self)[_HANDLE])
+
+    def __str__(self) -> str:
+        return str(vars(self)[_HANDLE])
+
+
+class _BackedInt(_Backed, int):
+    pass
+
+
+class _BackedFloat(_Backed, float):
+    pass
+
+
+class _BackedComplex(_Backed, complex):
+    pass
+
+
+class _BackedStr(_Backed, str):
+    pass
+
+
+class _BackedBytes(_Backed, bytes):
+    pass
+
+
+class _BackedTuple(_Backed, tuple):  # type: ignore[type-arg]
+    pass
+
+
+_BACKED_CLASS_OF: dict[type, type] = {
+    int: _BackedInt, float: _BackedFloat, complex: _BackedComplex, str: _BackedStr,
+    bytes: _BackedBytes, tuple: _BackedTuple,
+}  # fmt: skip
+_BACKED_CLASSES = frozenset(_BACKED_CLASS_OF.values())
 
 
 # -- the solution's side (runs inside the jail; nothing here is trusted by the judge) ---------
@@ -1561,7 +1746,22 @@ def judge_check(
             fits = module in TEST_MODULES and _may_proxy(alias)
             if fits and alias in used and alias not in namespace:
                 namespace[alias] = _import(module)
-        exec(code, namespace)
+        # pytest-style tests (KodCode, ACECode: ``from solution import f`` and ``def test_...``)
+        # import the solution by its module name: a module of the judge's, for this check only,
+        # holding what the tests' namespace holds of the solution.
+        as_module = types.ModuleType("solution")
+        vars(as_module).update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        saved = sys.modules.get("solution")
+        sys.modules["solution"] = as_module
+        try:
+            exec(code, namespace)
+            if entry_point is None:
+                _run_test_functions(namespace)
+        finally:
+            if saved is None:
+                sys.modules.pop("solution", None)
+            else:
+                sys.modules["solution"] = saved
         if entry_point is not None:
             check = namespace.get("check")
             if not callable(check):
@@ -1610,6 +1810,73 @@ def judge(
             os.write(verdict_fd, verdict)
         finally:
             os._exit(0)
+
+
+def _run_test_functions(namespace: dict[str, Any]) -> None:
+    """Call the tests' pytest-style test functions, as pytest collects them: top-level
+    functions named ``test*`` defined by the tests, and the ``test*`` methods of ``Test*``
+    classes without ``__init__``, in their order of definition; ``@pytest.mark.parametrize``
+    (stacked ones too) calls a function once per parameter set. The first failure is the
+    check's failure. A test that needs a fixture (a parameter no ``parametrize`` gives) fails
+    the check, naming it: the judge provides no fixtures, and skipping the test would judge
+    less than the tests ask."""
+    for name, obj in list(namespace.items()):
+        if not isinstance(name, str):
+            continue
+        if name.startswith("test") and isinstance(obj, types.FunctionType):
+            if obj.__module__ == namespace.get("__name__"):  # the tests' own (or wrapped)
+                _call_test(name, obj)
+        elif (
+            name.startswith("Test")
+            and isinstance(obj, type)
+            and obj.__module__ == namespace.get("__name__")
+            and not any("__init__" in vars(c) for c in obj.__mro__[:-1])
+        ):
+            for attr, method in list(vars(obj).items()):
+                if attr.startswith("test") and isinstance(method, types.FunctionType):
+                    _call_test(f"{name}.{attr}", getattr(obj(), attr), bound=True)
+
+
+#: ``co_flags`` of generator and coroutine functions: a test the judge cannot run to its end
+#: by calling it (pytest refuses ``yield`` tests; ``async def`` ones need a plugin).
+_NOT_CALLABLE_TESTS = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def _call_test(name: str, fn: Any, bound: bool = False) -> None:
+    code = fn.__code__
+    if code.co_flags & _NOT_CALLABLE_TESTS:
+        raise TypeError(f"{name} is a generator or a coroutine: the judge runs plain tests only")
+    params = list(code.co_varnames[int(bound) : code.co_argcount])
+    required = params[: len(params) - len(fn.__defaults__ or ())]
+    runs: list[dict[str, Any]] = [{}]
+    for mark in getattr(fn, "pytestmark", None) or []:
+        if getattr(mark, "name", None) != "parametrize":
+            continue
+        args, kw = tuple(getattr(mark, "args", ())), dict(getattr(mark, "kwargs", {}))
+        argnames = args[0] if args else kw.get("argnames")
+        argvalues = args[1] if len(args) > 1 else kw.get("argvalues", ())
+        if isinstance(argnames, str):
+            argnames = [a.strip() for a in argnames.split(",") if a.strip()]
+        argnames = list(argnames or ())
+        sets = []
+        for values in argvalues:
+            if type(values).__name__ == "ParameterSet":  # pytest.param(...)
+                values = values.values
+                if len(argnames) == 1:
+                    values = values[0]
+            if len(argnames) == 1:
+                sets.append({argnames[0]: values})
+            else:
+                sets.append(dict(zip(argnames, values, strict=True)))
+        runs = [{**run, **one} for run in runs for one in sets]
+    for kwargs in runs:
+        missing = [p for p in required if p not in kwargs]
+        if missing:
+            raise TypeError(
+                f"{name} needs pytest fixtures ({', '.join(missing)}), which the judge does not"
+                " provide"
+            )
+        fn(**kwargs)
 
 
 def _describe(exc: BaseException) -> str:
