@@ -1030,6 +1030,19 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "prints captured by contextlib.redirect_stdout",
+        "def greet(name):\n    print(f'hello {name}')\n    print('!', end='')\n",
+        "def greet(name):\n    print(f'hello, {name}')\n",
+        _d("""
+            import contextlib, io
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                greet("ann")
+            assert buf.getvalue() == "hello ann\\n!"
+            greet("not captured")
+        """),
+    ),
+    Case(
         "an exception of the solution's class caught by its built-in base",
         _d("""
             class InvalidInput(ValueError):
@@ -1209,6 +1222,23 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "the capsys fixture: the solution's prints and the test's own",
+        "import sys\ndef show(xs):\n    for x in xs:\n        print(x)\n"
+        "    print('done', file=sys.stderr)\n",
+        "def show(xs):\n    print(*xs)\n",
+        _d("""
+            from solution import show
+
+            def test_show(capsys):
+                show([1, 2])
+                print("mine")
+                out, err = capsys.readouterr()
+                assert out == "1\\n2\\nmine\\n" and err == "done\\n"
+                show([])
+                assert capsys.readouterr().out == ""
+        """),
+    ),
+    (
         "star import and a helper that is not a test",
         "def rev(s):\n    return s[::-1]\n",
         "def rev(s):\n    return s\n",
@@ -1255,7 +1285,7 @@ def test_pytest_style_tests_get_pytests_verdict(
     ("tests", "reason"),
     [
         (
-            "from solution import add\ndef test_out(capsys):\n    add(1, 2)\n",
+            "from solution import add\ndef test_out(tmp_path):\n    add(1, 2)\n",
             "needs pytest fixtures",
         ),
         ("from solution import add\ndef test_gen():\n    yield add(1, 2)\n", "generator"),
@@ -1279,3 +1309,18 @@ def test_the_solution_module_is_the_checks_own() -> None:
         ok = run_tests(solution, tests.format(v), timeout=30)
         assert ok.status == "passed", ok.stdout_tail
         assert run_tests(solution, tests.format(v + 1), timeout=30).status == "failed"
+
+
+def test_output_over_a_mebibyte_in_one_call_reaches_the_redirected_stdout_whole() -> None:
+    # Sent to the judge in 1 MiB pieces while the call runs; nothing lost, nothing doubled.
+    solution = "def spam(n):\n    for i in range(n):\n        print(f'{i:07d}')\n"
+    tests = _d("""
+        import contextlib, io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            spam(300_000)
+        lines = buf.getvalue().splitlines()
+        assert len(lines) == 300_000 and lines[-1] == "0299999" and lines[0] == "0000000"
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail

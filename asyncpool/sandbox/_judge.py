@@ -72,6 +72,7 @@ import datetime
 import decimal
 import fractions
 import importlib
+import io
 import keyword
 import operator
 import os
@@ -98,6 +99,10 @@ MAX_CALL_DEPTH = 50
 MAX_CALLBACKS = 200_000
 #: Most items the judge takes from one iterator of the solution.
 MAX_ITERATION = 200_000
+#: Most bytes of the solution's output copied to the tests' redirected ``sys.stdout`` /
+#: ``sys.stderr`` in one check (the solution's own output file is bounded lower, by its
+#: ``RLIMIT_FSIZE``).
+MAX_RELAYED = 64 * 1024 * 1024
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -1039,6 +1044,13 @@ class _Peer:
         self.answered = 0
         self.broken: str | None = None
         self.failed: str | None = None  # an assertion of the tests failed in a callback
+        # The solution's side: its output since the last message, to be copied to the judge.
+        self.output: list[tuple[int, str]] = []
+        self.output_size = 0
+        # The judge's side: bytes of the solution's output received, and the streams the tests'
+        # namespace started with (output is written only where the tests redirected them).
+        self.relayed = 0
+        self.streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
 
     # objects
 
@@ -1087,13 +1099,42 @@ class _Peer:
                 del self.export_ids[id(obj)]
 
     def send(self, kind: bytes, body: bytes) -> None:
-        """One message, after the release of the proxies that died (in the same write)."""
+        """One message, after the release of the proxies that died (in the same write) and, on
+        the solution's side, after what it printed since the last one (``O``)."""
+        if self.output:
+            self.flush_output()
         if self.released:
             dead = b"".join(_U32.pack(n) for n in sorted(self.released))
             self.released.clear()
             _send(self.fd, b"D", dead, kind, body)
         else:
             _send(self.fd, kind, body)
+
+    def flush_output(self) -> None:
+        """The solution's side: send what it printed (``O``: stream number and text)."""
+        output, self.output, self.output_size = self.output, [], 0
+        for stream in (1, 2):
+            text = "".join(t for n, t in output if n == stream)
+            if text:
+                _send(self.fd, b"O", encode((stream, text)))
+
+    def relay(self, body: bytes) -> None:
+        """The judge's side: the solution printed this during a request; written to the tests'
+        ``sys.stdout`` (or ``sys.stderr``) when the tests redirected it (``redirect_stdout``,
+        the ``capsys`` fixture), as in-process; else dropped (the solution's own output file
+        has it)."""
+        value = decode(body)
+        if type(value) is not tuple or len(value) != 2 or value[0] not in (1, 2):
+            raise CodecError("malformed output")
+        stream, text = value
+        if type(stream) is not int or type(text) is not str:
+            raise CodecError("malformed output")
+        self.relayed += len(text)
+        if self.relayed > MAX_RELAYED:
+            self.fail(f"the solution printed more than {MAX_RELAYED} bytes during the tests")
+        target = sys.stdout if stream == 1 else sys.stderr
+        if target is not self.streams[stream - 1]:
+            target.write(text)
 
     def receive(self) -> tuple[bytes, bytes]:
         """The next message that is not a release (releases are applied on the way)."""
@@ -1143,6 +1184,9 @@ class _Peer:
                 continue
             if kind == b"U" and self.trusted:
                 self.fail(f"a value of the solution cannot be sent: {decode(body)!s:.2000}")
+            if kind == b"O" and self.trusted:
+                self.relay(body)
+                continue
             if kind not in (b"R", b"X", b"E"):
                 raise CodecError(f"unexpected message {kind!r}")
             dec = _Decoder(body, self, sent)
@@ -1574,6 +1618,30 @@ def _pin(cpu: int | None) -> None:
             os.sched_setaffinity(0, {cpu})
 
 
+class _Tee:
+    """The solution's ``sys.stdout``/``sys.stderr`` while it serves the judge: each write goes
+    to the stream as before and is kept for the judge (sent before the next message, or at
+    1 MiB), so that tests which capture output see the solution's prints."""
+
+    def __init__(self, stream: Any, number: int, peer: _Peer) -> None:
+        self._stream = stream
+        self._number = number
+        self._peer = peer
+
+    def write(self, text: str) -> int:
+        n: int = self._stream.write(text)
+        if type(text) is str and text:
+            peer = self._peer
+            peer.output.append((self._number, text))
+            peer.output_size += len(text)
+            if peer.output_size > 1 << 20:
+                peer.flush_output()
+        return n
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
     """Announce the solution's top-level callables (those that are a standard module's
     attribute of the same name, as ``from heapq import heappush`` makes, by that name), and the
@@ -1608,6 +1676,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     greeting = _Encoder(peer)
     greeting.value((names, standard, modules))
     _send(fd, b"H", greeting.bytes())
+    sys.stdout = _Tee(sys.stdout, 1, peer)
+    sys.stderr = _Tee(sys.stderr, 2, peer)
     while True:
         try:
             kind, body = peer.receive()
@@ -1817,9 +1887,9 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     functions named ``test*`` defined by the tests, and the ``test*`` methods of ``Test*``
     classes without ``__init__``, in their order of definition; ``@pytest.mark.parametrize``
     (stacked ones too) calls a function once per parameter set. The first failure is the
-    check's failure. A test that needs a fixture (a parameter no ``parametrize`` gives) fails
-    the check, naming it: the judge provides no fixtures, and skipping the test would judge
-    less than the tests ask."""
+    check's failure. Of pytest's fixtures the judge provides ``capsys`` (:class:`_CapSys`); a
+    test that needs another (a parameter no ``parametrize`` gives) fails the check, naming it:
+    skipping the test would judge less than the tests ask."""
     for name, obj in list(namespace.items()):
         if not isinstance(name, str):
             continue
@@ -1870,13 +1940,42 @@ def _call_test(name: str, fn: Any, bound: bool = False) -> None:
                 sets.append(dict(zip(argnames, values, strict=True)))
         runs = [{**run, **one} for run in runs for one in sets]
     for kwargs in runs:
-        missing = [p for p in required if p not in kwargs]
+        missing = [p for p in required if p not in kwargs and p != "capsys"]
         if missing:
             raise TypeError(
                 f"{name} needs pytest fixtures ({', '.join(missing)}), which the judge does not"
                 " provide"
             )
-        fn(**kwargs)
+        if "capsys" not in required or "capsys" in kwargs:
+            fn(**kwargs)
+            continue
+        capsys = _CapSys()
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = capsys.out, capsys.err
+        try:
+            fn(**kwargs, capsys=capsys)
+        finally:
+            sys.stdout, sys.stderr = saved
+
+
+_CaptureResult = collections.namedtuple("_CaptureResult", "out err")
+
+
+class _CapSys:
+    """pytest's ``capsys`` fixture, the part tests use: while the test runs, ``sys.stdout``
+    and ``sys.stderr`` are buffers (the solution's prints reach them, see
+    :meth:`_Peer.relay`), and ``readouterr()`` returns and clears what they hold."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.err = io.StringIO()
+
+    def readouterr(self) -> Any:
+        result = _CaptureResult(self.out.getvalue(), self.err.getvalue())
+        for buffer in (self.out, self.err):
+            buffer.seek(0)
+            buffer.truncate()
+        return result
 
 
 def _describe(exc: BaseException) -> str:
