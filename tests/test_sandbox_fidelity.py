@@ -1030,6 +1030,123 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "list and dict subclasses and a defaultdict of a lambda compared with literals",
+        _d("""
+            from collections import defaultdict
+            class Path(list):
+                def length(self):
+                    return len(self) - 1
+            class Graph(dict):
+                def degree(self, v):
+                    return len(self[v])
+            def path(n):
+                return Path(range(n))
+            def graph(edges):
+                g = Graph()
+                for a, b in edges:
+                    g.setdefault(a, []).append(b)
+                return g
+            def tally(words):
+                d = defaultdict(lambda: 0)
+                for w in words:
+                    d[w] += 1
+                return d
+        """),
+        _d("""
+            from collections import defaultdict
+            class Path(list):
+                def length(self):
+                    return len(self)
+            class Graph(dict):
+                def degree(self, v):
+                    return len(self[v])
+            def path(n):
+                return Path(range(n))
+            def graph(edges):
+                g = Graph()
+                for a, b in edges:
+                    g.setdefault(b, []).append(a)
+                return g
+            def tally(words):
+                d = defaultdict(lambda: 1)
+                for w in words:
+                    d[w] += 1
+                return d
+        """),
+        _d("""
+            p = path(3)
+            assert p == [0, 1, 2] and p.length() == 2 and isinstance(p, list)
+            g = graph([(1, 2), (1, 3)])
+            assert g == {1: [2, 3]} and g.degree(1) == 2
+            assert tally(["a", "b", "a"]) == {"a": 2, "b": 1}
+        """),
+    ),
+    Case(
+        "copies of the solution's objects, a generator's return value, an exception's attribute",
+        _d("""
+            import copy
+            class Board:
+                def __init__(self):
+                    self.cells = [0, 0]
+                def play(self, i):
+                    self.cells[i] = 1
+            class BadMove(ValueError):
+                def __init__(self, i):
+                    super().__init__(f"bad move {i}")
+                    self.i = i
+            def board():
+                return Board()
+            def moves(n):
+                yield from range(n)
+                return "done"
+            def check_move(i):
+                if i < 0:
+                    raise BadMove(i)
+                return i
+        """),
+        _d("""
+            class Board:
+                def __init__(self):
+                    self.cells = [0, 0]
+                def play(self, i):
+                    self.cells[i] = 1
+            class BadMove(ValueError):
+                def __init__(self, i):
+                    super().__init__(f"bad move {i}")
+                    self.i = -i
+            def board():
+                return Board()
+            def moves(n):
+                yield from range(n)
+                return "done"
+            def check_move(i):
+                if i < 0:
+                    raise BadMove(i)
+                return i
+        """),
+        _d("""
+            import copy
+            b = board()
+            c, d = copy.deepcopy(b), copy.copy(b)
+            c.play(0)
+            assert b.cells == [0, 0] and c.cells == [1, 0] and d.cells == [0, 0]
+            pair = copy.deepcopy([b, b])
+            assert pair[0] is pair[1]
+            it = moves(1)
+            assert next(it) == 0
+            try:
+                next(it)
+            except StopIteration as stop:
+                assert stop.value == "done"
+            try:
+                check_move(-2)
+            except ValueError as e:
+                assert e.i == -2 and str(e) == "bad move -2"
+            else:
+                assert False
+        """),
+    ),
+    Case(
         "prints captured by contextlib.redirect_stdout",
         "def greet(name):\n    print(f'hello {name}')\n    print('!', end='')\n",
         "def greet(name):\n    print(f'hello, {name}')\n",

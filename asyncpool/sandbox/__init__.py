@@ -59,21 +59,23 @@ untrusted bytes):
   own (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}``
   holds; rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB
   per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
-* an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes`` or ``tuple``
-  (an ``IntEnum`` member, a ``str`` subclass, a ``typing.NamedTuple`` with methods) is a
-  **value-backed handle**: the judge's object is of its own subclass of that base type holding
-  the exact base value, so it compares, hashes and computes as that value (``Color.RED == 1``,
-  ``point == (2, 3)``; the solution's ``__eq__`` is never asked, so one that says yes to
-  everything gains nothing), while ``.name``, fields and methods of the solution's class,
-  ``repr`` and ``str`` are requests, as a handle's; it is kept until the check ends (identity
-  holds: ``pick("RED") is Color.RED``);
-* everything else the solution hands out (instances of its classes, its classes, generators
-  and iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls,
-  iteration (lazy, one item per request: an infinite generator under ``itertools.islice``
-  works), ``len``, indexing, ``in``, ``with``, ``str``/``repr``, ``bool`` and ``hash`` are
-  requests to the solution. A handle is never equal to, ordered with or combined with a value
-  of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says); operations between
-  two handles are the solution's own, as in-process;
+* an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
+  ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
+  subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
+  lambda) is a **value-backed handle** (a mutable one: a copy taken when it crossed): the
+  judge's object is of its own subclass of that base type holding the exact base value, so it
+  compares, hashes and computes as that value (``Color.RED == 1``, ``point == (2, 3)``; the
+  solution's ``__eq__`` is never asked, so one that says yes to everything gains nothing), while
+  ``.name``, fields and methods of the solution's class, ``repr`` and ``str`` are requests, as a
+  handle's; it is kept until the check ends (identity holds: ``pick("RED") is Color.RED``);
+* everything else the solution hands out (instances of its classes, its classes, generators and
+  iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls, iteration
+  (lazy, one item per request: an infinite generator under ``itertools.islice`` works; a
+  generator's return value reaches ``StopIteration.value``), ``len``, indexing, ``in``,
+  ``with``, ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy
+  is the solution's) are requests to the solution. A handle is never equal to, ordered with or
+  combined with a value of the tests (``handle == 3`` is ``False`` whatever its ``__eq__``
+  says); operations between two handles are the solution's own, as in-process;
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
@@ -95,7 +97,8 @@ tests as the built-in exception of the same name (``ValueError``, ``TypeError``,
 ``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
 works); one of its own classes derived from those (``class InvalidInput(ValueError)``) as a
 judge's class of the same name derived from the nearest of them (``except ValueError`` catches
-it, its message and ``type(e).__name__`` are the solution's); anything else (``StopIteration``
+it, its message and ``type(e).__name__`` are the solution's, its own attributes such as
+``e.code`` are read from the solution's exception); anything else (``StopIteration``
 from a call, ``SystemExit`` and the other exceptions not derived from ``Exception``) as
 :class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
 tests' loop over it.
@@ -114,6 +117,8 @@ back; identity across the wire holds for handles, for containers the tests passe
 reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes is
 false; ``except`` naming a class of the solution does not catch its exception (name the built-in
 base); a built-in class the solution returns (``return int``) is a handle, not the judge's own;
+``type(handle)`` is the judge's proxy class (``type(r).__name__``, ``dataclasses.asdict(r)``
+and a test's subclass of a class of the solution do not work);
 module state is the solution's own (``random.seed`` in the solution does not reseed the tests'
 ``random``); a value-backed object compares as its base value even where the solution's class
 overrides ``__eq__``; pytest-style tests get no fixtures (a test that needs one fails the

@@ -156,15 +156,19 @@ _VIEW_TAGS: dict[type, bytes] = {
     type({}.keys()): b"K", type({}.items()): b"J", type({}.values()): b"L",
 }  # fmt: skip
 
-#: Immutable built-in types whose *subclasses'* instances (an ``IntEnum`` member, a ``str``
-#: subclass, a ``typing.NamedTuple`` with methods) cross as **value-backed handles**: the
-#: base value (an exact ``int``, ``str``, ``tuple``...) plus a handle. The receiver's object is
-#: an instance of its own subclass of that base type (:class:`_BackedInt`...): it compares,
-#: hashes, orders and computes as the base value (the sender's ``__eq__`` is never asked, so a
-#: subclass whose ``__eq__`` says yes to everything gains nothing: its value is what it is), and
-#: attribute reads the base type does not have (``.name``, a field, a method of the class) are
-#: requests on the handle. ``bool`` has no subclasses.
-_BACKED_BASES: tuple[type, ...] = (int, float, complex, str, bytes, tuple)
+#: Built-in types whose *subclasses'* instances (an ``IntEnum`` member, a ``str`` subclass, a
+#: ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a lambda)
+#: cross as **value-backed handles**: the base value (an exact ``int``, ``str``, ``tuple``,
+#: ``list``, ``dict``...) plus a handle. The receiver's object is an instance of its own
+#: subclass of that base type (:class:`_BackedInt`...): it compares, hashes, orders and
+#: computes as the base value (the sender's ``__eq__`` is never asked, so a subclass whose
+#: ``__eq__`` says yes to everything gains nothing: its value is what it is), and attribute
+#: reads the base type does not have (``.name``, a field, a method of the class) are requests
+#: on the handle. A mutable one is a copy taken when it crossed (not written back, not
+#: followed: ``defaultdict``'s factory does not cross). ``bool`` has no subclasses.
+_BACKED_BASES: tuple[type, ...] = (
+    int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bytearray,
+)  # fmt: skip
 
 
 def _base_value(value: Any) -> Any:
@@ -180,7 +184,17 @@ def _base_value(value: Any) -> Any:
         return str.__str__(value)
     if isinstance(value, bytes):
         return bytes.__add__(b"", value)
-    return tuple.__getitem__(value, slice(None))
+    if isinstance(value, tuple):
+        return tuple.__getitem__(value, slice(None))
+    if isinstance(value, list):
+        return list.copy(value)
+    if isinstance(value, dict):
+        return dict.copy(value)
+    if isinstance(value, set):
+        return set.copy(value)
+    if isinstance(value, frozenset):
+        return frozenset.copy(value)
+    return bytearray.copy(value)
 
 
 def _numpy_dtypes() -> dict[str, Any]:
@@ -958,12 +972,24 @@ def _passed_through_base(kind: type) -> str | None:
 _EXCEPTION_CLASSES: dict[tuple[str, str], type[Exception]] = {}
 
 
-def _solution_exception(name: str, message: str, own: str | None = None) -> Exception:
+def _exception_getattr(self: BaseException, name: str) -> Any:
+    """``__getattr__`` of the judge's classes for the solution's exceptions: the attributes
+    the exception does not have here (``e.code``) are read from the solution's."""
+    proxy = vars(self).get(_HANDLE)
+    if proxy is None or name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(proxy, name)
+
+
+def _solution_exception(
+    name: str, message: str, own: str | None = None, handle: Any = None
+) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
     one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`. ``own``: the solution's class
     of which ``name`` is the nearest such base; the tests get an exception of a judge's class of
     that name deriving from the built-in one (``except ValueError`` catches it, as in-process;
-    the solution's ``__init__``, ``__str__`` and attributes do not cross, its message does)."""
+    its message crosses, and the attributes it has of its own are read from ``handle``, the
+    solution's exception)."""
     cls = _PASSED_THROUGH.get(name)
     if cls is None:
         return SolutionError(f"{name}: {message}")
@@ -973,8 +999,13 @@ def _solution_exception(name: str, message: str, own: str | None = None) -> Exce
     if sub is None:
         if len(_EXCEPTION_CLASSES) >= 1000:
             return cls(message)
-        sub = _EXCEPTION_CLASSES[(name, own)] = type(own, (cls,), {"__module__": "solution"})
-    return sub(message)
+        sub = _EXCEPTION_CLASSES[(name, own)] = type(
+            own, (cls,), {"__module__": "solution", "__getattr__": _exception_getattr}
+        )
+    exc = sub(message)
+    if handle is not None:
+        vars(exc)[_HANDLE] = handle
+    return exc
 
 
 #: Requests one side may make on the other's objects; those marked False the judge refuses
@@ -982,6 +1013,7 @@ def _solution_exception(name: str, message: str, own: str | None = None) -> Exce
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
+    "copy": False, "deepcopy": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
@@ -1203,11 +1235,12 @@ class _Peer:
             if kind == b"E":
                 if op != "next":
                     raise CodecError("end of iteration for a request that is not next")
-                raise StopIteration
+                raise StopIteration if value is None else StopIteration(value)
             if (
                 type(value) is not tuple
-                or len(value) not in (2, 3)
-                or not all(type(p) is str for p in value)
+                or len(value) not in (2, 4)
+                or not all(type(p) is str for p in value[:3])
+                or (len(value) == 4 and type(value[3]) is not _Proxy)
             ):
                 raise CodecError("malformed exception")
             raise _solution_exception(*value)
@@ -1244,6 +1277,8 @@ class _Peer:
             result = self.perform(op, target, args, kwargs)
         except StopIteration:
             kind, result = (b"E", None) if op == "next" else (b"X", ("StopIteration", ""))
+            if kind == b"E":
+                result = getattr(sys.exc_info()[1], "value", None)  # a generator's return
         except Exception as exc:
             kind, result = b"X", self.describe(exc)
         finally:
@@ -1272,7 +1307,7 @@ class _Peer:
             enc.value(received[i], 0, content=True)
         return enc.bytes()
 
-    def describe(self, exc: BaseException) -> tuple[str, ...]:
+    def describe(self, exc: BaseException) -> tuple[Any, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
         (their messages may quote what the tests expect)."""
         if self.trusted:
@@ -1285,7 +1320,9 @@ class _Peer:
             message = "<unprintable>"
         own = type(exc).__name__[:200]
         passed = _passed_through_base(type(exc))
-        return (own, message) if passed is None or passed == own else (passed, message, own)
+        if passed is None or passed == own:
+            return (own, message)
+        return (passed, message, own, exc)  # exc: a handle, for its attributes
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
@@ -1332,6 +1369,10 @@ class _Peer:
             return format(obj, args[0])
         if op == "hash":
             return hash(obj)
+        if op in ("copy", "deepcopy"):
+            import copy
+
+            return copy.copy(obj) if op == "copy" else copy.deepcopy(obj)
         if op == "round":
             return round(obj, *args[:1])
         if op == "enter":
@@ -1442,6 +1483,14 @@ class _Proxy:
 
     def __hash__(self) -> int:
         return int(_checked(_peer().request("hash", self), int, "hash()"))
+
+    def __copy__(self) -> Any:
+        return _peer().request("copy", self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        # The copy is the solution's (``copy.deepcopy`` there); ``memo`` keeps one copy per
+        # handle within one ``deepcopy`` of the tests, as in-process.
+        return _peer().request("deepcopy", self)
 
     def __enter__(self) -> Any:
         return _peer().request("enter", self)
@@ -1600,9 +1649,30 @@ class _BackedTuple(_Backed, tuple):  # type: ignore[type-arg]
     pass
 
 
+class _BackedList(_Backed, list):  # type: ignore[type-arg]
+    pass
+
+
+class _BackedDict(_Backed, dict):  # type: ignore[type-arg]
+    pass
+
+
+class _BackedSet(_Backed, set):  # type: ignore[type-arg]
+    pass
+
+
+class _BackedFrozenset(_Backed, frozenset):  # type: ignore[type-arg]
+    pass
+
+
+class _BackedBytearray(_Backed, bytearray):
+    pass
+
+
 _BACKED_CLASS_OF: dict[type, type] = {
     int: _BackedInt, float: _BackedFloat, complex: _BackedComplex, str: _BackedStr,
-    bytes: _BackedBytes, tuple: _BackedTuple,
+    bytes: _BackedBytes, tuple: _BackedTuple, list: _BackedList, dict: _BackedDict,
+    set: _BackedSet, frozenset: _BackedFrozenset, bytearray: _BackedBytearray,
 }  # fmt: skip
 _BACKED_CLASSES = frozenset(_BACKED_CLASS_OF.values())
 
