@@ -1356,6 +1356,69 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "unittest.TestCase with setUp and subTest, unittest.main() under __main__",
+        "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+        "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n",
+        _d("""
+            import unittest
+            from solution import clamp
+
+            class ClampTests(unittest.TestCase):
+                def setUp(self):
+                    self.lo, self.hi = 0, 10
+
+                def test_inside(self):
+                    self.assertEqual(clamp(5, self.lo, self.hi), 5)
+
+                def test_edges(self):
+                    for x, want in ((-3, 0), (42, 10)):
+                        with self.subTest(x=x):
+                            self.assertEqual(clamp(x, self.lo, self.hi), want)
+
+            if __name__ == "__main__":
+                unittest.main()
+        """),
+    ),
+    (
+        "the tests' own fixtures: plain, yield (torn down), autouse",
+        "class Stack:\n    def __init__(self):\n        self.items = []\n"
+        "    def push(self, x):\n        self.items.append(x)\n"
+        "    def pop(self):\n        return self.items.pop()\n",
+        "class Stack:\n    def __init__(self):\n        self.items = []\n"
+        "    def push(self, x):\n        self.items.insert(0, x)\n"
+        "    def pop(self):\n        return self.items.pop()\n",
+        _d("""
+            import pytest
+            from solution import Stack
+
+            LOG = []
+
+            @pytest.fixture(autouse=True)
+            def record():
+                LOG.append("setup")
+                yield
+                LOG.append("teardown")
+
+            @pytest.fixture
+            def stack():
+                s = Stack()
+                s.push(1)
+                return s
+
+            @pytest.fixture
+            def full(stack):
+                stack.push(2)
+                yield stack
+
+            def test_pop(full):
+                assert full.pop() == 2 and full.pop() == 1
+
+            def test_torn_down(stack):
+                assert LOG[-2:] == ["teardown", "setup"]
+                assert stack.pop() == 1
+        """),
+    ),
+    (
         "star import and a helper that is not a test",
         "def rev(s):\n    return s[::-1]\n",
         "def rev(s):\n    return s\n",
@@ -1403,7 +1466,7 @@ def test_pytest_style_tests_get_pytests_verdict(
     [
         (
             "from solution import add\ndef test_out(tmp_path):\n    add(1, 2)\n",
-            "needs pytest fixtures",
+            "needs the pytest fixture 'tmp_path'",
         ),
         ("from solution import add\ndef test_gen():\n    yield add(1, 2)\n", "generator"),
         ("from solution import add\nasync def test_co():\n    add(1, 2)\n", "coroutine"),
@@ -1441,3 +1504,30 @@ def test_output_over_a_mebibyte_in_one_call_reaches_the_redirected_stdout_whole(
     """)
     result = run_tests(solution, tests, timeout=60)
     assert result.status == "passed", result.stdout_tail
+
+
+def test_a_system_exit_of_the_tests_in_a_callback_fails_the_check() -> None:
+    # The solution cannot end the tests "successfully" through a callback that exits.
+    tests = _d("""
+        import sys
+        def stop():
+            sys.exit(0)
+        call(stop)
+        assert False, "not reached"
+    """)
+    result = run_tests("def call(f):\n    f()\n    return 1\n", tests, timeout=30)
+    assert result.status == "failed"
+    assert "SystemExit" in result.stdout_tail
+
+
+def test_unittest_main_with_a_failing_test_fails_the_check() -> None:
+    tests = _d("""
+        import unittest
+        from solution import one
+        class T(unittest.TestCase):
+            def test_one(self):
+                self.assertEqual(one(), 1)
+        unittest.main()
+    """)
+    assert run_tests("def one():\n    return 1\n", tests, timeout=30).status == "passed"
+    assert run_tests("def one():\n    return 2\n", tests, timeout=30).status == "failed"

@@ -4,7 +4,9 @@ Entry points (all plain synchronous functions, safe to call from many threads at
 inside Ray tasks; each blocks only its calling thread):
 
 * :func:`run_tests` ``(solution, tests, *, entry_point=None)``: the verifier for function-style
-  tests (HumanEval, MBPP). "passed" means the *trusted* judge saw every test run to its end.
+  tests (HumanEval's ``check``, MBPP's asserts, LeetCode classes) and test modules (pytest's
+  ``def test_...`` with ``from solution import f``, ``unittest.TestCase``: KodCode, ACECode).
+  "passed" means the *trusted* judge saw every test run to its end.
 * :func:`run_stdio` ``(solution, cases, *, checker="exact")``: stdin/stdout problems
   (Codeforces, LiveCodeBench, APPS); the expected outputs never enter the sandbox, the
   comparison (exact, tokens, float tokens within a tolerance, case-insensitive tokens, or a
@@ -114,18 +116,28 @@ Modules the solution imported under a top-level name are imported again *by the 
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
 Where the semantics still differ from in-process: a numpy array the tests pass is not written
 back; identity across the wire holds for handles, for containers the tests passed and within one
-reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes is
-false; ``except`` naming a class of the solution does not catch its exception (name the built-in
-base); a built-in class the solution returns (``return int``) is a handle, not the judge's own;
-``type(handle)`` is the judge's proxy class (``type(r).__name__``, ``dataclasses.asdict(r)``
-and a test's subclass of a class of the solution do not work);
-module state is the solution's own (``random.seed`` in the solution does not reseed the tests'
+reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes
+is false; ``except`` naming a class of the solution does not catch its exception (name the
+built-in base); a built-in class the solution returns (``return int``) is a handle, not the
+judge's own; ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
+``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); module
+state is the solution's own (``random.seed`` in the solution does not reseed the tests'
 ``random``); a value-backed object compares as its base value even where the solution's class
-overrides ``__eq__``; pytest-style tests get no fixtures (a test that needs one fails the
-check) and ``import pytest`` needs pytest where the judge runs. ``timeout`` bounds the own time
-of the whole check, solution and tests; each request costs a round trip (about 30 us), so a
-test loop of 200,000 calls takes seconds.
-``stdout_tail`` is the solution's output, then ``--- judge:`` and the reason of a failure.
+overrides ``__eq__``; of pytest's own fixtures only ``capsys`` is provided (a test that needs
+``tmp_path``, ``monkeypatch``... fails the check, naming it), the tests' ``@pytest.fixture``
+functions are all function-scoped, and ``import pytest`` needs pytest where the judge runs.
+``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
+round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
+solution's output, then ``--- judge:`` and the reason of a failure.
+
+Test modules: the tests import the solution as ``solution`` (``import solution``,
+``from solution import *``: a module of the judge's holding the same names, for that check
+only) and run as the script ``__main__`` with no arguments (``unittest.main()`` runs their
+TestCases, and its exit status 0 ends them as passed). With no ``entry_point``, the judge then
+runs what pytest would collect: ``test*`` functions and ``Test*`` classes' ``test*`` methods
+(``@pytest.mark.parametrize`` expanded, the tests' fixtures and ``capsys`` given), and
+``unittest.TestCase`` classes by ``unittest``'s runner; a ``yield`` or ``async def`` test fails
+the check. The solution's prints during a test reach ``redirect_stdout`` and ``capsys``.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
 "passed" (verdict "accepted") when the program exited 0 and its output is accepted by the

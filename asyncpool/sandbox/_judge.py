@@ -1281,6 +1281,12 @@ class _Peer:
                 result = getattr(sys.exc_info()[1], "value", None)  # a generator's return
         except Exception as exc:
             kind, result = b"X", self.describe(exc)
+        except BaseException as exc:
+            # A SystemExit (or the like) of the tests' code in a callback the solution made:
+            # never taken for the tests' own end (see judge_check), always a failed check.
+            if self.trusted and self.failed is None:
+                self.failed = f"a callback of the tests raised {type(exc).__name__}"
+            raise
         finally:
             self.depth -= 1
         back = {id(c): i for i, c in enumerate(received)}
@@ -1891,17 +1897,31 @@ def judge_check(
         # holding what the tests' namespace holds of the solution.
         as_module = types.ModuleType("solution")
         vars(as_module).update({k: v for k, v in namespace.items() if not k.startswith("__")})
-        saved = sys.modules.get("solution")
-        sys.modules["solution"] = as_module
+        # The tests run as the script ``__main__`` (a module of their own for this check, so
+        # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
+        main = types.ModuleType("__main__")
+        vars(main).update(namespace)
+        namespace = vars(main)
+        saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
+        sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
         try:
-            exec(code, namespace)
-            if entry_point is None:
-                _run_test_functions(namespace)
-        finally:
-            if saved is None:
-                sys.modules.pop("solution", None)
+            try:
+                exec(code, namespace)
+            except SystemExit as done:
+                # ``unittest.main()`` under ``if __name__ == "__main__"`` ends with its verdict:
+                # exit status 0 (False) when every test passed, as when the file is run.
+                if done.code not in (None, 0, False) or peer.failed is not None:
+                    raise AssertionError(f"the tests exited with status {done.code!r}") from None
             else:
-                sys.modules["solution"] = saved
+                if entry_point is None:
+                    _run_test_functions(namespace)
+        finally:
+            for key, value in (("solution", saved[0]), ("__main__", saved[1])):
+                if value is None:
+                    sys.modules.pop(key, None)
+                else:
+                    sys.modules[key] = value
+            sys.argv = saved[2]
         if entry_point is not None:
             check = namespace.get("check")
             if not callable(check):
@@ -1953,41 +1973,97 @@ def judge(
 
 
 def _run_test_functions(namespace: dict[str, Any]) -> None:
-    """Call the tests' pytest-style test functions, as pytest collects them: top-level
-    functions named ``test*`` defined by the tests, and the ``test*`` methods of ``Test*``
-    classes without ``__init__``, in their order of definition; ``@pytest.mark.parametrize``
-    (stacked ones too) calls a function once per parameter set. The first failure is the
-    check's failure. Of pytest's fixtures the judge provides ``capsys`` (:class:`_CapSys`); a
-    test that needs another (a parameter no ``parametrize`` gives) fails the check, naming it:
-    skipping the test would judge less than the tests ask."""
+    """Run the tests' pytest-style tests, as pytest collects them: top-level functions named
+    ``test*`` defined by the tests, the ``test*`` methods of ``Test*`` classes without
+    ``__init__``, and ``unittest.TestCase`` classes (by ``unittest``'s own runner), in their
+    order of definition; ``@pytest.mark.parametrize`` (stacked ones too) calls a function once
+    per parameter set. The first failure is the check's failure.
+
+    Fixtures: ``capsys`` (:class:`_CapSys`) and the tests' own ``@pytest.fixture`` functions
+    (function scope whatever their ``scope``; ``yield`` fixtures torn down after the test;
+    ``autouse`` ones set up for every test). A test that needs another (a parameter nothing
+    gives: ``tmp_path``, ``monkeypatch``, ``request``) fails the check, naming it: skipping
+    the test would judge less than the tests ask."""
+    module = namespace.get("__name__")
+    fixtures = {
+        name: fixture
+        for name, obj in list(namespace.items())
+        if isinstance(name, str) and (fixture := _fixture(obj)) is not None
+    }
+    autouse = [name for name, (_, auto) in fixtures.items() if auto]
+    unittest = sys.modules.get("unittest")
+    testcase = getattr(unittest, "TestCase", None)
     for name, obj in list(namespace.items()):
-        if not isinstance(name, str):
+        if not isinstance(name, str) or name in fixtures:
             continue
         if name.startswith("test") and isinstance(obj, types.FunctionType):
-            if obj.__module__ == namespace.get("__name__"):  # the tests' own (or wrapped)
-                _call_test(name, obj)
-        elif (
-            name.startswith("Test")
-            and isinstance(obj, type)
-            and obj.__module__ == namespace.get("__name__")
-            and not any("__init__" in vars(c) for c in obj.__mro__[:-1])
-        ):
+            if obj.__module__ == module:  # the tests' own (or wrapped)
+                _call_test(name, obj, fixtures, autouse)
+        elif not isinstance(obj, type) or obj.__module__ != module:
+            continue
+        elif isinstance(testcase, type) and issubclass(obj, testcase):
+            _run_testcase(name, obj)
+        elif name.startswith("Test") and not any("__init__" in vars(c) for c in obj.__mro__[:-1]):
             for attr, method in list(vars(obj).items()):
                 if attr.startswith("test") and isinstance(method, types.FunctionType):
-                    _call_test(f"{name}.{attr}", getattr(obj(), attr), bound=True)
+                    bound_method = getattr(obj(), attr)
+                    _call_test(f"{name}.{attr}", bound_method, fixtures, autouse, bound=True)
+
+
+def _run_testcase(name: str, cls: type) -> None:
+    """A ``unittest.TestCase`` of the tests, run by ``unittest`` (setUp, tearDown, subTest...)."""
+    import unittest
+
+    result = unittest.TestResult()
+    unittest.defaultTestLoader.loadTestsFromTestCase(cls).run(result)
+    problems = result.failures + result.errors + result.unexpectedSuccesses
+    if problems:
+        first = problems[0]
+        detail = first[1] if isinstance(first, tuple) else ""
+        raise AssertionError(f"{name}: {detail}"[:4000])
+    if result.testsRun == 0:
+        raise AssertionError(f"{name}: no test ran")
+
+
+def _fixture(obj: Any) -> tuple[Any, bool] | None:
+    """``(function, autouse)`` of a ``@pytest.fixture`` of the tests (pytest 8.4+'s fixture
+    definitions, and older pytest's marked functions), else None. Never asks a handle: the
+    solution's objects are neither (a request here would also count as an answer)."""
+    if type(obj).__name__ != "FixtureFunctionDefinition" and not isinstance(
+        obj, types.FunctionType
+    ):
+        return None
+    marker = getattr(obj, "_fixture_function_marker", None)
+    get = getattr(obj, "_get_wrapped_function", None)
+    if type(obj).__name__ == "FixtureFunctionDefinition" and callable(get):
+        return get(), bool(getattr(marker, "autouse", False))
+    wrapped = getattr(obj, "__pytest_wrapped__", None)
+    marker = getattr(obj, "_pytestfixturefunction", None)
+    if wrapped is not None and marker is not None:
+        return getattr(wrapped, "obj", None), bool(getattr(marker, "autouse", False))
+    return None
 
 
 #: ``co_flags`` of generator and coroutine functions: a test the judge cannot run to its end
 #: by calling it (pytest refuses ``yield`` tests; ``async def`` ones need a plugin).
 _NOT_CALLABLE_TESTS = 0x20 | 0x80 | 0x100 | 0x200
+_GENERATOR = 0x20
 
 
-def _call_test(name: str, fn: Any, bound: bool = False) -> None:
+def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
+    """The names of ``fn``'s parameters, and of those without a default."""
     code = fn.__code__
-    if code.co_flags & _NOT_CALLABLE_TESTS:
-        raise TypeError(f"{name} is a generator or a coroutine: the judge runs plain tests only")
-    params = list(code.co_varnames[int(bound) : code.co_argcount])
-    required = params[: len(params) - len(fn.__defaults__ or ())]
+    params = list(code.co_varnames[int(bound) : code.co_argcount + code.co_kwonlyargcount])
+    defaults = len(fn.__defaults__ or ())
+    positional = params[: code.co_argcount - int(bound)]
+    kwonly = params[len(positional) :]
+    kwdefaults = fn.__kwdefaults__ or {}
+    required = positional[: len(positional) - defaults] + [k for k in kwonly if k not in kwdefaults]
+    return params, required
+
+
+def _parametrized(fn: Any) -> list[dict[str, Any]]:
+    """The keyword sets ``@pytest.mark.parametrize`` marks give (one empty set when none)."""
     runs: list[dict[str, Any]] = [{}]
     for mark in getattr(fn, "pytestmark", None) or []:
         if getattr(mark, "name", None) != "parametrize":
@@ -2009,23 +2085,67 @@ def _call_test(name: str, fn: Any, bound: bool = False) -> None:
             else:
                 sets.append(dict(zip(argnames, values, strict=True)))
         runs = [{**run, **one} for run in runs for one in sets]
-    for kwargs in runs:
-        missing = [p for p in required if p not in kwargs and p != "capsys"]
-        if missing:
-            raise TypeError(
-                f"{name} needs pytest fixtures ({', '.join(missing)}), which the judge does not"
-                " provide"
-            )
-        if "capsys" not in required or "capsys" in kwargs:
-            fn(**kwargs)
-            continue
-        capsys = _CapSys()
+    return runs
+
+
+def _call_test(
+    name: str,
+    fn: Any,
+    fixtures: dict[str, tuple[Any, bool]],
+    autouse: list[str],
+    bound: bool = False,
+) -> None:
+    if fn.__code__.co_flags & _NOT_CALLABLE_TESTS:
+        raise TypeError(f"{name} is a generator or a coroutine: the judge runs plain tests only")
+    params, required = _parameters(fn, bound)
+    for given in _parametrized(fn):
+        values: dict[str, Any] = dict(given)
+        teardown: list[Any] = []
         saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = capsys.out, capsys.err
         try:
-            fn(**kwargs, capsys=capsys)
+            for fixture in autouse:
+                _fixture_value(name, fixture, fixtures, values, teardown, 0)
+            for param in required:
+                _fixture_value(name, param, fixtures, values, teardown, 0)
+            fn(**{k: values[k] for k in params if k in values})
         finally:
             sys.stdout, sys.stderr = saved
+            for gen in reversed(teardown):
+                next(gen, None)
+
+
+def _fixture_value(
+    test: str,
+    name: str,
+    fixtures: dict[str, tuple[Any, bool]],
+    values: dict[str, Any],
+    teardown: list[Any],
+    depth: int,
+) -> Any:
+    """The value of fixture ``name`` for one run of ``test`` (made once per run, into
+    ``values``; a ``yield`` fixture's generator into ``teardown``)."""
+    if name in values:
+        return values[name]
+    if name == "capsys":
+        capsys = values[name] = _CapSys()
+        sys.stdout, sys.stderr = capsys.out, capsys.err
+        return capsys
+    found = fixtures.get(name)
+    if found is None or found[0] is None or depth > 20:
+        raise TypeError(
+            f"{test} needs the pytest fixture {name!r}, which the judge does not provide"
+        )
+    function = found[0]
+    _, required = _parameters(function, False)
+    kwargs = {p: _fixture_value(test, p, fixtures, values, teardown, depth + 1) for p in required}
+    if function.__code__.co_flags & _GENERATOR:
+        gen = function(**kwargs)
+        value = next(gen)
+        teardown.append(gen)
+    else:
+        value = function(**kwargs)
+    values[name] = value
+    return value
 
 
 _CaptureResult = collections.namedtuple("_CaptureResult", "out err")
