@@ -135,6 +135,10 @@ def test_assertion_failure_is_failed_with_the_traceback() -> None:
         ("raise SystemExit(None)", 0, ""),
         ("def f(:\n  pass", 1, "SyntaxError"),
         ("input()", 1, "EOFError"),
+        # site's builtins, as under `python program.py` (the fork server runs with -S)
+        ("print(5)\nexit()", 0, "5\n"),
+        ("quit(3)", 3, ""),
+        ("exit('bye')", 1, "bye\n"),
     ],
 )
 def test_exit_statuses_follow_cpython(program: str, returncode: int, tail: str) -> None:

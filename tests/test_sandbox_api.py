@@ -169,6 +169,14 @@ def test_run_stdio_passes_when_every_case_matches_after_normalisation() -> None:
     assert result.duration == pytest.approx(sum(c.duration for c in result.cases))
 
 
+def test_run_stdio_accepts_a_program_that_stops_with_exit_after_its_answer() -> None:
+    # Competitive-programming code stops with exit()/quit(), builtins only `site` adds.
+    program = "n = int(input())\nif n < 0:\n    print(-1)\n    exit()\nprint(n * 2)\nquit()\n"
+    result = run_stdio(program, [("-5\n", "-1\n"), ("4\n", "8\n")])
+    assert result.status == "passed", result
+    assert [c.verdict for c in result.cases] == ["accepted", "accepted"]
+
+
 def test_run_stdio_fails_a_wrong_answer_and_stops_there() -> None:
     result = run_stdio(SUM, [("1 2", "3"), ("1 1", "3"), ("2 2", "4")])
     assert result.status == "failed"

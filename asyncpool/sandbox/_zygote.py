@@ -813,6 +813,15 @@ def _load_sibling(name: str) -> types.ModuleType:
 def main(argv: list[str]) -> None:
     for name in _PRELOAD:
         __import__(name)
+    # The builtins ``site`` adds (``exit``, ``quit``, ``help``, ``copyright``...): this -S
+    # interpreter has none, so a program's ``exit()`` (how competitive-programming code stops
+    # after printing its answer) was a NameError, an honest program's runtime error. Only the
+    # builtins: no .pth hook runs.
+    import site
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
     # Installed packages are importable (the caller's site-packages on the path: in a
     # virtualenv, the venv's, which this -S interpreter does not know), but no .pth hook ran.
     sites = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--site=")]
