@@ -166,35 +166,22 @@ _VIEW_TAGS: dict[type, bytes] = {
 #: reads the base type does not have (``.name``, a field, a method of the class) are requests
 #: on the handle. A mutable one is a copy taken when it crossed (not written back, not
 #: followed: ``defaultdict``'s factory does not cross). ``bool`` has no subclasses.
-_BACKED_BASES: tuple[type, ...] = (
-    int, float, complex, str, bytes, tuple, list, dict, set, frozenset, bytearray,
+_BASE_COPIES: tuple[tuple[type, Any], ...] = (
+    (int, int.__index__), (float, float.__float__), (complex, complex.__pos__),
+    (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
+    (tuple, lambda v: tuple.__getitem__(v, slice(None))), (list, list.copy), (dict, dict.copy),
+    (set, set.copy), (frozenset, frozenset.copy), (bytearray, bytearray.copy),
 )  # fmt: skip
+_BACKED_BASES: tuple[type, ...] = tuple(base for base, _ in _BASE_COPIES)
 
 
 def _base_value(value: Any) -> Any:
-    """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`
-    (through the base type's own methods: a subclass's overrides are not called)."""
-    if isinstance(value, int):
-        return int.__index__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, complex):
-        return complex.__pos__(value)
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, bytes):
-        return bytes.__add__(b"", value)
-    if isinstance(value, tuple):
-        return tuple.__getitem__(value, slice(None))
-    if isinstance(value, list):
-        return list.copy(value)
-    if isinstance(value, dict):
-        return dict.copy(value)
-    if isinstance(value, set):
-        return set.copy(value)
-    if isinstance(value, frozenset):
-        return frozenset.copy(value)
-    return bytearray.copy(value)
+    """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`,
+    made by the base type's own method (a subclass's overrides are not called)."""
+    for base, copy in _BASE_COPIES:
+        if isinstance(value, base):
+            return copy(value)
+    raise CodecError("not a value-backed type")
 
 
 def _numpy_dtypes() -> dict[str, Any]:
