@@ -1147,6 +1147,28 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "built-in classes both ways: returned, compared with is, passed by the tests",
+        "def kind(x):\n    return type(x)\ndef convert(xs, to):\n    return [to(x) for x in xs]\n",
+        "def kind(x):\n    return str\ndef convert(xs, to):\n    return [to(x) for x in xs]\n",
+        _d("""
+            assert kind(3) is int and kind([]) == list and kind(1.5) is float
+            assert convert(["1", "2"], int) == [1, 2] and convert([1], str) == ["1"]
+        """),
+    ),
+    Case(
+        "numpy datetime64 and timedelta64 values",
+        "import numpy as np\ndef day_after(s):\n"
+        "    return np.datetime64(s) + np.timedelta64(1, 'D')\n"
+        "def span(a, b):\n    return np.datetime64(b) - np.datetime64(a)\n",
+        "import numpy as np\ndef day_after(s):\n    return np.datetime64(s)\n"
+        "def span(a, b):\n    return np.datetime64(b) - np.datetime64(a)\n",
+        _d("""
+            import numpy as np
+            assert day_after("2020-02-28") == np.datetime64("2020-02-29")
+            assert span("2020-01-01", "2020-03-01") == np.timedelta64(60, "D")
+        """),
+    ),
+    Case(
         "prints captured by contextlib.redirect_stdout",
         "def greet(name):\n    print(f'hello {name}')\n    print('!', end='')\n",
         "def greet(name):\n    print(f'hello, {name}')\n",

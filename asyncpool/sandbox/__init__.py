@@ -56,11 +56,13 @@ untrusted bytes):
   ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
   ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
   built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
-  ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric and bool dtypes
-  (rebuilt with numpy from dtype, shape and raw bytes), named tuples without methods of their
-  own (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}``
-  holds; rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB
-  per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
+  ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric, bool,
+  ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw
+  bytes), the built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by name),
+  named tuples without methods of their own (rebuilt as the judge's own named tuple class),
+  ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most
+  100 deep, 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a
+  patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
@@ -118,8 +120,7 @@ Where the semantics still differ from in-process: a numpy array the tests pass i
 back; identity across the wire holds for handles, for containers the tests passed and within one
 reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes
 is false; ``except`` naming a class of the solution does not catch its exception (name the
-built-in base); a built-in class the solution returns (``return int``) is a handle, not the
-judge's own; ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
+built-in base); ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
 ``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); module
 state is the solution's own (``random.seed`` in the solution does not reseed the tests'
 ``random``); a value-backed object compares as its base value even where the solution's class
