@@ -23,26 +23,36 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
   ``deque``, ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
-  numpy arrays and scalars of the numeric and bool dtypes of :data:`_NUMPY_DTYPES` (dtype,
-  shape, raw bytes; rebuilt with ``numpy.frombuffer``, never unpickled), named tuples with
-  nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked
-  name and fields), ``dict`` views (:data:`_VIEW_TAGS`). Exact types only: a subclass (a
-  ``Counter`` with its own ``__eq__``) is not a value.
-* **value-backed handles**: an instance of a subclass of an immutable built-in
-  (:data:`_BACKED_BASES`: an ``IntEnum`` member, a ``typing.NamedTuple`` with methods) is its
-  exact base value plus a handle; the receiver's object (:class:`_Backed`) is the base value
-  for every comparison and computation, and a handle for the rest.
+  numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
+  :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
+  unpickled), named tuples with nothing of their own but fields (rebuilt with
+  ``collections.namedtuple`` of the checked name and fields), ``dict`` views
+  (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by name: the receiver's
+  own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is not a value.
+* **value-backed handles**: an instance of a subclass of a built-in value type
+  (:data:`_BACKED_BASES`: an ``IntEnum`` member, a ``typing.NamedTuple`` with methods,
+  ``class Path(list)``) is its exact base value plus a handle; the receiver's object
+  (:class:`_Backed`) is the base value for every comparison and computation, and a handle for
+  the rest.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
   reads, calls, iteration (one item per request: lazy), ``len``, indexing, ``in``, ``with``,
-  ``str``/``repr``, ``bool`` and ``hash`` are requests to the owner. When a proxy dies, its
+  ``str``/``repr``, ``bool``, ``hash`` and copies are requests to the owner. When a proxy dies, its
   number is sent with the next message ("D") and the owner drops the object.
 * **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its
   own objects in place (``a[:] = new``): ``sort_in_place(a); assert a == [1, 2, 3]`` holds,
   object identity included (a container sent back is the requester's own object).
+* **output**: what the solution prints while it serves the judge (``O`` messages) is written
+  to the tests' ``sys.stdout``/``sys.stderr`` where the tests redirected them
+  (``redirect_stdout``, ``capsys``).
+
+Test modules (:func:`_run_test_functions`): the tests import the solution as ``solution`` and
+run as a ``__main__`` of their own; with no entry point the judge then runs what pytest would
+collect (``test*`` functions with parametrize and fixtures, ``Test*`` classes,
+``unittest.TestCase``s).
 
 What the judge never does: trust a comparison the solution computes against a value of the
 tests. A :class:`_Proxy` is never equal to a value of the judge (its ``==``, ``<``,
