@@ -28,6 +28,7 @@ from asyncpool.sandbox._languages import (
     CompileResult,
     LanguageProgramResult,
     LanguageStdioResult,
+    java_main_class,
 )
 
 ROOT = os.geteuid() == 0
@@ -584,3 +585,47 @@ def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> Non
         for t in spinners:
             t.join()
     assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("public class Main { public static void main(String[] a) {} }", ("Main", True)),
+        ("import java.util.*;\npublic final class Solution { static void main(String[] a) {} }",
+         ("Solution", True)),
+        ("class Helper { }\nclass Codechef { public static void main (String[] a) {} }",
+         ("Codechef", False)),
+        ("class Main { public class Inner { } public static void main(String[] a) {} }",
+         ("Main", False)),
+        ("// public class Fake\n/* public class Nope */\nclass X { static void main(String[] a)"
+         " { String s = \"public class Str {\"; char c = '{'; } }", ("X", False)),
+        ("class Node { Node next; }\npublic class P2 { public static void main(String[] a) {} }",
+         ("P2", True)),
+        ("class A { }", ("Main", False)),
+    ],
+    ids=["public Main", "public other name", "no public class", "inner public class",
+         "comments and literals", "a class before the public one", "no main at all"],
+)
+def test_the_java_class_run_is_the_public_one_or_the_one_with_main(
+    source: str, expected: tuple[str, bool]
+) -> None:
+    assert java_main_class(source) == expected
+
+
+@needs("java")
+def test_a_java_solution_whose_class_is_not_main_is_judged_like_any_other() -> None:
+    # Codeforces and CodeChef take any class name; javac needs a public class's file named
+    # after it, and the JVM must be told which class to run.
+    public = (
+        "import java.util.*;\npublic class Solution { public static void main(String[] x) {"
+        " Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + 1); } }\n"
+    )
+    codechef = (
+        "import java.util.*;\nclass Helper { static long twice(long v) { return 2 * v; } }\n"
+        "class Codechef { public static void main(String[] x) {"
+        " System.out.println(Helper.twice(new Scanner(System.in).nextLong())); } }\n"
+    )
+    assert run_stdio(public, [("4\n", "5\n")], language="java").status == "passed"
+    assert run_stdio(codechef, [("4\n", "8\n")], language="java").status == "passed"
+    wrong = run_stdio(codechef, [("4\n", "9\n")], language="java")
+    assert [c.verdict for c in wrong.cases] == ["wrong_answer"]

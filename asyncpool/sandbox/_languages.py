@@ -8,8 +8,9 @@ own path) and hand those runs to this module. The commands are SandboxFusion's:
 language   compile (in the jail)                           run (in the jail)
 =========  ==============================================  ===================================
 cpp        ``g++ -std=c++17 -O2 -o main main.cpp``        ``./main``
-java       ``javac Main.java`` (the public class: Main)    ``java -ea -cp classes.zip Main``
-           (``-cp`` with :data:`LIBRARIES` when present)   (the same libraries after the zip)
+java       ``javac Main.java`` (``X.java`` for a public    ``java -ea -cp classes.zip Main``
+           class X, :func:`java_main_class`; ``-cp``       (X, or the top-level class with
+           with :data:`LIBRARIES` when present)            ``main``; the libraries after the zip)
 go         ``go build -o main main.go``                    ``./main``
 rust       ``rustc -O -o main main.rs``                    ``./main``
 nodejs     (none)                                          ``node main.js``
@@ -78,8 +79,10 @@ The server's ``/run_code`` runs these languages through :func:`run_program`
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -137,6 +140,7 @@ class Language:
     extra_address_mb: int = 0  # RLIMIT_AS beyond memory_mb (runtimes that reserve much)
     run_nproc: int = MAX_PROCESSES
     memory_markers: tuple[str, ...] = ()  # stderr of a run out of memory
+    main_class: str = "Main"  # Java: the class the JVM runs (see java_main_class)
 
 
 _SPECS: dict[str, Language] = {
@@ -367,7 +371,7 @@ def _run_argv(spec: Language, tools: Toolchain, memory_mb: int) -> tuple[list[st
             java, f"-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
             "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=64m",
             "-XX:CompressedClassSpaceSize=128m", "-ea",
-            "-cp", ":".join((spec.artefact, *tools.libraries)), "Main",
+            "-cp", ":".join((spec.artefact, *tools.libraries)), spec.main_class,
         ]  # fmt: skip
         return argv, env
     if spec.name == "nodejs":
@@ -517,6 +521,54 @@ def _compile(
     return (artefact if status == "passed" else None), result
 
 
+# Java: which class to run. Codeforces and most judges take any public class name (javac needs
+# the file named after it); SandboxFusion asks for ``Main``. Found on the trusted side in the
+# source's text, comments and literals blanked first, at brace depth 0 only (an inner
+# ``public class Node`` is not it); a name that is not a plain ASCII identifier is never used.
+_JAVA_NOISE = re.compile(
+    r'//[^\n]*|/\*.*?\*/|"""[\s\S]*?"""|"(?:\\.|[^"\\\n])*"|' r"'(?:\\.|[^'\\\n])*'", re.S
+)
+_JAVA_SCAN = re.compile(
+    r"[{}]|(?P<public>\bpublic\s+)?(?:(?:final|abstract|strictfp|sealed|non-sealed|static)\s+)*"
+    r"\b(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_$][A-Za-z0-9_$]{0,199})(?![A-Za-z0-9_$])"
+)
+_JAVA_MAIN = re.compile(r"\bstatic\s+(?:final\s+)?void\s+main\s*\(")
+
+
+def java_main_class(source: str) -> tuple[str, bool]:
+    """The class a Java solution is run as, and whether it is public (then javac needs it in
+    ``<name>.java``): its public top-level class; else ``Main`` when it has a top-level class
+    of that name; else the first top-level class whose body declares ``static void main(``;
+    else ``Main`` (javac or the JVM then says what is wrong)."""
+    text = _JAVA_NOISE.sub(" ", source)
+    depth = 0
+    opened: str | None = None  # the top-level type whose body is open
+    pending: str | None = None
+    start = 0
+    bodies: list[tuple[str, str]] = []
+    for m in _JAVA_SCAN.finditer(text):
+        token = m.group(0)
+        if token == "{":
+            if depth == 0 and pending is not None:
+                opened, start, pending = pending, m.end(), None
+            depth += 1
+        elif token == "}":
+            depth = max(0, depth - 1)
+            if depth == 0 and opened is not None:
+                bodies.append((opened, text[start : m.start()]))
+                opened = None
+        elif depth == 0:
+            if m.group("public"):
+                return m.group("name"), True
+            pending = m.group("name")
+    if any(name == "Main" for name, _ in bodies):
+        return "Main", False
+    for name, body in bodies:
+        if _JAVA_MAIN.search(body):
+            return name, False
+    return "Main", False
+
+
 def prepare(
     language: str, source: str, *, compile_timeout: float = COMPILE_TIMEOUT,
     compile_memory_mb: int = COMPILE_MEMORY_MB, cache: CompileCache | None = None,
@@ -528,6 +580,10 @@ def prepare(
         raise ValueError("python runs on the sandbox's own path, not through prepare()")
     tools = toolchain(language)
     code = source.encode("utf-8", "surrogatepass")
+    if language == "java":
+        main, public = java_main_class(source)
+        file = f"{main}.java" if public else spec.source
+        spec = dataclasses.replace(spec, main_class=main, source=file)
     if not spec.compiled:
         return Prepared(spec, tools, code, None)
     cache = compile_cache() if cache is None else cache
