@@ -214,6 +214,40 @@ ATTACKS: list[tuple[str, str, str]] = [
         _forge('b"a" + U32(7) + U32(0)'),
         SORT_TESTS,
     ),
+    (
+        "forged reply: a value-backed handle whose base is no value type",
+        _forge('b"v" + U32(0) + b"N" + U32(0)'),
+        SORT_TESTS,
+    ),
+    (
+        "forged reply: a built-in class that does not exist",
+        _forge('b"e" + U32(4) + b"evil" + U32(0)'),
+        SORT_TESTS,
+    ),
+    (
+        "forged output on a third stream",
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            def solve(xs):
+                wire._send(wire._PEER.fd, b"O", wire.encode((3, "x")))
+                return sorted(xs)
+        """),
+        SORT_TESTS,
+    ),
+    (
+        "forged output past the relay bound",
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            def solve(xs):
+                for _ in range(3):
+                    wire._send(wire._PEER.fd, b"O", wire.encode((1, "x" * (30 << 20))))
+                return sorted(xs)
+        """),
+        "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert solve([3, 1, 2]) == [1, 2, 3]\n",
+    ),
 ]
 
 SLOW_ATTACKS: list[tuple[str, str, str]] = [
@@ -247,6 +281,9 @@ HONEST: list[tuple[str, str, str]] = [
     ("honest module helper", "import math\ndef solve(r):\n    return math.pi * r * r\n",
      "assert math.isclose(solve(2), 12.566370614359172)\n"),
     ("honest forged-nothing", _FORGE.split("def forged")[0], SORT_TESTS),
+    ("honest prints while captured", "def solve(xs):\n    print(xs)\n    return sorted(xs)\n",
+     "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+     "    assert solve([3, 1, 2]) == [1, 2, 3]\n"),
 ]  # fmt: skip
 
 
@@ -264,6 +301,10 @@ REASONS = {
     "forged reply: a write-back of another type": "write-back of another type",
     "forged reply: end of iteration for a call": "end of iteration for a request that is not",
     "forged reply: a reference to a container of no request": "no container of the request",
+    "forged reply: a value-backed handle whose base is no value type": "without a base value",
+    "forged reply: a built-in class that does not exist": "not a built-in class",
+    "forged output on a third stream": "malformed output",
+    "forged output past the relay bound": "printed more than",
 }
 
 
