@@ -61,7 +61,17 @@ class ActorPool(PoolBase, Generic[A]):
     actor. When no actor is alive and a replacement fails to start, the calls waiting for a
     slot fail with :class:`WorkerFailedError` (a replacement is still tried, with backoff).
     Methods returning several objects (``@ray.method(num_returns=2)``) or streaming are
-    refused with ``TypeError`` before anything is sent. ``name`` labels the pool in its
+    refused with ``TypeError`` before anything is sent.
+
+    ``batch_size=n`` (a plain class only) makes :meth:`map` send up to ``n`` items per Ray
+    call (``call`` and ``broadcast`` still send one): on the actor, an ``async def`` method runs
+    the batch's items concurrently (``asyncio.gather``), a sync one in turn; each item still
+    gets its own result or exception. A Ray call costs the driver about 0.2-0.3 ms of CPU
+    whatever it carries, so a latency-bound judge at hundreds of calls per second is bounded
+    by the driver, not the judge: batches remove that bound. ``max_concurrency`` counts Ray
+    calls, so up to ``size x max_concurrency x n`` items run at once; a ``timeout`` applies to
+    the batch's call (its items fail together), and a batch whose actor died is re-sent whole
+    (no item was delivered). ``name`` labels the pool in its
     statistics and metrics; ``metrics=False`` keeps them out of Ray's metrics.
     ``actor_options`` go to Ray's ``.options`` (``num_cpus``, ``num_gpus``, ``runtime_env``...).
 
@@ -82,6 +92,7 @@ class ActorPool(PoolBase, Generic[A]):
         init_kwargs: dict[str, Any] | None = None,
         name: str | None = None,
         metrics: bool = True,
+        batch_size: int = 1,
         **actor_options: Any,
     ) -> None:
         if isinstance(size, tuple):
@@ -98,15 +109,27 @@ class ActorPool(PoolBase, Generic[A]):
         idle = _validate.timeout(idle_timeout, "idle_timeout")
         _validate.non_negative_int(retries, "retries")
         _validate.boolean(metrics, "metrics")
+        self.batch_size = _validate.positive_int(batch_size, "batch_size")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str, got {name!r} ({type(name).__name__})")
+        batch_async = False
         if isinstance(actor_cls, ActorClass):
+            if self.batch_size > 1:
+                raise ValueError(
+                    "batch_size > 1 needs the plain class (ActorPool adds the method that runs "
+                    "a batch), not a ray.remote one: pass the class and its Ray options to "
+                    "ActorPool"
+                )
             self._cls: type[Any] | None = python_class(actor_cls)
             remote_cls: Any = actor_cls
         elif isinstance(actor_cls, type):
             self._cls = actor_cls
             check_serialisable(actor_cls, f"ActorPool class {actor_cls.__qualname__}")
-            remote_cls = ray.remote(actor_cls)
+            if self.batch_size > 1:
+                batch_async = _is_async_class(actor_cls)
+                remote_cls = ray.remote(_batched_class(actor_cls, batch_async))
+            else:
+                remote_cls = ray.remote(actor_cls)
         else:
             raise TypeError(
                 f"actor_cls must be a class, got {actor_cls!r} ({type(actor_cls).__name__})"
@@ -135,7 +158,8 @@ class ActorPool(PoolBase, Generic[A]):
         self._state: State = "unopened"
         self._engine: Engine | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        self._methods: dict[str, bool] = {}
+        # The batch method: cancelled at a timeout when async, as the methods it runs.
+        self._methods: dict[str, bool] = {_BATCH: batch_async}
         self.replaced = 0
 
     # -- lifecycle
@@ -203,10 +227,10 @@ class ActorPool(PoolBase, Generic[A]):
         if not isinstance(method, str):
             raise TypeError(f"method must be a method name (str), got {method!r} "
                             f"({type(method).__name__})")
-        if method in self._methods:
-            return method
         if method.startswith("_"):
             raise AttributeError(f"{self._cls_name} has no public method {method!r}")
+        if method in self._methods:
+            return method
         is_async = False
         if self._cls is not None:
             fn = getattr(self._cls, method, None)
@@ -406,16 +430,17 @@ class ActorPool(PoolBase, Generic[A]):
 
     def _failure(
         self, engine: Engine, method: str, error: BaseException, member: Member, call: _Call,
-        *, retry: bool,
+        *, retry: bool, n: int = 1,
     ) -> BaseException | None:
-        """Book a failed call; the error to report, or None when it will be retried."""
+        """Book a failed call (of ``n`` items); the error to report, or None when it will be
+        retried."""
         latency = time.monotonic() - call.started
         if isinstance(error, ACTOR_DEATH):
             self._on_member_death(member, error)
             if retry and self._state == "open" and not call.abandoned and not engine.closing:
-                engine.stats.on_retry()
+                engine.stats.on_retry(n)
                 return None
-            engine.stats.on_finish(ok=False, latency=latency)
+            engine.stats.on_finish(ok=False, latency=latency, n=n)
             failed = WorkerFailedError(
                 f"{self._cls_name} actor {member.index} died during {method!r}",
                 rank=member.index,
@@ -424,7 +449,7 @@ class ActorPool(PoolBase, Generic[A]):
             )
             failed.__cause__ = error
             return failed
-        engine.stats.on_finish(ok=False, latency=latency, timed_out=call.timed_out)
+        engine.stats.on_finish(ok=False, latency=latency, n=n, timed_out=call.timed_out)
         return error
 
     async def _call(
@@ -531,19 +556,81 @@ class ActorPool(PoolBase, Generic[A]):
                 engine.stats.on_finish(ok=False, latency=0.0)
                 core.deliver(index, exc, True)
 
+        def start_batch(
+            core: _StreamCore, chunk: list[tuple[int, Any]], attempt: int, token: object
+        ) -> None:
+            n = len(chunk)
+
+            def finish(call: _Call, value: Any, error: BaseException | None) -> None:
+                member: Member = call.ctx
+                core.calls.discard(call)
+                latency = time.monotonic() - call.started
+                if error is None:
+                    if not isinstance(value, list) or len(value) != n:
+                        error = TypeError(f"a batch of {n} answered {type(value).__name__}")
+                    else:
+                        for (index, _), (ok, result) in zip(chunk, value, strict=True):
+                            engine.stats.on_finish(ok=ok, latency=latency)
+                            core.deliver(index, result, not ok)
+                        return
+                report = self._failure(
+                    engine, method, error, member, call, retry=attempt < self.retries, n=n
+                )
+                if report is not None:
+                    for index, _ in chunk:
+                        core.deliver(index, report, True)
+                    return
+
+                async def again() -> None:
+                    try:
+                        token = await engine.acquire()
+                    except (PoolClosedError, WorkerFailedError) as exc:
+                        engine.stats.on_finish(ok=False, latency=0.0, n=n)
+                        for index, _ in chunk:
+                            core.deliver(index, exc, True)
+                        return
+                    start_batch(core, chunk, attempt + 1, token)
+
+                core.spawn(again())
+
+            try:
+                batch = [item for _, item in chunk]
+                core.calls.add(self._send(engine, token, _BATCH, (method, batch), {}, finish))
+            except Exception:
+                # An item that cannot be serialised fails alone, as unbatched: the batch's
+                # items go one by one (the first on this slot, the others as slots free up).
+                (first_index, first_item), rest = chunk[0], chunk[1:]
+                start(core, first_index, first_item, attempt, token)
+                for index, item in rest:
+                    core.spawn(alone(core, index, item, attempt))
+
+        async def alone(core: _StreamCore, index: int, item: Any, attempt: int) -> None:
+            try:
+                token = await engine.acquire()
+            except (PoolClosedError, WorkerFailedError) as exc:
+                engine.stats.on_finish(ok=False, latency=0.0)
+                core.deliver(index, exc, True)
+                return
+            start(core, index, item, attempt, token)
+
         def submit_chunk(core: _StreamCore, chunk: list[tuple[int, Any]], token: object
                          ) -> None:
-            ((index, item),) = chunk
-            engine.stats.on_submit()
-            start(core, index, item, 0, token)
+            engine.stats.on_submit(len(chunk))
+            if len(chunk) == 1:
+                ((index, item),) = chunk
+                start(core, index, item, 0, token)
+            else:
+                start_batch(core, chunk, 0, token)
 
+        batch_size = self.batch_size
         return MapStream(
             items,
             submit_chunk=submit_chunk,
-            chunk_size=lambda: 1,
+            chunk_size=lambda: batch_size,
             # Up to the largest the pool may grow to: items then queue for slots, which is
             # what makes an elastic pool grow.
-            window=lambda: max(1, engine.capacity, self.max_size * self.max_concurrency),
+            window=lambda: batch_size
+            * max(1, engine.capacity, self.max_size * self.max_concurrency),
             ordered=ordered,
             return_exceptions=return_exceptions,
             engine=engine,
@@ -577,3 +664,54 @@ class ActorPool(PoolBase, Generic[A]):
 
 async def _awaited(ref: Any) -> Any:
     return await ref
+
+
+#: The method ActorPool adds to a class made with ``batch_size > 1``: runs one batch.
+_BATCH = "__asyncpool_batch__"
+
+
+def _is_async_class(cls: type) -> bool:
+    """Whether Ray makes ``cls`` an async actor (it has an ``async def`` method)."""
+    return any(
+        inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+        for _, fn in inspect.getmembers(cls, inspect.isfunction)
+    )
+
+
+def _batched_class(cls: type, is_async: bool) -> type:
+    """A subclass of ``cls`` with :data:`_BATCH`, ``async`` exactly when ``cls`` is an async
+    actor (an ``async def`` added to a sync class would make Ray run all its methods on an
+    event loop). Each item's outcome is ``(True, value)`` or ``(False, exception)``: one item's
+    exception does not cost the others their results."""
+    if is_async:
+
+        async def run_batch(self: Any, method: str, items: list[Any]) -> list[Any]:
+            fn = getattr(self, method)
+
+            async def one(item: Any) -> tuple[bool, Any]:
+                try:
+                    value = fn(item)
+                    if inspect.isawaitable(value):
+                        value = await value
+                    return True, value
+                except Exception as exc:
+                    return False, exc
+
+            return list(await asyncio.gather(*(one(item) for item in items)))
+
+        body: Any = run_batch
+    else:
+
+        def run_batch_sync(self: Any, method: str, items: list[Any]) -> list[Any]:
+            fn = getattr(self, method)
+            out: list[tuple[bool, Any]] = []
+            for item in items:
+                try:
+                    out.append((True, fn(item)))
+                except Exception as exc:
+                    out.append((False, exc))
+            return out
+
+        body = run_batch_sync
+    return type(cls.__name__, (cls,), {_BATCH: body, "__module__": cls.__module__,
+                                       "__qualname__": cls.__qualname__})

@@ -327,6 +327,9 @@ async def test_an_unserialisable_item_fails_alone(ray_cluster: SessionCluster) -
         (lambda: ActorPool(Judge, size=(3, 1)), ValueError),
         (lambda: ActorPool(Judge, size=2, max_concurrency=0), ValueError),
         (lambda: ActorPool(square, size=2), TypeError),  # type: ignore[arg-type]
+        (lambda: ActorPool(Judge, size=2, batch_size=0), ValueError),
+        # a batch needs the method ActorPool adds to the plain class
+        (lambda: ActorPool(ray.remote(Judge), size=2, batch_size=4), ValueError),
     ],
 )
 def test_bad_construction_arguments_raise_at_once(make: Any, error: type[Exception]) -> None:
@@ -361,6 +364,130 @@ async def test_actor_pool_calls_maps_and_broadcasts(ray_cluster: SessionCluster)
             pool.map("_private", [1])
         stats = pool.stats
     assert stats.submitted == stats.completed == 41
+
+
+class Grader:
+    """Sync methods only: a sync actor, whose batches run their items in turn."""
+
+    def grade(self, x: int) -> int:
+        if x % 10 == 7:
+            raise ValueError(f"no grade for {x}")
+        return x * 3
+
+
+class AsyncGrader:
+    def __init__(self) -> None:
+        self.running = 0
+        self.peak = 0
+
+    async def grade(self, x: int) -> int:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        await asyncio.sleep(0.05)
+        self.running -= 1
+        if x % 10 == 7:
+            raise ValueError(f"no grade for {x}")
+        return x * 3
+
+    def sync_grade(self, x: int) -> int:
+        return x * 3
+
+    async def get_peak(self) -> int:
+        return self.peak
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("cls", [Grader, AsyncGrader], ids=["sync actor", "async actor"])
+async def test_a_batched_map_gives_every_item_its_own_result_or_exception(
+    ray_cluster: SessionCluster, cls: type
+) -> None:
+    pool: ActorPool[Any] = ActorPool(cls, size=2, max_concurrency=2, num_cpus=0, batch_size=5)
+    async with pool:
+        got: dict[int, Any] = {}
+        async with pool.map("grade", range(43), return_exceptions=True) as stream:
+            async for i, value in stream:
+                assert i not in got
+                got[i] = value
+        assert set(got) == set(range(43))
+        for i, value in got.items():
+            if i % 10 == 7:
+                assert isinstance(value, ValueError)
+                assert str(value) == f"no grade for {i}"
+            else:
+                assert value == i * 3
+        assert await pool.call("grade", 2) == 6  # a single call is not a batch
+        with pytest.raises(AttributeError):
+            await pool.call("__asyncpool_batch__", "grade", [1])
+        stats = pool.stats
+    assert stats.submitted == 44
+    assert stats.completed == 40
+    assert stats.failed == 4
+
+
+@pytest.mark.asyncio
+async def test_an_item_that_cannot_be_serialised_fails_alone_in_a_batch(
+    ray_cluster: SessionCluster,
+) -> None:
+    async with ActorPool(Grader, size=1, num_cpus=0, batch_size=4) as pool:
+        items: list[Any] = [1, 2, threading.Lock(), 4, 5]
+        got = {i: v async for i, v in pool.map("grade", items, return_exceptions=True)}
+        assert isinstance(got.pop(2), TypeError)
+        assert got == {0: 3, 1: 6, 3: 12, 4: 15}
+
+
+@pytest.mark.asyncio
+async def test_an_async_actors_batch_runs_its_items_concurrently(
+    ray_cluster: SessionCluster,
+) -> None:
+    async with ActorPool(
+        AsyncGrader, size=1, max_concurrency=1, num_cpus=0, batch_size=8
+    ) as pool:
+        # one Ray call at a time (max_concurrency=1), 8 items in it at once
+        assert {i: v async for i, v in pool.map("sync_grade", range(16))} == {
+            i: i * 3 for i in range(16)
+        }
+        got = {i: v async for i, v in pool.map("grade", [1, 2, 3, 4, 5, 6, 8, 9])}
+        assert got == {i: v * 3 for i, v in enumerate([1, 2, 3, 4, 5, 6, 8, 9])}
+        assert await pool.call("get_peak") == 8
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_a_batch_whose_actor_died_is_sent_again_whole_and_nothing_is_delivered_twice(
+    ray_cluster: SessionCluster,
+) -> None:
+    async with ActorPool(
+        AsyncGrader, size=2, max_concurrency=2, retries=2, num_cpus=0, batch_size=4
+    ) as pool:
+        got: dict[int, Any] = {}
+        async with pool.map("grade", range(120), return_exceptions=True) as stream:
+            async for i, value in stream:
+                assert i not in got
+                got[i] = value
+                if len(got) == 20:
+                    ray.kill(pool.actors[0], no_restart=True)
+        assert set(got) == set(range(120))
+        assert all(v == i * 3 for i, v in got.items() if i % 10 != 7)
+        await async_wait_for(lambda: pool.size == 2)
+        assert pool.replaced >= 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.slow
+async def test_a_batch_past_its_timeout_fails_its_items_together_and_the_pool_goes_on(
+    ray_cluster: SessionCluster,
+) -> None:
+    class Slow:
+        async def wait(self, seconds: float) -> float:
+            await asyncio.sleep(seconds)
+            return seconds
+
+    async with ActorPool(
+        Slow, size=1, max_concurrency=4, num_cpus=0, batch_size=3, timeout=1.0
+    ) as pool:
+        got = {i: v async for i, v in pool.map("wait", [0.0, 30.0, 0.0], return_exceptions=True)}
+        assert all(isinstance(v, TaskTimeoutError) for v in got.values()), got
+        assert {i: v async for i, v in pool.map("wait", [0.0, 0.0])} == {0: 0.0, 1: 0.0}
 
 
 @pytest.mark.asyncio
