@@ -1810,7 +1810,12 @@ def _greeting(value: Any) -> tuple[dict[str, Any], dict[str, str], dict[str, str
     for table in (names, standard, modules):
         if type(table) is not dict or not all(type(k) is str for k in table):
             raise CodecError("malformed greeting")
-    if not all(type(v) is _Proxy for v in names.values()):
+    # A top-level callable is a handle, or a built-in class under another name (typing's
+    # ``Text`` is ``str``: crossed as the judge's own class), or a value-backed handle.
+    if not all(
+        type(v) is _Proxy or type(v) in _BACKED_CLASSES or id(v) in _BUILTIN_TYPE_NAMES
+        for v in names.values()
+    ):
         raise CodecError("a top-level callable that is not a handle")
     if not all(type(v) is str for v in (*standard.values(), *modules.values())):
         raise CodecError("malformed greeting")
