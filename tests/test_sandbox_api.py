@@ -121,10 +121,13 @@ def test_solution_exceptions_are_raised_as_builtin_types_in_the_tests() -> None:
     assert result.status == "passed", result.stdout_tail
 
 
-def test_a_solution_that_star_imports_typing_is_judged() -> None:
-    # LiveCodeBench's imports (the /verify path): typing's Text is str, a built-in class under
-    # another top-level name; it crosses as the judge's own str, not a handle.
-    solution = "from typing import *\ndef double(s: Text) -> List[Text]:\n    return [s, s]\n"
+def test_a_solution_that_star_imports_builtins_and_typing_is_judged() -> None:
+    # LiveCodeBench's imports (the /verify path): `from builtins import *` makes int, str...
+    # top-level callables of the solution; built-in classes cross as the judge's own.
+    solution = (
+        "from builtins import *\nfrom typing import *\n"
+        "def double(s: Text) -> List[Text]:\n    return [str(s), s]\n"
+    )
     result = run_tests(solution, "assert double('a') == ['a', 'a'] and Text is str\n")
     assert result.status == "passed", result.stdout_tail
 
