@@ -71,9 +71,11 @@ class ActorPool(PoolBase, Generic[A]):
     by the driver, not the judge: batches remove that bound. ``max_concurrency`` counts Ray
     calls, so up to ``size x max_concurrency x n`` items run at once; a ``timeout`` applies to
     the batch's call (its items fail together), and a batch whose actor died is re-sent whole
-    (no item was delivered). ``name`` labels the pool in its
-    statistics and metrics; ``metrics=False`` keeps them out of Ray's metrics.
-    ``actor_options`` go to Ray's ``.options`` (``num_cpus``, ``num_gpus``, ``runtime_env``...).
+    (no item was delivered).
+
+    ``name`` labels the pool in its statistics and metrics; ``metrics=False`` keeps them out of
+    Ray's metrics. ``actor_options`` go to Ray's ``.options`` (``num_cpus``, ``num_gpus``,
+    ``runtime_env``...).
 
     States: unopened → open → closed (``async with`` opens and closes); a closed pool cannot
     be reopened. A pool is used from the event loop it was opened on.
