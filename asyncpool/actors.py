@@ -524,43 +524,12 @@ class ActorPool(PoolBase, Generic[A]):
         _validate.boolean(ordered, "ordered")
         _validate.boolean(return_exceptions, "return_exceptions")
 
-        def start(core: _StreamCore, index: int, item: Any, attempt: int, token: object
-                  ) -> None:
-            def finish(call: _Call, value: Any, error: BaseException | None) -> None:
-                member: Member = call.ctx
-                core.calls.discard(call)
-                if error is None:
-                    engine.stats.on_finish(ok=True, latency=time.monotonic() - call.started)
-                    core.deliver(index, value, False)
-                    return
-                report = self._failure(
-                    engine, method, error, member, call, retry=attempt < self.retries
-                )
-                if report is not None:
-                    core.deliver(index, report, True)
-                    return
-
-                async def again() -> None:
-                    try:
-                        token = await engine.acquire()
-                    except (PoolClosedError, WorkerFailedError) as exc:
-                        engine.stats.on_finish(ok=False, latency=0.0)
-                        core.deliver(index, exc, True)
-                        return
-                    start(core, index, item, attempt + 1, token)
-
-                core.spawn(again())
-
-            try:
-                core.calls.add(self._send(engine, token, method, (item,), {}, finish))
-            except Exception as exc:
-                engine.release(token)
-                engine.stats.on_finish(ok=False, latency=0.0)
-                core.deliver(index, exc, True)
-
-        def start_batch(
+        def launch(
             core: _StreamCore, chunk: list[tuple[int, Any]], attempt: int, token: object
         ) -> None:
+            """Send ``chunk`` (``(index, item)`` pairs) on the slot ``token``: one item as a
+            call of ``method``, several as one batch call; a call whose actor died is sent
+            again whole while retries are left (none of its items was delivered)."""
             n = len(chunk)
 
             def finish(call: _Call, value: Any, error: BaseException | None) -> None:
@@ -568,6 +537,10 @@ class ActorPool(PoolBase, Generic[A]):
                 core.calls.discard(call)
                 latency = time.monotonic() - call.started
                 if error is None:
+                    if n == 1:
+                        engine.stats.on_finish(ok=True, latency=latency)
+                        core.deliver(chunk[0][0], value, False)
+                        return
                     if not isinstance(value, list) or len(value) != n:
                         error = TypeError(f"a batch of {n} answered {type(value).__name__}")
                     else:
@@ -591,38 +564,42 @@ class ActorPool(PoolBase, Generic[A]):
                         for index, _ in chunk:
                             core.deliver(index, exc, True)
                         return
-                    start_batch(core, chunk, attempt + 1, token)
+                    launch(core, chunk, attempt + 1, token)
 
                 core.spawn(again())
 
             try:
-                batch = [item for _, item in chunk]
-                core.calls.add(self._send(engine, token, _BATCH, (method, batch), {}, finish))
-            except Exception:
+                if n == 1:
+                    call = self._send(engine, token, method, (chunk[0][1],), {}, finish)
+                else:
+                    batch = [item for _, item in chunk]
+                    call = self._send(engine, token, _BATCH, (method, batch), {}, finish)
+                core.calls.add(call)
+            except Exception as exc:
+                if n == 1:
+                    engine.release(token)
+                    engine.stats.on_finish(ok=False, latency=0.0)
+                    core.deliver(chunk[0][0], exc, True)
+                    return
                 # An item that cannot be serialised fails alone, as unbatched: the batch's
                 # items go one by one (the first on this slot, the others as slots free up).
-                (first_index, first_item), rest = chunk[0], chunk[1:]
-                start(core, first_index, first_item, attempt, token)
-                for index, item in rest:
-                    core.spawn(alone(core, index, item, attempt))
+                launch(core, chunk[:1], attempt, token)
+                for pair in chunk[1:]:
+                    core.spawn(alone(core, pair, attempt))
 
-        async def alone(core: _StreamCore, index: int, item: Any, attempt: int) -> None:
+        async def alone(core: _StreamCore, pair: tuple[int, Any], attempt: int) -> None:
             try:
                 token = await engine.acquire()
             except (PoolClosedError, WorkerFailedError) as exc:
                 engine.stats.on_finish(ok=False, latency=0.0)
-                core.deliver(index, exc, True)
+                core.deliver(pair[0], exc, True)
                 return
-            start(core, index, item, attempt, token)
+            launch(core, [pair], attempt, token)
 
         def submit_chunk(core: _StreamCore, chunk: list[tuple[int, Any]], token: object
                          ) -> None:
             engine.stats.on_submit(len(chunk))
-            if len(chunk) == 1:
-                ((index, item),) = chunk
-                start(core, index, item, 0, token)
-            else:
-                start_batch(core, chunk, 0, token)
+            launch(core, chunk, 0, token)
 
         batch_size = self.batch_size
         return MapStream(
