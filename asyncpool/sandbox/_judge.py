@@ -989,9 +989,10 @@ def _passed_through_base(kind: type) -> str | None:
 _EXCEPTION_CLASSES: dict[tuple[str, str], type[Exception]] = {}
 
 
-def _exception_getattr(self: BaseException, name: str) -> Any:
-    """``__getattr__`` of the judge's classes for the solution's exceptions: the attributes
-    the exception does not have here (``e.code``) are read from the solution's."""
+def _handle_getattr(self: Any, name: str) -> Any:
+    """``__getattr__`` of the judge's objects that stand for one of the other side's and keep
+    its handle in ``_HANDLE`` (value-backed handles, the solution's exceptions): an attribute
+    they do not have here (``.name``, ``e.code``), not a special name, is read from there."""
     proxy = vars(self).get(_HANDLE)
     if proxy is None or name.startswith("__"):
         raise AttributeError(name)
@@ -1017,7 +1018,7 @@ def _solution_exception(
         if len(_EXCEPTION_CLASSES) >= 1000:
             return cls(message)
         sub = _EXCEPTION_CLASSES[(name, own)] = type(
-            own, (cls,), {"__module__": "solution", "__getattr__": _exception_getattr}
+            own, (cls,), {"__module__": "solution", "__getattr__": _handle_getattr}
         )
     exc = sub(message)
     if handle is not None:
@@ -1635,11 +1636,7 @@ class _Backed:
     value's; attribute reads the base type does not answer (not special names), ``repr`` and
     ``str`` go to the other side's object, as a :class:`_Proxy`'s do."""
 
-    def __getattr__(self, name: str) -> Any:
-        proxy = vars(self).get(_HANDLE)
-        if proxy is None or name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(proxy, name)
+    __getattr__ = _handle_getattr
 
     def __repr__(self) -> str:
         return repr(vars(self)[_HANDLE])
@@ -1896,7 +1893,11 @@ def judge_check(
             peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
         code, used = _compiled(tests)
-        namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        # The tests run as the script ``__main__``: a module of their own for this check (so
+        # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
+        main = types.ModuleType("__main__")
+        namespace: dict[str, Any] = vars(main)
+        namespace["__builtins__"] = builtins
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
             if own is not None:
@@ -1919,11 +1920,6 @@ def judge_check(
         # holding what the tests' namespace holds of the solution.
         as_module = types.ModuleType("solution")
         vars(as_module).update({k: v for k, v in namespace.items() if not k.startswith("__")})
-        # The tests run as the script ``__main__`` (a module of their own for this check, so
-        # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
-        main = types.ModuleType("__main__")
-        vars(main).update(namespace)
-        namespace = vars(main)
         saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
         sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
         try:
