@@ -41,6 +41,37 @@ def _d(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+#: LeetCodeDataset's prompt (abridged: the helpers these cases use). The dataset puts it before
+#: the completion and before the tests alike, so each side has its own ``ListNode``: the tests
+#: build their lists with their own, and the solution relinks them.
+LEETCODE_PROMPT = _d("""
+    from typing import *
+    from collections import *
+
+    class ListNode:
+        def __init__(self, val=0, next=None):
+            self.val = val
+            self.next = next
+
+    def list_node(values: list):
+        if not values:
+            return None
+        head = ListNode(values[0])
+        p = head
+        for val in values[1:]:
+            node = ListNode(val)
+            p.next = node
+            p = node
+        return head
+
+    def is_same_list(p1, p2):
+        if p1 is None and p2 is None:
+            return True
+        if not p1 or not p2:
+            return False
+        return p1.val == p2.val and is_same_list(p1.next, p2.next)
+""")
+
 CORPUS: list[Case] = [
     # -- HumanEval: check(candidate) ------------------------------------------------------------
     Case(
@@ -145,6 +176,113 @@ CORPUS: list[Case] = [
         _d("""
             assert Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]
             assert Solution().twoSum([3, 2, 4], 6) == [1, 2]
+        """),
+    ),
+    Case(
+        "leetcodedataset: reverse the tests' linked list, entry point Solution().reverseList",
+        LEETCODE_PROMPT + _d("""
+            class Solution:
+                def reverseList(self, head: Optional[ListNode]) -> Optional[ListNode]:
+                    prev = None
+                    while head:
+                        head.next, prev, head = prev, head, head.next
+                    return prev
+        """),
+        LEETCODE_PROMPT + _d("""
+            class Solution:
+                def reverseList(self, head: Optional[ListNode]) -> Optional[ListNode]:
+                    prev = None
+                    while head:
+                        head.next, prev, head = prev, head, head.next
+                    return head
+        """),
+        LEETCODE_PROMPT + _d("""
+            def check(candidate):
+                assert is_same_list(candidate(head=list_node([1, 2, 3, 4, 5])),
+                                    list_node([5, 4, 3, 2, 1]))
+                assert candidate(head=list_node([])) is None
+        """),
+        "Solution().reverseList",
+    ),
+    Case(
+        "leetcodedataset: merge two lists, the solution's dummy node linking the tests' nodes",
+        LEETCODE_PROMPT + _d("""
+            class Solution:
+                def mergeTwoLists(self, list1, list2):
+                    dummy = tail = ListNode()
+                    while list1 and list2:
+                        if list1.val <= list2.val:
+                            tail.next, list1 = list1, list1.next
+                        else:
+                            tail.next, list2 = list2, list2.next
+                        tail = tail.next
+                    tail.next = list1 or list2
+                    return dummy.next
+        """),
+        LEETCODE_PROMPT + _d("""
+            class Solution:
+                def mergeTwoLists(self, list1, list2):
+                    dummy = tail = ListNode()
+                    while list1 and list2:
+                        if list1.val >= list2.val:
+                            tail.next, list1 = list1, list1.next
+                        else:
+                            tail.next, list2 = list2, list2.next
+                        tail = tail.next
+                    tail.next = list1 or list2
+                    return dummy.next
+        """),
+        LEETCODE_PROMPT + _d("""
+            def check(candidate):
+                merged = candidate(list1=list_node([1, 2, 4]), list2=list_node([1, 3, 4]))
+                assert is_same_list(merged, list_node([1, 1, 2, 3, 4, 4]))
+        """),
+        "Solution().mergeTwoLists",
+    ),
+    Case(
+        "leetcodedataset: twoSum called with the keywords nums= and target=",
+        _d("""
+            class Solution:
+                def twoSum(self, nums, target):
+                    seen = {}
+                    for i, x in enumerate(nums):
+                        if target - x in seen:
+                            return [seen[target - x], i]
+                        seen[x] = i
+        """),
+        _d("""
+            class Solution:
+                def twoSum(self, nums, target):
+                    seen = {}
+                    for i, x in enumerate(nums):
+                        if target - x in seen:
+                            return [i, seen[target - x]]
+                        seen[x] = i
+        """),
+        _d("""
+            def check(candidate):
+                assert candidate(nums=[2, 7, 11, 15], target=9) == [0, 1]
+                assert candidate(nums=[3, 3], target=6) == [0, 1]
+        """),
+        "Solution().twoSum",
+    ),
+    Case(
+        "tests read the solution's top-level constants",
+        _d("""
+            MOD = 10**9 + 7
+            DIRS = [(0, 1), (1, 0), (0, -1), (-1, 0)]
+            def steps(n):
+                return pow(len(DIRS), n, MOD)
+        """),
+        _d("""
+            MOD = 10**9 + 9
+            DIRS = [(0, 1), (1, 0), (0, -1), (-1, 0)]
+            def steps(n):
+                return pow(len(DIRS), n, MOD)
+        """),
+        _d("""
+            assert steps(100) == pow(4, 100, MOD) == pow(4, 100, 10**9 + 7)
+            assert len(DIRS) == 4 and (0, 1) in DIRS
         """),
     ),
     Case(
@@ -1232,6 +1370,9 @@ CORPUS: list[Case] = [
 QUICK = {
     "leetcode: class Solution twoSum",
     "leetcode: MinStack design class",
+    "leetcodedataset: reverse the tests' linked list, entry point Solution().reverseList",
+    "leetcodedataset: twoSum called with the keywords nums= and target=",
+    "tests read the solution's top-level constants",
     "infinite generator sliced with itertools.islice",
     "Counter compared with a dict literal",
     "sort in place",
@@ -1244,7 +1385,9 @@ QUICK = {
 
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
-#: ``check(candidate)`` when there is an entry point; exit status 0 means "passed".
+#: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
+#: ``Solution().twoSum``, evaluated as the dataset's harness does); exit status 0 means
+#: "passed".
 REFERENCE = _d("""
     import json, sys, types
     case = json.loads(sys.stdin.read())
@@ -1254,7 +1397,7 @@ REFERENCE = _d("""
     exec(compile(case["solution"], "<solution>", "exec"), namespace)
     exec(compile(case["tests"], "<tests>", "exec"), namespace)
     if case["entry_point"]:
-        namespace["check"](namespace[case["entry_point"]])
+        namespace["check"](eval(case["entry_point"], namespace))
 """)
 
 
@@ -1553,3 +1696,22 @@ def test_unittest_main_with_a_failing_test_fails_the_check() -> None:
     """)
     assert run_tests("def one():\n    return 1\n", tests, timeout=30).status == "passed"
     assert run_tests("def one():\n    return 2\n", tests, timeout=30).status == "failed"
+
+
+def test_keywords_named_like_the_wires_own_parameters_reach_both_sides() -> None:
+    """``target=``, ``op=``, ``args=`` and ``self=`` are the call's keywords, on a call of the
+    solution and on a callback of the tests alike (they once collided with the parameters of
+    the judge's request, so LeetCode's ``twoSum(nums=..., target=...)`` failed)."""
+    solution = _d("""
+        def f(op, args, target, self):
+            return op + args + target + self
+        def g(callback):
+            return callback(op=1, args=2, target=3, self=4)
+    """)
+    tests = _d("""
+        assert f(op=1, args=2, target=3, self=4) == 10
+        assert g(lambda op, args, target, self: [op, args, target, self]) == [1, 2, 3, 4]
+    """)
+    assert reference_verdict(solution, tests, None) == "passed"
+    result = run_tests(solution, tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]

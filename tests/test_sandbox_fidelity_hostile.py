@@ -250,6 +250,58 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
 ]
 
+#: Tests that hand the solution objects of their own: what it may set there (a LeetCode
+#: node's ``next``) must never change how the tests judge. Each attack's tests rely on one
+#: thing the solution would need to change.
+CHECKER = _d("""
+    class Checker:
+        tolerance = 0
+        def __init__(self):
+            self.verify = lambda r: r == [1, 2, 3]
+        def ok(self, r):
+            return r == [1, 2, 3]
+    c = Checker()
+""")
+
+
+def _setting(statement: str) -> str:
+    """A solution that tries ``statement`` on the tests' ``checker`` and then answers wrong."""
+    return (
+        "def solve(xs, checker):\n"
+        f"    try:\n        {statement}\n    except Exception:\n        pass\n"
+        "    return xs\n"
+    )
+
+
+CHECKER_ATTACKS: list[tuple[str, str, str]] = [
+    ("replacing a method of the tests' object", _setting("checker.ok = lambda r: True"),
+     CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
+    ("replacing a callable the tests' object holds",
+     _setting("checker.verify = lambda r: True"),
+     CHECKER + "r = solve([3, 1, 2], c)\nassert c.verify(r)\n"),
+    ("shadowing a class-wide setting of the tests' object",
+     _setting("checker.tolerance = 10**9"),
+     CHECKER + "r = solve([3, 1, 2], c)\nassert abs(r[0] - 1) <= c.tolerance\n"),
+    ("setting an attribute of the tests' class",
+     _setting("checker.ok = lambda *a: True"),
+     CHECKER + "r = solve([3, 1, 2], Checker)\nassert Checker().ok(r)\n"),
+    ("swapping the class of the tests' object",
+     "class Yes:\n    def ok(self, r):\n        return True\n"
+     + _setting("checker.__class__ = Yes"),
+     CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
+]  # fmt: skip
+ATTACKS += CHECKER_ATTACKS
+ATTACKS += [
+    ("a fake standard module as a top-level value",
+     "class M:\n    def isclose(self, a, b):\n        return True\nmath = M()\n"
+     "def solve(r):\n    return 0.0\n",
+     "assert math.isclose(solve(2), 12.566370614359172)\n"),
+    ("forged reply: the values the tests read, one too many",
+     _forge('b"t" + U32(2) + b"i" + U32(1) + b"\\x01" + b"i" + U32(1) + b"\\x02" + U32(0)')
+     + "LIMIT = 10\n",
+     "assert LIMIT == 10 and solve([3, 1, 2]) == [1, 2, 3]\n"),
+]  # fmt: skip
+
 SLOW_ATTACKS: list[tuple[str, str, str]] = [
     (
         "a never-ending generator consumed by list()",
@@ -281,6 +333,12 @@ HONEST: list[tuple[str, str, str]] = [
     ("honest module helper", "import math\ndef solve(r):\n    return math.pi * r * r\n",
      "assert math.isclose(solve(2), 12.566370614359172)\n"),
     ("honest forged-nothing", _FORGE.split("def forged")[0], SORT_TESTS),
+    *(
+        (f"honest against: {name}", "def solve(xs, checker):\n    return sorted(xs)\n", tests)
+        for name, _, tests in CHECKER_ATTACKS
+    ),
+    ("honest constant", "LIMIT = 10\n" + HONEST_SORT,
+     "assert LIMIT == 10 and solve([3, 1, 2]) == [1, 2, 3]\n"),
     ("honest prints while captured", "def solve(xs):\n    print(xs)\n    return sorted(xs)\n",
      "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
      "    assert solve([3, 1, 2]) == [1, 2, 3]\n"),
@@ -305,6 +363,7 @@ REASONS = {
     "forged reply: a built-in class that does not exist": "not a built-in class",
     "forged output on a third stream": "malformed output",
     "forged output past the relay bound": "printed more than",
+    "forged reply: the values the tests read, one too many": "for its values with something",
 }
 
 

@@ -110,7 +110,15 @@ tests' loop over it.
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
 names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its
-``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's.
+``poly`` is what HumanEval/32's check must call); ``entry_point`` is always the solution's
+(a name, or LeetCodeDataset's chain ``Solution().twoSum``: names, ``.`` and ``()`` only).
+The solution's other top-level values (``MOD = 10**9 + 7``, ``DIRS``, ``obj = Solution()``)
+are asked for when the tests name one that nothing else defines, as the tests would see them
+in-process (a copy: a value the tests change does not change the solution's).
+The solution may set public data attributes of instances of the tests' own plain classes (a
+LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
+never a name the class defines (a method, a property, a class-wide setting) but a slot, an
+attribute holding a callable, nor anything of a class, a function or a module.
 A top-level name that is a standard module's attribute of the same name (``from collections
 import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
@@ -121,7 +129,10 @@ back; identity across the wire holds for handles, for containers the tests passe
 reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes
 is false; ``except`` naming a class of the solution does not catch its exception (name the
 built-in base); ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
-``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); module
+``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); a
+class the tests define is not a name of the solution (a solution that calls a ``ListNode``
+only the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's
+prompt does); module
 state is the solution's own (``random.seed`` in the solution does not reseed the tests'
 ``random``); a value-backed object compares as its base value even where the solution's class
 overrides ``__eq__``; of pytest's own fixtures only ``capsys`` is provided (a test that needs
@@ -330,6 +341,7 @@ from asyncpool.sandbox._checkers import (
     verdict_of,
 )
 from asyncpool.sandbox._checkers import normalize_output as normalize_output
+from asyncpool.sandbox._judge import entry_steps
 from asyncpool.sandbox._run import FILE_SIZE_LIMIT as FILE_SIZE_LIMIT
 from asyncpool.sandbox._run import MAX_PROCESSES as MAX_PROCESSES
 from asyncpool.sandbox._run import OUTPUT_TAIL_BYTES as OUTPUT_TAIL_BYTES
@@ -618,8 +630,10 @@ def run_tests(
     docstring); "passed" only when the trusted judge ran every test to its end.
 
     ``tests`` either defines ``check(candidate)``, called with the solution's ``entry_point``
-    (HumanEval), or, with ``entry_point=None``, is plain code (MBPP's asserts) calling the
-    solution's top-level functions by name. Names ``tests`` defines itself take precedence
+    (HumanEval; a name, or a chain of names and calls such as LeetCodeDataset's
+    ``"Solution().twoSum"``), or, with ``entry_point=None``, is plain code (MBPP's asserts)
+    calling the solution's top-level functions by name (and reading its other top-level
+    names, ``MOD``, as in-process). Names ``tests`` defines itself take precedence
     over the solution's: put trusted helpers there (e.g. HumanEval's prompt, whose ``poly``
     HumanEval/32's check calls), or the solution defines them. ``timeout`` bounds the own time
     of the whole judged run (solution and tests); ``memory_mb`` applies to each process.
@@ -631,8 +645,7 @@ def run_tests(
     _check_str("tests", tests)
     if entry_point is not None:
         _check_str("entry_point", entry_point)
-        if not entry_point.isidentifier():
-            raise ValueError(f"entry_point must be an identifier, got {entry_point!r}")
+        entry_steps(entry_point)
     payload = (entry_point or "").encode() + b"\0" + tests.encode("utf-8", "surrogatepass")
     raw = run(
         Spec(solution.encode("utf-8", "surrogatepass"), float(timeout), memory_mb, tests=payload)

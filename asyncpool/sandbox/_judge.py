@@ -6,8 +6,9 @@ lazily). Each ``run_tests`` has two processes:
 
 * the **solution** process (jailed, its own sandbox uid) runs the solution's source as a module
   named ``solution`` (not ``__main__``: a ``__main__`` block does not run, as under in-process
-  harnesses) and then :func:`serve_solution`: it announces its top-level callables and answers
-  requests on them;
+  harnesses) and then :func:`serve_solution`: it announces its top-level callables (and the
+  names of its other top-level values, which the judge asks for when the tests name them) and
+  answers requests on them;
 * the **judge** process (trusted code, another uid the solution cannot signal or ptrace,
   non-dumpable) runs the tests in a fresh namespace where each of those names is a
   :class:`_Proxy` (:func:`judge_check`), then writes its verdict on a pipe only the caller
@@ -60,7 +61,9 @@ arithmetic with a non-proxy return ``NotImplemented``; Python then falls back to
 ``handle == 3`` is ``False`` whatever the solution's ``__eq__`` says); only operations between
 two proxies of the solution are forwarded (the solution's own semantics, as in-process). The
 judge lets the solution read only public attributes of the tests' objects (no ``__globals__``,
-no ``__code__``), never set them, and never tells it the message of the tests' exceptions. An
+no ``__code__``), set only public data attributes of instances of the tests' plain classes
+(:func:`_settable`: a ``ListNode``'s ``next``, never a method), and never tells it the message
+of the tests' exceptions. An
 ``AssertionError`` raised by the tests' code inside a callback fails the check even if the
 solution catches it.
 
@@ -1027,7 +1030,8 @@ def _solution_exception(
 
 
 #: Requests one side may make on the other's objects; those marked False the judge refuses
-#: the solution (it may call the tests' objects, iterate them and read public attributes).
+#: the solution (it may call the tests' objects, iterate them and read public attributes; set
+#: only what :func:`_settable` allows).
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
@@ -1052,6 +1056,37 @@ _INTERNALS = (
     types.TracebackType,
     types.CellType,
 )
+
+
+def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
+    """Whether the solution may set (or delete) this attribute of one of the tests' objects:
+    public data of an instance of the tests' own plain classes, as LeetCode's linked lists and
+    trees want (``head.next = prev`` on the tests' ``ListNode``s), or a new public name
+    (``node.seen = True``). Never anything of a class, a module or a function; never a name
+    the class itself has but a slot (so neither a test's method, property or other
+    descriptor, nor a class-wide setting such as a tolerance, changes for the tests); never an
+    attribute whose value is callable (a test's ``self.check = ...``); never an instance of a
+    class with a metaclass, or deriving from anything but the tests' classes and ``object``."""
+    if op not in ("setattr", "delattr") or not args or type(args[0]) is not str:
+        return False
+    name: str = args[0]
+    if not name.isidentifier() or name.startswith("_") or isinstance(obj, type):
+        return False
+    mro = type(obj).__mro__
+    if mro[-1] is not object or not all(
+        type(k) is type and vars(k).get("__module__") == "__main__" for k in mro[:-1]
+    ):
+        return False
+    own = getattr(obj, "__dict__", None)
+    if type(own) is dict and name in own:
+        return not callable(own[name])
+    for k in mro:
+        if name in vars(k):
+            slot = type(vars(k)[name]) is types.MemberDescriptorType
+            return slot and not callable(getattr(obj, name, None))
+    return True
+
+
 _BINARY = {
     "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
     "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
@@ -1206,7 +1241,10 @@ class _Peer:
 
     # requests
 
-    def request(self, op: str, target: _Proxy, args: tuple[Any, ...] = (), **kwargs: Any) -> Any:
+    def request(
+        self, op: str, target: _Proxy, args: tuple[Any, ...] = (), /, **kwargs: Any
+    ) -> Any:
+        # Positional-only: the keywords are the call's own (``twoSum(nums=..., target=9)``).
         if self.broken is not None:
             raise SolutionBroke(self.broken)
         if object.__getattribute__(target, "_owner") is not self:
@@ -1290,7 +1328,7 @@ class _Peer:
         kind = b"R"
         self.depth += 1
         try:
-            if self.trusted and not _OPS[op]:
+            if self.trusted and not _OPS[op] and not _settable(op, target, args):
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
         except StopIteration:
@@ -1462,7 +1500,7 @@ class _Proxy:
     def __delattr__(self, name: str) -> None:
         _peer().request("delattr", self, (name,))
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         return _peer().request("call", self, args, **kwargs)
 
     def __iter__(self) -> Any:
@@ -1732,18 +1770,42 @@ class _Tee:
         return getattr(self._stream, name)
 
 
+class _Constants:
+    """The solution's side: the values of its top-level names that are not callables nor
+    modules (``MOD``, ``DIRS``, ``obj = Solution()``), for the judge to ask for those the
+    tests name. Asked, not announced: a large one (a precomputed sieve) costs only the checks
+    whose tests read it."""
+
+    __slots__ = ("_names", "_namespace")
+
+    def __init__(self, namespace: dict[str, Any], names: tuple[str, ...]) -> None:
+        self._namespace = namespace
+        self._names = frozenset(names)
+
+    def __call__(self, wanted: Any) -> tuple[Any, ...]:
+        if type(wanted) is not tuple or not all(type(n) is str for n in wanted):
+            raise TypeError("names, as a tuple of str")
+        return tuple(self._namespace.get(n) if n in self._names else None for n in wanted)
+
+
 def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
     """Announce the solution's top-level callables (those that are a standard module's
-    attribute of the same name, as ``from heapq import heappush`` makes, by that name), and the
-    modules it imported, on ``fd``; then serve the judge's requests until EOF (on ``cpu``,
-    see :func:`_pin`)."""
+    attribute of the same name, as ``from heapq import heappush`` makes, by that name), the
+    modules it imported, and the names of its other top-level values with a handle to ask for
+    them (:class:`_Constants`), on ``fd``; then serve the judge's requests until EOF (on
+    ``cpu``, see :func:`_pin`)."""
     global _PEER
     _pin(cpu)
     peer = _PEER = _Peer(fd, trusted=False)
     names: dict[str, Any] = {}
     standard: dict[str, str] = {}
+    constants: list[str] = []
     for name, value in list(namespace.items()):
-        if type(name) is not str or name.startswith("__") or not callable(value):
+        if type(name) is not str or name.startswith("__"):
+            continue
+        if not callable(value):
+            if type(value) is not type(sys) and len(constants) < MAX_NAMES:
+                constants.append(name)
             continue
         if len(names) + len(standard) >= MAX_NAMES:
             break
@@ -1764,7 +1826,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
         if type(name) is str and type(value) is type(sys)
     }
     greeting = _Encoder(peer)
-    greeting.value((names, standard, modules))
+    held = tuple(constants)
+    greeting.value((names, standard, modules, (held, _Constants(namespace, held)) if held else ()))
     _send(fd, b"H", greeting.bytes())
     sys.stdout = _Tee(sys.stdout, 1, peer)
     sys.stderr = _Tee(sys.stderr, 2, peer)
@@ -1800,10 +1863,20 @@ def _may_proxy(name: str) -> bool:
     )
 
 
-def _greeting(value: Any) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
-    if type(value) is not tuple or len(value) != 3:
+def _greeting(
+    value: Any,
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], tuple[Any, ...]]:
+    if type(value) is not tuple or len(value) != 4:
         raise CodecError("malformed greeting")
-    names, standard, modules = value
+    names, standard, modules, constants = value
+    if constants != () and (
+        type(constants) is not tuple
+        or len(constants) != 2
+        or type(constants[0]) is not tuple
+        or not all(type(n) is str for n in constants[0])
+        or type(constants[1]) is not _Proxy
+    ):
+        raise CodecError("malformed greeting")
     for table in (names, standard, modules):
         if type(table) is not dict or not all(type(k) is str for k in table):
             raise CodecError("malformed greeting")
@@ -1816,7 +1889,61 @@ def _greeting(value: Any) -> tuple[dict[str, Any], dict[str, str], dict[str, str
         raise CodecError("a top-level callable that is not a handle")
     if not all(type(v) is str for v in (*standard.values(), *modules.values())):
         raise CodecError("malformed greeting")
-    return names, standard, modules
+    return names, standard, modules, constants
+
+
+def _ask_constants(
+    peer: _Peer, constants: tuple[Any, ...], used: frozenset[str], namespace: dict[str, Any]
+) -> None:
+    """Put the solution's top-level values that the tests name (and that nothing else of the
+    namespace holds) in the tests' namespace, as in-process where the tests share the
+    solution's globals: one request, only when the tests name one. Asking is no answer of the
+    solution to the tests (``answered`` stays as it was)."""
+    if not constants:
+        return
+    held, ask = constants
+    wanted = tuple(
+        n for n in held[:MAX_NAMES] if n in used and n not in namespace and _may_proxy(n)
+    )
+    if any(n in TEST_MODULES for n in wanted):
+        # As for callables: never the solution's object under a standard module's name (a
+        # ``math = Fake()`` whose ``isclose`` is always true), the judge's own module.
+        namespace.update({n: _import(n) for n in wanted if n in TEST_MODULES})
+        wanted = tuple(n for n in wanted if n not in TEST_MODULES)
+    if not wanted:
+        return
+    answered = peer.answered
+    values = ask(wanted)
+    peer.answered = answered
+    if type(values) is not tuple or len(values) != len(wanted):
+        peer.fail("the solution answered the request for its values with something else")
+    namespace.update(zip(wanted, values, strict=True))
+
+
+def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
+    """``entry_point`` as its first name and the steps after it (None: a call with no
+    arguments; a str: an attribute): ``"f"``, or a chain such as LeetCodeDataset's
+    ``"Solution().twoSum"``. Raises ``ValueError`` for anything else (no arguments, no
+    subscripts, no private or special names)."""
+    parts = entry_point.split(".")
+    root, steps = "", list[str | None]()
+    for i, part in enumerate(parts):
+        calls = 0
+        while part.endswith("()"):
+            part, calls = part[:-2], calls + 1
+        if not part.isidentifier() or keyword.iskeyword(part) or (i and part.startswith("_")):
+            raise ValueError(
+                f"entry_point must be a name, or names, '.' and '()' as in "
+                f"'Solution().twoSum', got {entry_point!r}"
+            )
+        if i:
+            steps.append(part)
+        else:
+            root = part
+        steps += [None] * calls
+    if len(steps) > 20:
+        raise ValueError(f"entry_point has more than 20 steps: {entry_point!r}")
+    return root, steps
 
 
 def _names_used(code: types.CodeType) -> set[str]:
@@ -1885,7 +2012,7 @@ def judge_check(
             if kind != b"H":
                 raise CodecError("no greeting")
             dec = _Decoder(body, peer)
-            names, standard, modules = _greeting(dec.value())
+            names, standard, modules, constants = _greeting(dec.value())
             dec.end()
         except (EOFError, OSError):
             peer.fail("the solution exited or failed before defining its functions")
@@ -1915,6 +2042,7 @@ def judge_check(
             fits = module in TEST_MODULES and _may_proxy(alias)
             if fits and alias in used and alias not in namespace:
                 namespace[alias] = _import(module)
+        _ask_constants(peer, constants, used, namespace)
         # pytest-style tests (KodCode, ACECode: ``from solution import f`` and ``def test_...``)
         # import the solution by its module name: a module of the judge's, for this check only,
         # holding what the tests' namespace holds of the solution.
@@ -1946,13 +2074,23 @@ def judge_check(
                 raise NameError("the tests define no check(candidate) function")
             # The entry point is the solution's, even where the tests define a stub of it
             # (HumanEval's prompt does; HumanEval/33's check calls it by name).
-            if entry_point in names:
-                candidate = names[entry_point]
-            elif entry_point in standard:
-                candidate = _standard(standard[entry_point], entry_point)
+            root, steps = entry_steps(entry_point)
+            if root in names:
+                candidate = names[root]
+            elif root in standard:
+                candidate = _standard(standard[root], root)
             else:
-                raise NameError(f"the solution defines no {entry_point}")
-            namespace[entry_point] = candidate
+                found: dict[str, Any] = {}
+                _ask_constants(peer, constants, frozenset((root,)), found)
+                if root not in found:
+                    raise NameError(f"the solution defines no {root}")
+                candidate = found[root]
+            if not steps:
+                namespace[root] = candidate
+            # LeetCodeDataset's ``Solution().twoSum``: the solution's object, made and read
+            # through its handle, as ``check(Solution().twoSum)`` in-process.
+            for step in steps:
+                candidate = candidate() if step is None else getattr(candidate, step)
             check(candidate)
         if peer.broken is not None:
             verdict = b"F" + peer.broken.encode("utf-8", "replace")
