@@ -286,6 +286,69 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "a main() reading the stdin the tests patch in, input() to EOFError",
+        _d("""
+            def main():
+                total = 0
+                while True:
+                    try:
+                        total += int(input())
+                    except EOFError:
+                        return total
+        """),
+        _d("""
+            def main():
+                total = 0
+                while True:
+                    try:
+                        total += int(input())
+                    except EOFError:
+                        return total + 1
+        """),
+        _d("""
+            import io
+            from unittest.mock import patch
+            with patch("sys.stdin", io.StringIO("1\\n2\\n3\\n")):
+                assert main() == 6
+            with patch("builtins.input", side_effect=["4", EOFError]):
+                assert main() == 4
+            assert main() == 0  # nothing patched: stdin is empty
+        """),
+    ),
+    Case(
+        "OSError subclasses the tests expect (FileNotFoundError, TimeoutError)",
+        _d("""
+            def load(path):
+                raise FileNotFoundError(f"no such file: {path}")
+            def wait(seconds):
+                if seconds > 10:
+                    raise TimeoutError("too long")
+                return seconds
+        """),
+        _d("""
+            def load(path):
+                raise ValueError(f"no such file: {path}")
+            def wait(seconds):
+                if seconds > 10:
+                    raise TimeoutError("too long")
+                return seconds
+        """),
+        _d("""
+            try:
+                load("x.cfg")
+            except FileNotFoundError as e:
+                assert "x.cfg" in str(e)
+            else:
+                assert False
+            try:
+                wait(11)
+                assert False
+            except TimeoutError:
+                pass
+            assert wait(1) == 1 and wait.__doc__ is None
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:
@@ -1373,6 +1436,8 @@ QUICK = {
     "leetcodedataset: reverse the tests' linked list, entry point Solution().reverseList",
     "leetcodedataset: twoSum called with the keywords nums= and target=",
     "tests read the solution's top-level constants",
+    "a main() reading the stdin the tests patch in, input() to EOFError",
+    "OSError subclasses the tests expect (FileNotFoundError, TimeoutError)",
     "infinite generator sliced with itertools.islice",
     "Counter compared with a dict literal",
     "sort in place",
@@ -1469,6 +1534,38 @@ def test_fidelity_table_honest_all_passed_twins_all_failed() -> None:
 #: (name, solution, wrong twin, a pytest test module). The in-process verdict is pytest's own:
 #: the solution saved as ``solution.py`` beside the tests, ``python -m pytest`` on them.
 PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
+    (
+        "monkeypatch's sys.stdin and builtins.input feed the solution, capsys reads its output",
+        _d("""
+            import sys
+            def main():
+                a, b = map(int, sys.stdin.readline().split())
+                print(a + b)
+            def ask():
+                return int(input("n? ")) ** 2
+        """),
+        _d("""
+            import sys
+            def main():
+                a, b = map(int, sys.stdin.readline().split())
+                print(a * b)
+            def ask():
+                return int(input("n? ")) * 2
+        """),
+        _d("""
+            import io
+            from solution import ask, main
+
+            def test_main(monkeypatch, capsys):
+                monkeypatch.setattr("sys.stdin", io.StringIO("2 3\\n"))
+                main()
+                assert capsys.readouterr().out == "5\\n"
+
+            def test_ask(monkeypatch):
+                monkeypatch.setattr("builtins.input", lambda prompt: "7")
+                assert ask() == 49
+        """),
+    ),
     (
         "from solution import, test functions, pytest.raises",
         "def div(a, b):\n    if b == 0:\n        raise ValueError('b is 0')\n    return a // b\n",

@@ -292,6 +292,15 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
 ATTACKS += [
+    ("forged read of the tests' stdin: a method of the judge's choosing",
+     _d("""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def solve(xs):
+            wire._PEER.ask_judge("close", 0)
+            return sorted(xs)
+     """),
+     "import io, sys\nsys.stdin = io.StringIO('x')\nassert solve([3, 1, 2]) == [1, 2, 3]\n"),
     ("a fake standard module as a top-level value",
      "class M:\n    def isclose(self, a, b):\n        return True\nmath = M()\n"
      "def solve(r):\n    return 0.0\n",
@@ -364,6 +373,7 @@ REASONS = {
     "forged output on a third stream": "malformed output",
     "forged output past the relay bound": "printed more than",
     "forged reply: the values the tests read, one too many": "for its values with something",
+    "forged read of the tests' stdin: a method of the judge's choosing": "malformed read of stdin",
 }
 
 

@@ -96,16 +96,23 @@ plus at least one answer from the solution; no exit status, no output, nothing w
 descriptor makes a pass. If the solution dies, hangs up, sends bytes that are not a valid
 answer, or exceeds a bound (more than 200,000 live handles, callbacks or items from one iterator,
 requests nested more than 50 deep, a message over 64 MiB), the judge remembers it and the
-verdict is "failed" even if a test catches the error. The solution's exceptions reach the
-tests as the built-in exception of the same name (``ValueError``, ``TypeError``, ``KeyError``,
-``IndexError``, ``ZeroDivisionError``, ``AssertionError``... so ``except ValueError`` in a test
-works); one of its own classes derived from those (``class InvalidInput(ValueError)``) as a
-judge's class of the same name derived from the nearest of them (``except ValueError`` catches
-it, its message and ``type(e).__name__`` are the solution's, its own attributes such as
-``e.code`` are read from the solution's exception); anything else (``StopIteration``
-from a call, ``SystemExit`` and the other exceptions not derived from ``Exception``) as
-:class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
-tests' loop over it.
+verdict is "failed" even if a test catches the error. The solution's exceptions reach the tests
+as the built-in exception of the same name (every built-in ``Exception`` a message makes:
+``ValueError``, ``KeyError``, ``FileNotFoundError``, ``TimeoutError``... so ``except
+ValueError`` in a test works); one of its own classes derived from those (``class
+InvalidInput(ValueError)``) as a judge's class of the same name derived from the nearest of
+them (``except ValueError`` catches it, its message and ``type(e).__name__`` are the
+solution's, its own attributes such as ``e.code`` are read from the solution's exception);
+anything else (``StopIteration`` from a call, ``SystemExit`` and the other exceptions not
+derived from ``Exception``) as :class:`asyncpool.sandbox._judge.SolutionError`; the end of one
+of its iterators ends the tests' loop over it.
+
+Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
+read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``
+(``unittest.mock.patch``, ``monkeypatch.setattr``), an ``input`` they patched; where they
+patched neither, stdin is empty (``input()`` raises ``EOFError``). One round trip per read.
+(Unlike in-process, a ``readline`` the solution took from ``sys.stdin`` at its top level reads
+the tests' stdin too: in-process it would read the harness's own.)
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
@@ -125,19 +132,22 @@ Modules the solution imported under a top-level name are imported again *by the 
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
 Where the semantics still differ from in-process: a numpy array the tests pass is not written
-back; identity across the wire holds for handles, for containers the tests passed and within one
-reply, not for a value two replies return; a handle's ``isinstance`` against the tests' classes
-is false; ``except`` naming a class of the solution does not catch its exception (name the
-built-in base); ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
+back; identity across the wire holds for handles, for containers the tests passed and within
+one reply, not for a value two replies return; a handle's ``isinstance`` against the tests'
+classes is false; ``except`` naming a class of the solution does not catch its exception (name
+the built-in base); ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
 ``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); a
-class the tests define is not a name of the solution (a solution that calls a ``ListNode``
-only the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's
-prompt does); module
-state is the solution's own (``random.seed`` in the solution does not reseed the tests'
-``random``); a value-backed object compares as its base value even where the solution's class
-overrides ``__eq__``; of pytest's own fixtures only ``capsys`` is provided (a test that needs
-``tmp_path``, ``monkeypatch``... fails the check, naming it), the tests' ``@pytest.fixture``
-functions are all function-scoped, and ``import pytest`` needs pytest where the judge runs.
+class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only
+the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
+does); module state is the solution's own (``random.seed`` in the solution does not reseed the
+tests' ``random``); a value-backed object compares as its base value even where the solution's
+class overrides ``__eq__``; an ``array.array`` or ``ChainMap`` result is a handle (not equal to
+the tests' value); of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided
+(``monkeypatch`` patches the tests' process: ``sys.stdin`` and ``builtins.input`` reach the
+solution, ``setenv`` and the ``solution`` module's attributes do not; a test that needs
+another, ``tmp_path``, ``request``..., fails the check, naming it), the tests'
+``@pytest.fixture`` functions are all function-scoped, and ``import pytest`` needs pytest where
+the judge runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

@@ -963,18 +963,28 @@ def _recv(fd: int) -> tuple[bytes, bytes]:
 
 # -- the two ends of the wire --------------------------------------------------------------------
 
+def _made_of_a_message(cls: type) -> bool:
+    try:
+        cls("message")
+    except Exception:
+        return False
+    return True
+
+
 #: The solution's exceptions that reach the tests as themselves (so that ``except ValueError``
-#: in a test works). Not ``StopIteration`` from a call: raised inside ``map`` or a generator,
+#: or ``pytest.raises(FileNotFoundError)`` in a test works): the built-in ``Exception``
+#: classes that a message alone makes (not ``UnicodeDecodeError``: it reaches the tests as a
+#: ``UnicodeError``). Not ``StopIteration`` from a call: raised inside ``map`` or a generator,
 #: it would end the tests' iteration early (``all(map(...))`` would be true); not
 #: ``BaseException``s. (The end of an iterator of the solution ends the tests' loop over it.)
 _PASSED_THROUGH = {
-    cls.__name__: cls
-    for cls in (
-        ArithmeticError, AssertionError, AttributeError, EOFError, Exception, IndexError,
-        KeyError, LookupError, NameError, NotImplementedError, OSError, OverflowError,
-        RecursionError, RuntimeError, TypeError, UnicodeError, ValueError, ZeroDivisionError,
-    )
-}  # fmt: skip
+    name: cls
+    for name, cls in sorted(vars(builtins).items())
+    if isinstance(cls, type)
+    and issubclass(cls, Exception)
+    and not issubclass(cls, (StopIteration, StopAsyncIteration))
+    and _made_of_a_message(cls)
+}
 
 
 def _passed_through_base(kind: type) -> str | None:
@@ -1136,6 +1146,7 @@ class _Peer:
         # namespace started with (output is written only where the tests redirected them).
         self.relayed = 0
         self.streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
+        self.stdin: Any = sys.stdin
 
     # objects
 
@@ -1260,11 +1271,17 @@ class _Peer:
         try:
             self.send(b"Q", enc.bytes())
             del enc
-            return self.wait(op, target, sent)
+            kind, value = self.wait(op, sent)
         except (EOFError, OSError, CodecError) as exc:
             self.fail(f"the solution stopped answering or broke the protocol ({exc!r})")
+        return _outcome(kind, value)
 
-    def wait(self, op: str, target: _Proxy, sent: list[Any]) -> Any:
+    def wait(self, op: str, sent: list[Any]) -> tuple[bytes, Any]:
+        """The reply to our request ``op`` (serving the other side's requests meanwhile):
+        ``(b"R", value)``, ``(b"E", return value)`` for the end of an iteration, or ``(b"X",
+        exception)``. Raised by the caller (:func:`_outcome`), outside its handler of wire
+        errors: an ``OSError`` or ``EOFError`` of the other side (``FileNotFoundError`` that
+        the tests expect) is an answer, not a broken wire."""
         while True:
             kind, body = self.receive()
             if kind == b"Q":
@@ -1274,6 +1291,9 @@ class _Peer:
                 self.fail(f"a value of the solution cannot be sent: {decode(body)!s:.2000}")
             if kind == b"O" and self.trusted:
                 self.relay(body)
+                continue
+            if kind == b"I" and self.trusted:
+                self.serve_input(body)
                 continue
             if kind not in (b"R", b"X", b"E"):
                 raise CodecError(f"unexpected message {kind!r}")
@@ -1287,11 +1307,11 @@ class _Peer:
             dec.end()
             self.answered += 1
             if kind == b"R":
-                return value
+                return kind, value
             if kind == b"E":
                 if op != "next":
                     raise CodecError("end of iteration for a request that is not next")
-                raise StopIteration if value is None else StopIteration(value)
+                return kind, value
             if (
                 type(value) is not tuple
                 or len(value) not in (2, 4)
@@ -1299,7 +1319,7 @@ class _Peer:
                 or (len(value) == 4 and type(value[3]) is not _Proxy)
             ):
                 raise CodecError("malformed exception")
-            raise _solution_exception(*value)
+            return kind, _solution_exception(*value)
 
     def serve(self, body: bytes) -> None:
         """Serve one request of the other side and send the reply."""
@@ -1357,6 +1377,48 @@ class _Peer:
                 return
             kind, reply = b"X", self.reply(("TypeError", f"{exc}"), back, received, changed)
         self.send(kind, reply)
+
+    def serve_input(self, body: bytes) -> None:
+        """The judge's side: the solution read its stdin (or called ``input()``) while serving
+        the tests: it reads what the tests gave it, as in-process, where they patch
+        ``builtins.input`` (``unittest.mock.patch``) or ``sys.stdin`` (an ``io.StringIO``);
+        where they patched neither, its stdin is empty (the judge's own is never read)."""
+        self.served += 1
+        if self.served > MAX_CALLBACKS:
+            self.fail(f"the solution made more than {MAX_CALLBACKS} requests of the tests")
+        request = decode(body)
+        if (
+            type(request) is not tuple
+            or len(request) != 2
+            or request[0] not in ("input", "read", "readline", "readlines")
+            or type(request[1]) is not (str if request[0] == "input" else int)
+        ):
+            raise CodecError("malformed read of stdin")
+        method, arg = request
+        kind: bytes = b"R"
+        result: Any = None
+        try:
+            patched = sys.stdin is not self.stdin
+            if method == "input":
+                if builtins.input is _JUDGE_INPUT and not patched:
+                    raise EOFError("EOF when reading a line")
+                # The tests' input (a mock) or the built-in reading their stdin, its prompt
+                # written to their sys.stdout.
+                result = builtins.input(arg)
+            else:
+                result = getattr(sys.stdin, method)(arg) if patched else _EMPTY_READS[method]
+        except Exception as exc:
+            kind, result = b"X", self.describe(exc)
+        self.send(kind, self.reply(result, {}, [], []))
+
+    def ask_judge(self, method: str, arg: str | int) -> Any:
+        """The solution's side: read the tests' stdin (see :meth:`serve_input`)."""
+        try:
+            self.send(b"I", encode((method, arg)))
+            kind, value = self.wait("stdin", [])
+        except (EOFError, OSError, CodecError):
+            os._exit(1)
+        return _outcome(kind, value)
 
     def reply(
         self, result: Any, back: dict[int, int], received: list[Any], changed: list[int]
@@ -1450,7 +1512,18 @@ class _Peer:
         raise TypeError(f"unknown request {op}")
 
 
+def _outcome(kind: bytes, value: Any) -> Any:
+    """What :meth:`_Peer.wait` got, returned or raised."""
+    if kind == b"R":
+        return value
+    if kind == b"E":
+        raise StopIteration if value is None else StopIteration(value)
+    raise value
+
+
 _PEER: _Peer | None = None
+_JUDGE_INPUT = builtins.input
+_EMPTY_READS: dict[str, Any] = {"read": "", "readline": "", "readlines": []}
 
 
 def _peer() -> _Peer:
@@ -1477,6 +1550,11 @@ class _Proxy:
     Python falls back to identity (``==`` is ``False``) or raises ``TypeError``."""
 
     __slots__ = ("__weakref__", "_id", "_owner")
+
+    @property
+    def __doc__(self) -> Any:  # type: ignore[override]
+        """The other side's docstring (``f.__doc__``), not this class's."""
+        return _peer().request("getattr", self, ("__doc__",))
 
     def __init__(self, n: int, owner: _Peer) -> None:
         object.__setattr__(self, "_id", n)
@@ -1786,6 +1864,88 @@ class _Constants:
         if type(wanted) is not tuple or not all(type(n) is str for n in wanted):
             raise TypeError("names, as a tuple of str")
         return tuple(self._namespace.get(n) if n in self._names else None for n in wanted)
+
+
+class _Stdin:
+    """The solution's ``sys.stdin`` in a judged run (and its ``.buffer``, in bytes): while it
+    serves the judge, each read is a read of the tests' stdin (:meth:`_Peer.serve_input`), so
+    tests that patch ``sys.stdin`` with an ``io.StringIO`` feed the solution as in-process;
+    before (the solution's top level), stdin is empty, as it always was for ``run_tests``."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, binary: bool = False) -> None:
+        self._binary = binary
+
+    def _read(self, method: str, arg: int) -> Any:
+        peer = _PEER
+        if peer is None or peer.trusted:
+            found: Any = _EMPTY_READS[method]
+        else:
+            found = peer.ask_judge(method, arg)
+        if not self._binary:
+            return found
+        if type(found) is list:
+            return [_as_bytes(line) for line in found]
+        return _as_bytes(found)
+
+    @property
+    def buffer(self) -> _Stdin:
+        return _Stdin(binary=True)
+
+    def read(self, size: int | None = -1) -> Any:
+        return self._read("read", -1 if size is None else operator.index(size))
+
+    def readline(self, size: int | None = -1) -> Any:
+        return self._read("readline", -1 if size is None else operator.index(size))
+
+    def readlines(self, hint: int | None = -1) -> Any:
+        return self._read("readlines", -1 if hint is None else operator.index(hint))
+
+    def __iter__(self) -> _Stdin:
+        return self
+
+    def __next__(self) -> Any:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def fileno(self) -> int:
+        return 0
+
+    def isatty(self) -> bool:
+        return False
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+    closed = False
+
+
+def _as_bytes(text: Any) -> Any:
+    return text.encode("utf-8", "surrogateescape") if type(text) is str else text
+
+
+def _input(prompt: object = "") -> Any:
+    """The solution's ``input`` in a judged run: while it serves the judge, the tests'
+    ``input`` (a mock they patched in) or a line of the stdin they gave it."""
+    peer = _PEER
+    if peer is None or peer.trusted:
+        return _JUDGE_INPUT(prompt)
+    return peer.ask_judge("input", str(prompt))
+
+
+def judged_stdin() -> None:
+    """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
+    what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
+    its top level reads it too."""
+    sys.stdin = _Stdin()
+    builtins.input = _input
 
 
 def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
@@ -2135,11 +2295,14 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     order of definition; ``@pytest.mark.parametrize`` (stacked ones too) calls a function once
     per parameter set. The first failure is the check's failure.
 
-    Fixtures: ``capsys`` (:class:`_CapSys`) and the tests' own ``@pytest.fixture`` functions
-    (function scope whatever their ``scope``; ``yield`` fixtures torn down after the test;
-    ``autouse`` ones set up for every test). A test that needs another (a parameter nothing
-    gives: ``tmp_path``, ``monkeypatch``, ``request``) fails the check, naming it: skipping
-    the test would judge less than the tests ask."""
+    Fixtures: ``capsys`` (:class:`_CapSys`), ``monkeypatch`` (pytest's own, undone after the
+    test; what it patches is the tests' process: a patched ``sys.stdin`` or
+    ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, but
+    ``setenv`` and attributes of the ``solution`` module do not reach the solution's process)
+    and the tests' own ``@pytest.fixture`` functions (function scope whatever their
+    ``scope``; ``yield`` fixtures torn down after the test; ``autouse`` ones set up for every
+    test). A test that needs another (a parameter nothing gives: ``tmp_path``, ``request``)
+    fails the check, naming it: skipping the test would judge less than the tests ask."""
     module = namespace.get("__name__")
     fixtures = {
         name: fixture
@@ -2286,6 +2449,12 @@ def _fixture_value(
         capsys = values[name] = _CapSys()
         sys.stdout, sys.stderr = capsys.out, capsys.err
         return capsys
+    if name == "monkeypatch" and name not in fixtures:
+        monkeypatch = _monkeypatch()
+        if monkeypatch is not None:
+            values[name] = monkeypatch
+            teardown.append(_calling(monkeypatch.undo))
+            return monkeypatch
     found = fixtures.get(name)
     if found is None or found[0] is None or depth > 20:
         raise TypeError(
@@ -2302,6 +2471,22 @@ def _fixture_value(
         value = function(**kwargs)
     values[name] = value
     return value
+
+
+def _monkeypatch() -> Any:
+    """pytest's own ``MonkeyPatch`` (where pytest is installed: tests that use the fixture
+    are pytest's), else None."""
+    try:
+        from _pytest.monkeypatch import MonkeyPatch
+    except ImportError:
+        return None
+    return MonkeyPatch()
+
+
+def _calling(function: Any) -> Any:
+    """A teardown entry (see :func:`_call_test`) that calls ``function``."""
+    function()
+    yield
 
 
 _CaptureResult = collections.namedtuple("_CaptureResult", "out err")

@@ -106,6 +106,8 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
     try:
         code = compile(source, "<program>", "exec")
         del source
+        if serve_fd is not None:
+            JUDGE.judged_stdin()
         exec(code, main.__dict__)
         if serve_fd is not None:
             with contextlib.suppress(BaseException):
