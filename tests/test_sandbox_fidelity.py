@@ -349,6 +349,39 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "the class name of the solution's objects (type(r).__name__, r.__class__.__name__)",
+        _d("""
+            class Circle:
+                def __init__(self, r):
+                    self.r = r
+            class Square:
+                def __init__(self, a):
+                    self.a = a
+            def make(kind, size):
+                return Circle(size) if kind == "round" else Square(size)
+            def squares():
+                yield from (i * i for i in range(3))
+        """),
+        _d("""
+            class Circle:
+                def __init__(self, r):
+                    self.r = r
+            class Square:
+                def __init__(self, a):
+                    self.a = a
+            def make(kind, size):
+                return Square(size)
+            def squares():
+                yield from (i * i for i in range(3))
+        """),
+        _d("""
+            assert type(make("round", 1)).__name__ == "Circle"
+            assert make("box", 2).__class__.__name__ == "Square"
+            assert type(squares()).__name__ == "generator" and list(squares()) == [0, 1, 4]
+            assert type(make).__name__ == "function"
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

@@ -121,7 +121,8 @@ names the tests define win over them, so put trusted helpers there (HumanEval's 
 (a name, or LeetCodeDataset's chain ``Solution().twoSum``: names, ``.`` and ``()`` only).
 The solution's other top-level values (``MOD = 10**9 + 7``, ``DIRS``, ``obj = Solution()``)
 are asked for when the tests name one that nothing else defines, as the tests would see them
-in-process (a copy: a value the tests change does not change the solution's).
+in-process, but read once, before the tests run (a copy: ``count`` read after a call that
+changed it is the value before; a value the tests change does not change the solution's).
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an
@@ -135,7 +136,8 @@ Where the semantics still differ from in-process: a numpy array the tests pass i
 back; identity across the wire holds for handles, for containers the tests passed and within
 one reply, not for a value two replies return; a handle's ``isinstance`` against the tests'
 classes is false; ``except`` naming a class of the solution does not catch its exception (name
-the built-in base); ``type(handle)`` is the judge's proxy class (``type(r).__name__``,
+the built-in base); ``type(handle)`` is a proxy class of the judge named as the solution's
+class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
 ``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); a
 class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt

@@ -297,7 +297,7 @@ class _Encoder:
             out += (b"c", _C128.pack(value.real, value.imag))
         elif kind is bytes:
             out += (b"b", _U32.pack(len(value)), value)
-        elif kind is _Proxy:
+        elif kind in _PROXY_TYPES:
             if self.peer is None or object.__getattribute__(value, "_owner") is not self.peer:
                 raise CodecError("cannot send a handle here")
             out += (b"y", _U32.pack(object.__getattribute__(value, "_id")))
@@ -380,7 +380,8 @@ class _Encoder:
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(_base_value(value), depth + 1)
         elif self.peer is not None:
-            out += (b"h", _U32.pack(self.peer.export(value)))
+            name = _class_name(kind)
+            out += (b"h", _U32.pack(self.peer.export(value)), _U32.pack(len(name)), name)
         else:
             raise CodecError(f"cannot send a {kind.__name__!s:.100}")
 
@@ -787,7 +788,9 @@ class _Decoder:
     def _theirs(self, depth: int) -> Any:
         if self.peer is None:
             raise CodecError("a handle where none may be")
-        return self.peer.proxy(self.number())
+        n = self.number()
+        name = self.take(self.length())
+        return self.peer.proxy(n, _proxy_class(name))
 
     def _mine(self, depth: int) -> Any:
         if self.peer is None:
@@ -1165,7 +1168,9 @@ class _Peer:
             raise CodecError("a handle this side never handed out")
         return self.exports[n]
 
-    def proxy(self, n: int) -> _Proxy:
+    def proxy(self, n: int, cls: type[_Proxy] | None = None) -> _Proxy:
+        """The proxy of the other side's object ``n`` (made at first sight, of ``cls``: the
+        :func:`_proxy_class` named as the object's class)."""
         proxies = self.proxies
         if proxies is None:
             proxies = self.proxies = weakref.WeakValueDictionary()
@@ -1173,7 +1178,7 @@ class _Peer:
         if found is None:
             if len(proxies) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
-            found = proxies[n] = _Proxy(n, self)
+            found = proxies[n] = (cls or _Proxy)(n, self)
             self.released.discard(n)  # died and came back before its release was sent
         return found
 
@@ -1316,7 +1321,7 @@ class _Peer:
                 type(value) is not tuple
                 or len(value) not in (2, 4)
                 or not all(type(p) is str for p in value[:3])
-                or (len(value) == 4 and type(value[3]) is not _Proxy)
+                or (len(value) == 4 and type(value[3]) not in _PROXY_TYPES)
             ):
                 raise CodecError("malformed exception")
             return kind, _solution_exception(*value)
@@ -1533,7 +1538,7 @@ def _peer() -> _Peer:
 
 
 def _both(a: Any, b: Any) -> bool:
-    return type(a) is _Proxy and type(b) is _Proxy
+    return type(a) in _PROXY_TYPES and type(b) in _PROXY_TYPES
 
 
 def _checked(value: Any, kind: type, what: str) -> Any:
@@ -1644,12 +1649,12 @@ class _Proxy:
         return suppress is True
 
     def __instancecheck__(self, obj: Any) -> bool:
-        if type(obj) is not _Proxy and type(obj) not in _BACKED_CLASSES:
+        if type(obj) not in _PROXY_TYPES and type(obj) not in _BACKED_CLASSES:
             return False
         return bool(_checked(_peer().request("isinstance", self, (obj,)), bool, "isinstance()"))
 
     def __subclasscheck__(self, cls: Any) -> bool:
-        if type(cls) is not _Proxy:
+        if type(cls) not in _PROXY_TYPES:
             return False
         return bool(_checked(_peer().request("issubclass", self, (cls,)), bool, "issubclass()"))
 
@@ -1744,6 +1749,38 @@ class _Proxy:
 #: Where a value-backed handle keeps its :class:`_Proxy` (in the instance's ``__dict__``: the
 #: subclasses of ``int``, ``bytes`` and ``tuple`` cannot have slots).
 _HANDLE = "_asyncpool_handle"
+
+
+#: :class:`_Proxy` and its subclasses named as the other side's classes (:func:`_proxy_class`).
+_PROXY_TYPES: set[type] = {_Proxy}
+_PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
+
+
+def _class_name(kind: type) -> bytes:
+    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes)."""
+    name = kind.__name__
+    return name.encode("utf-8", "replace")[:200] if type(name) is str else b""
+
+
+def _proxy_class(name: bytes) -> type[_Proxy] | None:
+    """The proxy class named as the other side's class ``name`` (``type(r).__name__`` and
+    ``r.__class__.__name__`` are the solution's, as in-process: ``"Node"``, ``"generator"``),
+    made once per name, at most 1,000 (then, or for a name that is no identifier, None: the
+    plain :class:`_Proxy`). A subclass with nothing of its own: it behaves as ``_Proxy``."""
+    found = _PROXY_CLASSES.get(name)
+    if found is not None:
+        return found
+    text = name.decode("utf-8", "replace")
+    if not text.isidentifier() or len(_PROXY_CLASSES) >= 1000:
+        return None
+    made: type[_Proxy] = type(
+        text,
+        (_Proxy,),
+        {"__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]},
+    )
+    _PROXY_CLASSES[name] = made
+    _PROXY_TYPES.add(made)
+    return made
 
 
 class _Backed:
@@ -2034,7 +2071,7 @@ def _greeting(
         or len(constants) != 2
         or type(constants[0]) is not tuple
         or not all(type(n) is str for n in constants[0])
-        or type(constants[1]) is not _Proxy
+        or type(constants[1]) not in _PROXY_TYPES
     ):
         raise CodecError("malformed greeting")
     for table in (names, standard, modules):
@@ -2043,7 +2080,7 @@ def _greeting(
     # A top-level callable is a handle, or a built-in class under another name (typing's
     # ``Text`` is ``str``: crossed as the judge's own class), or a value-backed handle.
     if not all(
-        type(v) is _Proxy or type(v) in _BACKED_CLASSES or id(v) in _BUILTIN_TYPE_NAMES
+        type(v) in _PROXY_TYPES or type(v) in _BACKED_CLASSES or id(v) in _BUILTIN_TYPE_NAMES
         for v in names.values()
     ):
         raise CodecError("a top-level callable that is not a handle")
