@@ -79,8 +79,11 @@ _IDLE_MAX_S = 0.01
 #: of them is ready: one scan per batch of results instead of one per slice. Measured with
 #: bench_driver_cpu (ActorPool.map, 512 in flight, loaded machine): ray.wait calls 1819 -> 995
 #: and the waiter's ray.wait CPU per result 41 -> 32 us for the same run; a result waits at
-#: most ``_BATCH_MAX_S`` longer to be handed over.
-_BATCH_MIN_REFS = 64
+#: most ``_BATCH_MAX_S`` longer to be handed over. 32, not 64: ``ActorPool(batch_size=8)`` at
+#: 512 items in flight has 64 calls pending (often a few less), whose per-result scans cost
+#: the waiter 15 us per item against 6-7 us (bench_driver_cpu, actor_pool_map_batched, 5
+#: rounds of 8,000, twice each: items per second 13.1-13.9k -> 14.9k).
+_BATCH_MIN_REFS = 32
 _BATCH_PER_REF_S = 4e-5
 _BATCH_MAX_S = 0.02
 #: The same bound when no prompt subscriber waits (gathers and finite streams only).

@@ -177,13 +177,17 @@ class _StreamCore:
         loop) is never waited on while items it already gave sit unsubmitted.
         """
         size = max(1, self.chunk_size())
+        # The window, read once per chunk rather than per item (it changes only as an
+        # elastic pool grows or shrinks): per item it was a third of this function's cost.
+        limit = max(size, self.window())
         chunk: list[tuple[int, Any]] = []
         while len(chunk) < size:
             if sync_iter is not None:
-                if not self._has_room(size):
+                if self.outstanding >= limit:
                     if chunk:
                         break
                     await self._wait_room(size)
+                    limit = max(size, self.window())
                     continue
                 try:
                     item = next(sync_iter, _END)

@@ -16,7 +16,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -541,12 +541,19 @@ class ActorPool(PoolBase, Generic[A]):
                         engine.stats.on_finish(ok=True, latency=latency)
                         core.deliver(chunk[0][0], value, False)
                         return
-                    if not isinstance(value, list) or len(value) != n:
+                    outcomes = _outcomes(value, n)
+                    if outcomes is None:
                         error = TypeError(f"a batch of {n} answered {type(value).__name__}")
                     else:
-                        for (index, _), (ok, result) in zip(chunk, value, strict=True):
-                            engine.stats.on_finish(ok=ok, latency=latency)
+                        failed = 0
+                        for (index, _), (ok, result) in zip(chunk, outcomes, strict=True):
+                            failed += not ok
                             core.deliver(index, result, not ok)
+                        # Booked per batch, as TaskPool books a chunk.
+                        if failed < n:
+                            engine.stats.on_finish(ok=True, latency=latency, n=n - failed)
+                        if failed:
+                            engine.stats.on_finish(ok=False, latency=latency, n=failed)
                         return
                 report = self._failure(
                     engine, method, error, member, call, retry=attempt < self.retries, n=n
@@ -573,7 +580,7 @@ class ActorPool(PoolBase, Generic[A]):
                     call = self._send(engine, token, method, (chunk[0][1],), {}, finish)
                 else:
                     batch = [item for _, item in chunk]
-                    call = self._send(engine, token, _BATCH, (method, batch), {}, finish)
+                    call = self._send(engine, token, _BATCH, ((method, batch),), {}, finish)
                 core.calls.add(call)
             except Exception as exc:
                 if n == 1:
@@ -657,14 +664,44 @@ def _is_async_class(cls: type) -> bool:
     )
 
 
+def _outcomes(value: Any, n: int) -> list[tuple[bool, Any]] | Iterator[tuple[bool, Any]] | None:
+    """A batch's answer (see :func:`_batched_class`) as ``n`` ``(ok, value or exception)``
+    pairs, or None when it is not a batch's answer of ``n``."""
+    if type(value) is list and len(value) == n:
+        return zip(itertools.repeat(True), value)
+    if (
+        type(value) is tuple
+        and len(value) == 2
+        and value[0] == _FAILED
+        and type(value[1]) is list
+        and len(value[1]) == n
+    ):
+        return value[1]
+    return None
+
+
+#: Marks a batch's answer in which an item failed: ``(_FAILED, [(ok, value), ...])``.
+_FAILED = "__asyncpool_failed__"
+
+
+def _answer(outcomes: list[tuple[bool, Any]]) -> Any:
+    """A batch's answer: its values, a plain list (what crosses most often, and cheapest to
+    serialise), or, when an item failed, ``(_FAILED, outcomes)``."""
+    if all(ok for ok, _ in outcomes):
+        return [value for _, value in outcomes]
+    return (_FAILED, outcomes)
+
+
 def _batched_class(cls: type, is_async: bool) -> type:
     """A subclass of ``cls`` with :data:`_BATCH`, ``async`` exactly when ``cls`` is an async
     actor (an ``async def`` added to a sync class would make Ray run all its methods on an
-    event loop). Each item's outcome is ``(True, value)`` or ``(False, exception)``: one item's
-    exception does not cost the others their results."""
+    event loop). It takes ``(method, items)`` as one argument (one serialisation per call,
+    not two) and answers with :func:`_answer`: one item's exception does not cost the others
+    their results."""
     if is_async:
 
-        async def run_batch(self: Any, method: str, items: list[Any]) -> list[Any]:
+        async def run_batch(self: Any, job: tuple[str, list[Any]]) -> Any:
+            method, items = job
             fn = getattr(self, method)
 
             async def one(item: Any) -> tuple[bool, Any]:
@@ -676,12 +713,13 @@ def _batched_class(cls: type, is_async: bool) -> type:
                 except Exception as exc:
                     return False, exc
 
-            return list(await asyncio.gather(*(one(item) for item in items)))
+            return _answer(list(await asyncio.gather(*(one(item) for item in items))))
 
         body: Any = run_batch
     else:
 
-        def run_batch_sync(self: Any, method: str, items: list[Any]) -> list[Any]:
+        def run_batch_sync(self: Any, job: tuple[str, list[Any]]) -> Any:
+            method, items = job
             fn = getattr(self, method)
             out: list[tuple[bool, Any]] = []
             for item in items:
@@ -689,7 +727,7 @@ def _batched_class(cls: type, is_async: bool) -> type:
                     out.append((True, fn(item)))
                 except Exception as exc:
                     out.append((False, exc))
-            return out
+            return _answer(out)
 
         body = run_batch_sync
     return type(cls.__name__, (cls,), {_BATCH: body, "__module__": cls.__module__,

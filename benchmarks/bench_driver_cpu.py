@@ -14,6 +14,10 @@ Patterns (the same actors or the same remote function for both sides of each pai
   ``actor.m.remote`` kept at 512 in flight with ``ray.wait`` (Ray's documented pattern);
   ``actor_pool_map`` — :meth:`ActorPool.map`; ``actor_pool_call`` —
   :meth:`ActorPool.call` from one task per item (a server's handlers), gathered.
+* ``actor_pool_map_batched`` — :meth:`ActorPool.map` with ``batch_size=BATCH``;
+  ``actor_raw_window_batched`` — the same batching by hand: ``BATCH`` items per call to a
+  ``score_many`` method, ``IN_FLIGHT // BATCH`` calls in flight with ``ray.wait`` (the judge
+  workload's ``ray_actors_batched``). Per item, not per call.
 * ``task_raw_get`` — ``ray.get([f.remote(x) ...])``; ``task_raw_window`` — 512 in flight with
   ``ray.wait``; ``gather`` / ``as_completed`` — :func:`asyncpool.gather` / ``as_completed`` of
   the same refs; ``task_pool_map`` — :meth:`TaskPool.map`.
@@ -33,6 +37,7 @@ import resource
 import statistics
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import ray
 
@@ -41,6 +46,7 @@ from asyncpool import ActorPool, TaskPool
 
 IN_FLIGHT = 512
 ACTORS = 4
+BATCH = 8
 
 
 class Echo:
@@ -48,6 +54,9 @@ class Echo:
 
     async def score(self, x: int) -> int:
         return x + 1
+
+    async def score_many(self, xs: list[int]) -> list[int]:
+        return [x + 1 for x in xs]
 
 
 def echo(x: int) -> int:
@@ -71,7 +80,26 @@ def _raw_window(submit: Callable[[int], ray.ObjectRef[int]], n: int) -> int:
     return right
 
 
-def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str, Pattern]:
+def _raw_window_batched(actors: list[Any], n: int) -> int:
+    """:func:`_raw_window` with ``BATCH`` items per call (``IN_FLIGHT // BATCH`` calls)."""
+    pending: list[ray.ObjectRef[list[int]]] = []
+    right = 0
+    nxt = 0
+    calls = 0
+    while nxt < n or pending:
+        while nxt < n and len(pending) < IN_FLIGHT // BATCH:
+            chunk = list(range(nxt, min(nxt + BATCH, n)))
+            pending.append(actors[calls % ACTORS].score_many.remote(chunk))
+            nxt += len(chunk)
+            calls += 1
+        ready, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=None)
+        right += sum(len(r) for r in ray.get(ready))
+    return right
+
+
+def patterns(
+    pool: ActorPool[Echo], batched: ActorPool[Echo], task_pool: TaskPool[[int], int]
+) -> dict[str, Pattern]:
     actors = pool.actors
     remote = ray.remote(echo)
 
@@ -83,6 +111,12 @@ def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str
 
     async def actor_pool_map(n: int) -> int:
         return sum([1 async for _ in pool.map("score", range(n))])
+
+    async def actor_pool_map_batched(n: int) -> int:
+        return sum([1 async for _ in batched.map("score", range(n))])
+
+    async def actor_raw_window_batched(n: int) -> int:
+        return _raw_window_batched(actors, n)
 
     async def actor_pool_call(n: int) -> int:
         return len(await asyncio.gather(*(pool.call("score", x) for x in range(n))))
@@ -108,6 +142,8 @@ def patterns(pool: ActorPool[Echo], task_pool: TaskPool[[int], int]) -> dict[str
         "actor_raw_window": actor_raw_window,
         "actor_pool_map": actor_pool_map,
         "actor_pool_call": actor_pool_call,
+        "actor_pool_map_batched": actor_pool_map_batched,
+        "actor_raw_window_batched": actor_raw_window_batched,
         "task_raw_get": task_raw_get,
         "task_raw_window": task_raw_window,
         "gather": gather,
@@ -144,8 +180,11 @@ async def _measure(fn: Pattern, n: int) -> tuple[float, float, float, float]:
 async def main(items: int, rounds: int, profile: str | None, only: list[str] | None) -> None:
     async with asyncpool.connect(), ActorPool(
         Echo, size=ACTORS, max_concurrency=IN_FLIGHT // ACTORS, num_cpus=0, metrics=False
-    ) as pool, TaskPool(echo, max_in_flight=IN_FLIGHT, metrics=False) as task_pool:
-        table = patterns(pool, task_pool)
+    ) as pool, ActorPool(
+        Echo, size=ACTORS, max_concurrency=IN_FLIGHT // ACTORS // BATCH, batch_size=BATCH,
+        num_cpus=0, metrics=False,
+    ) as batched, TaskPool(echo, max_in_flight=IN_FLIGHT, metrics=False) as task_pool:
+        table = patterns(pool, batched, task_pool)
         for fn in table.values():
             await fn(min(items, 500))  # warm-up: workers started, code paths compiled
         if profile is not None:
@@ -164,14 +203,14 @@ async def main(items: int, rounds: int, profile: str | None, only: list[str] | N
             for name in names[r % len(names):] + names[: r % len(names)]:
                 figures[name].append(await _measure(table[name], items))
     print(f"driver CPU per call, median of {rounds} rounds of {items} calls [min-max]")
-    print(f"{'pattern':<18} {'process µs':>22} {'loop thread µs':>22} {'waiter µs':>10}"
+    print(f"{'pattern':<24} {'process µs':>22} {'loop thread µs':>22} {'waiter µs':>10}"
           f" {'calls/s':>9}")
     for name, runs in figures.items():
         proc = [r[0] for r in runs]
         loop = [r[1] for r in runs]
         waiter = statistics.median(r[2] for r in runs)
         rate = items / statistics.median(r[3] for r in runs)
-        print(f"{name:<18} {statistics.median(proc):>8.1f} [{min(proc):.0f}-{max(proc):.0f}]"
+        print(f"{name:<24} {statistics.median(proc):>8.1f} [{min(proc):.0f}-{max(proc):.0f}]"
               f"{'':>4} {statistics.median(loop):>8.1f} [{min(loop):.0f}-{max(loop):.0f}]"
               f"{'':>4} {waiter:>10.1f} {rate:>9.0f}")
 

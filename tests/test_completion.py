@@ -359,6 +359,16 @@ def test_the_scan_plan_serves_a_prompt_subscriber_per_result_and_a_finite_stream
     assert plan(2000, flowing=True, idle=0, streaming=True, prompting=False) == (
         False, _completion._GATHER_MAX_S, 250
     )  # fmt: skip
+    # A batched pool's few dozen calls (ActorPool(batch_size=8) at 512 items: 64 calls)
+    # are many enough: batches; one fewer than the threshold, per result.
+    many = _completion._BATCH_MIN_REFS
+    assert many <= 64
+    assert plan(many, flowing=True, idle=0, streaming=True, prompting=True)[::2] == (
+        False, many // 8
+    )  # fmt: skip
+    assert plan(many - 1, flowing=True, idle=0, streaming=True, prompting=True)[::2] == (
+        True, None
+    )  # fmt: skip
     # Idle: the blocking wait stretches, up to its bound.
     waits = [plan(10, flowing=False, idle=i, streaming=True, prompting=True)[1] for i in range(9)]
     assert waits == sorted(waits)
