@@ -1845,3 +1845,19 @@ def test_keywords_named_like_the_wires_own_parameters_reach_both_sides() -> None
     assert reference_verdict(solution, tests, None) == "passed"
     result = run_tests(solution, tests)
     assert result.status == "passed", result.stdout_tail[-1500:]
+
+
+def test_a_system_exit_of_the_tests_input_read_by_the_solution_fails_the_check() -> None:
+    # The tests' patched input ending the process with status 0, when the solution reads it,
+    # is never the tests' own end (as a SystemExit in a callback, above).
+    tests = _d("""
+        import sys
+        from unittest.mock import patch
+        assert main("x") == "x"  # an answer: the check could pass
+        with patch("builtins.input", side_effect=SystemExit(0)):
+            main()
+        assert False, "never reached"
+    """)
+    result = run_tests("def main(given=None):\n    return given or input()\n", tests)
+    assert result.status == "failed"
+    assert "the tests' stdin raised SystemExit" in result.stdout_tail

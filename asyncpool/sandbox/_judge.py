@@ -1414,6 +1414,11 @@ class _Peer:
                 result = getattr(sys.stdin, method)(arg) if patched else _EMPTY_READS[method]
         except Exception as exc:
             kind, result = b"X", self.describe(exc)
+        except BaseException as exc:
+            # A SystemExit of the tests' input or stdin: as in a callback (see serve).
+            if self.failed is None:
+                self.failed = f"the tests' stdin raised {type(exc).__name__}"
+            raise
         self.send(kind, self.reply(result, {}, [], []))
 
     def ask_judge(self, method: str, arg: str | int) -> Any:
