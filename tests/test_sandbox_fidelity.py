@@ -382,6 +382,35 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "array.array results compared with the tests' arrays",
+        _d("""
+            from array import array
+            def prefix_sums(xs):
+                out = array("q", [0])
+                for x in xs:
+                    out.append(out[-1] + x)
+                return out
+            def halves(xs):
+                return array("d", (x / 2 for x in xs))
+        """),
+        _d("""
+            from array import array
+            def prefix_sums(xs):
+                out = array("i", [0])
+                for x in xs:
+                    out.append(out[-1] + x)
+                return out
+            def halves(xs):
+                return array("d", (x / 2 for x in xs))
+        """),
+        _d("""
+            from array import array
+            assert prefix_sums([1, 2, 3]) == array("q", [0, 1, 3, 6])
+            assert prefix_sums([2**40]).typecode == "q"
+            assert halves([1, 3]) == array("d", [0.5, 1.5]) and list(halves([])) == []
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

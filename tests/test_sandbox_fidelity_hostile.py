@@ -301,6 +301,10 @@ ATTACKS += [
             return sorted(xs)
      """),
      "import io, sys\nsys.stdin = io.StringIO('x')\nassert solve([3, 1, 2]) == [1, 2, 3]\n"),
+    ("forged reply: an array of unicode characters",
+     _forge('b"A" + b"u" + U32(4) + b"abcd" + U32(0)'), SORT_TESTS),
+    ("forged reply: an array of a partial item",
+     _forge('b"A" + b"i" + U32(3) + b"abc" + U32(0)'), SORT_TESTS),
     ("a fake standard module as a top-level value",
      "class M:\n    def isclose(self, a, b):\n        return True\nmath = M()\n"
      "def solve(r):\n    return 0.0\n",
@@ -373,6 +377,8 @@ REASONS = {
     "forged output on a third stream": "malformed output",
     "forged output past the relay bound": "printed more than",
     "forged reply: the values the tests read, one too many": "for its values with something",
+    "forged reply: an array of unicode characters": "malformed array",
+    "forged reply: an array of a partial item": "malformed array",
     "forged read of the tests' stdin: a method of the judge's choosing": "malformed read of stdin",
 }
 

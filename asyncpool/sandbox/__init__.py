@@ -58,7 +58,8 @@ untrusted bytes):
   built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
   ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric, bool,
   ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw
-  bytes), the built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by name),
+  bytes), ``array.array`` objects of numbers, the built-in classes (``int``, ``list``,
+  ``ValueError``: the judge's own, by name),
   named tuples without methods of their own (rebuilt as the judge's own named tuple class),
   ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most
   100 deep, 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a
@@ -132,23 +133,23 @@ import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
-Where the semantics still differ from in-process: a numpy array the tests pass is not written
-back; identity across the wire holds for handles, for containers the tests passed and within
-one reply, not for a value two replies return; a handle's ``isinstance`` against the tests'
-classes is false; ``except`` naming a class of the solution does not catch its exception (name
-the built-in base); ``type(handle)`` is a proxy class of the judge named as the solution's
-class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
+Where the semantics still differ from in-process: a numpy array or an ``array.array`` the tests
+pass is not written back; identity across the wire holds for handles, for containers the tests
+passed and within one reply, not for a value two replies return; a handle's ``isinstance``
+against the tests' classes is false; ``except`` naming a class of the solution does not catch
+its exception (name the built-in base); ``type(handle)`` is a proxy class of the judge named as
+the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
 ``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); a
 class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
 does); module state is the solution's own (``random.seed`` in the solution does not reseed the
 tests' ``random``); a value-backed object compares as its base value even where the solution's
-class overrides ``__eq__``; an ``array.array`` or ``ChainMap`` result is a handle (not equal to
-the tests' value); of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided
-(``monkeypatch`` patches the tests' process: ``sys.stdin`` and ``builtins.input`` reach the
-solution, ``setenv`` and the ``solution`` module's attributes do not; a test that needs
-another, ``tmp_path``, ``request``..., fails the check, naming it), the tests'
-``@pytest.fixture`` functions are all function-scoped, and ``import pytest`` needs pytest where
+class overrides ``__eq__``; a ``ChainMap`` result is a handle (not equal to the tests' value);
+of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided (``monkeypatch`` patches
+the tests' process: ``sys.stdin`` and ``builtins.input`` reach the solution, ``setenv`` and the
+``solution`` module's attributes do not; a test that needs another, ``tmp_path``,
+``request``..., fails the check, naming it), the tests' ``@pytest.fixture`` functions are all
+function-scoped, and ``import pytest`` needs pytest where
 the judge runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the

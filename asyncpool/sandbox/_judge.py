@@ -26,7 +26,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
-  unpickled), named tuples with nothing of their own but fields (rebuilt with
+  unpickled), ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back, as
+  numpy's), named tuples with nothing of their own but fields (rebuilt with
   ``collections.namedtuple`` of the checked name and fields), ``dict`` views
   (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by name: the receiver's
   own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is not a value.
@@ -94,6 +95,7 @@ import sys
 import traceback
 import types
 import weakref
+from array import array as _array
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -359,6 +361,9 @@ class _Encoder:
         elif kind is _Decimal:
             data = str(value).encode("ascii")
             out += (b"m", _U32.pack(len(data)), data)
+        elif kind is _array and value.typecode in _ARRAY_CODES:
+            data = value.tobytes()
+            out += (b"A", value.typecode.encode(), _U32.pack(len(data)), data)
         elif kind is range or kind is slice:
             out.append(b"g" if kind is range else b"x")
             for part in (value.start, value.stop, value.step):
@@ -559,6 +564,15 @@ class _Decoder:
     def _bytearray(self, depth: int) -> Any:
         out = bytearray(self.take(self.length()))
         self.refs.append(out)
+        return out
+
+    def _array(self, depth: int) -> Any:
+        code = self.take(1).decode("ascii", "replace")
+        data = self.take(self.length())
+        if code not in _ARRAY_CODES or len(data) % _array(code).itemsize:
+            raise CodecError("malformed array")
+        out = _array(code)
+        out.frombytes(data)
         return out
 
     # containers
@@ -859,8 +873,11 @@ _TAGS: dict[bytes, Any] = {
     b"V": _Decoder._datetime, b"n": _Decoder._ndarray, b"k": _Decoder._scalar,
     b"h": _Decoder._theirs, b"y": _Decoder._mine, b"u": _Decoder._namedtuple,
     b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
-    b"v": _Decoder._backed, b"e": _Decoder._builtin_type,
+    b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
 }  # fmt: skip
+#: ``array.array`` type codes that cross as values (both processes run on one machine: the
+#: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
+_ARRAY_CODES = frozenset("bBhHiIlLqQfd")
 
 
 def decode(data: bytes) -> Any:
