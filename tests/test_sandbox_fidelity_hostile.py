@@ -305,6 +305,19 @@ ATTACKS += [
      _forge('b"A" + b"u" + U32(4) + b"abcd" + U32(0)'), SORT_TESTS),
     ("forged reply: an array of a partial item",
      _forge('b"A" + b"i" + U32(3) + b"abc" + U32(0)'), SORT_TESTS),
+    ("a class named as pytest's fixtures, to be asked while the tests are collected",
+     _d("""
+        class FixtureFunctionDefinition:
+            _fixture_function_marker = None
+            def _get_wrapped_function(self):
+                return lambda: 1
+            def __call__(self):
+                return 1
+        hack = FixtureFunctionDefinition()
+        def solve(xs):
+            return xs
+     """),
+     "import solution\n"),
     ("a fake standard module as a top-level value",
      "class M:\n    def isclose(self, a, b):\n        return True\nmath = M()\n"
      "def solve(r):\n    return 0.0\n",
@@ -378,6 +391,9 @@ REASONS = {
     "forged output past the relay bound": "printed more than",
     "forged reply: the values the tests read, one too many": "for its values with something",
     "forged reply: an array of unicode characters": "malformed array",
+    "a class named as pytest's fixtures, to be asked while the tests are collected": (
+        "never got an answer"
+    ),
     "forged reply: an array of a partial item": "malformed array",
     "forged read of the tests' stdin: a method of the judge's choosing": "malformed read of stdin",
 }

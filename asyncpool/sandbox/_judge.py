@@ -2407,10 +2407,11 @@ def _fixture(obj: Any) -> tuple[Any, bool] | None:
     """``(function, autouse)`` of a ``@pytest.fixture`` of the tests (pytest 8.4+'s fixture
     definitions, and older pytest's marked functions), else None. Never asks a handle: the
     solution's objects are neither (a request here would also count as an answer)."""
-    if type(obj).__name__ != "FixtureFunctionDefinition" and not isinstance(
-        obj, types.FunctionType
+    if type(obj) in _PROXY_TYPES or (
+        type(obj).__name__ != "FixtureFunctionDefinition"
+        and not isinstance(obj, types.FunctionType)
     ):
-        return None
+        return None  # a handle's class may be named anything (see _proxy_class)
     marker = getattr(obj, "_fixture_function_marker", None)
     get = getattr(obj, "_get_wrapped_function", None)
     if type(obj).__name__ == "FixtureFunctionDefinition" and callable(get):
@@ -2454,7 +2455,7 @@ def _parametrized(fn: Any) -> list[dict[str, Any]]:
         argnames = list(argnames or ())
         sets = []
         for values in argvalues:
-            if type(values).__name__ == "ParameterSet":  # pytest.param(...)
+            if type(values).__name__ == "ParameterSet" and type(values) not in _PROXY_TYPES:
                 values = values.values
                 if len(argnames) == 1:
                     values = values[0]
