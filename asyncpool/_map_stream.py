@@ -178,7 +178,7 @@ class _StreamCore:
         """
         size = max(1, self.chunk_size())
         # The window, read once per chunk rather than per item (it changes only as an
-        # elastic pool grows or shrinks): per item it was a third of this function's cost.
+        # elastic pool grows or shrinks): per item it was half of this function's cost.
         limit = max(size, self.window())
         chunk: list[tuple[int, Any]] = []
         while len(chunk) < size:
