@@ -96,6 +96,7 @@ import traceback
 import types
 import weakref
 from array import array as _array
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -832,21 +833,33 @@ def _plain_name(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
 
 
+#: Most classes each cache of classes made from the other side's names holds
+#: (:func:`_made_once`): a long-lived judge serves many solutions, and none may grow it
+#: without end.
+MAX_MADE_CLASSES = 1000
+
+
+def _made_once(cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """``cache[key]``, made by ``make()`` the first time; None when it is not there and the
+    cache already holds :data:`MAX_MADE_CLASSES`."""
+    found = cache.get(key)
+    if found is None and len(cache) < MAX_MADE_CLASSES:
+        found = cache[key] = make()
+    return found
+
+
 _NAMEDTUPLES: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
 def _namedtuple_class(name: str, fields: tuple[str, ...]) -> Any:
     """The receiver's own named tuple class of that name and fields (made by
     ``collections.namedtuple`` from checked identifiers; at most 1,000 per process)."""
-    key = (name, fields)
-    cls = _NAMEDTUPLES.get(key)
+    try:
+        cls = _made_once(_NAMEDTUPLES, (name, fields), lambda: collections.namedtuple(name, fields))
+    except ValueError as exc:
+        raise CodecError("bad named tuple") from exc
     if cls is None:
-        if len(_NAMEDTUPLES) >= 1000:
-            raise CodecError("too many named tuple classes")
-        try:
-            cls = _NAMEDTUPLES[key] = collections.namedtuple(name, fields)
-        except ValueError as exc:
-            raise CodecError("bad named tuple") from exc
+        raise CodecError("too many named tuple classes")
     return cls
 
 
@@ -1046,14 +1059,14 @@ def _solution_exception(
         return SolutionError(f"{name}: {message}")
     if own is None or own == name or not own.isidentifier() or keyword.iskeyword(own):
         return cls(message)
-    sub = _EXCEPTION_CLASSES.get((name, own))
+    sub = _made_once(
+        _EXCEPTION_CLASSES,
+        (name, own),
+        lambda: type(own, (cls,), {"__module__": "solution", "__getattr__": _handle_getattr}),
+    )
     if sub is None:
-        if len(_EXCEPTION_CLASSES) >= 1000:
-            return cls(message)
-        sub = _EXCEPTION_CLASSES[(name, own)] = type(
-            own, (cls,), {"__module__": "solution", "__getattr__": _handle_getattr}
-        )
-    exc = sub(message)
+        return cls(message)
+    exc: Exception = sub(message)
     if handle is not None:
         vars(exc)[_HANDLE] = handle
     return exc
@@ -1789,20 +1802,24 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
     ``r.__class__.__name__`` are the solution's, as in-process: ``"Node"``, ``"generator"``),
     made once per name, at most 1,000 (then, or for a name that is no identifier, None: the
     plain :class:`_Proxy`). A subclass with nothing of its own: it behaves as ``_Proxy``."""
-    found = _PROXY_CLASSES.get(name)
+    found: type[_Proxy] | None = _PROXY_CLASSES.get(name)  # the path of every handle
     if found is not None:
         return found
     text = name.decode("utf-8", "replace")
-    if not text.isidentifier() or len(_PROXY_CLASSES) >= 1000:
+    if not text.isidentifier():
         return None
-    made: type[_Proxy] = type(
-        text,
-        (_Proxy,),
-        {"__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]},
-    )
-    _PROXY_CLASSES[name] = made
-    _PROXY_TYPES.add(made)
-    return made
+
+    def make() -> type[_Proxy]:
+        made = type(
+            text,
+            (_Proxy,),
+            {"__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]},
+        )
+        _PROXY_TYPES.add(made)
+        return made
+
+    found = _made_once(_PROXY_CLASSES, name, make)
+    return found
 
 
 class _Backed:
