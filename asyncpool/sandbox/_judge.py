@@ -1356,8 +1356,9 @@ class _Peer:
                 raise CodecError("malformed exception")
             return kind, _solution_exception(*value)
 
-    def serve(self, body: bytes) -> None:
-        """Serve one request of the other side and send the reply."""
+    def admit(self) -> None:
+        """Count one request of the other side (a request on our objects, a read of the
+        tests' stdin) against the bounds."""
         self.served += 1
         if self.trusted and self.served > MAX_CALLBACKS:
             self.fail(f"the solution made more than {MAX_CALLBACKS} requests of the tests")
@@ -1365,6 +1366,10 @@ class _Peer:
         # reason) is the one met.
         if self.depth >= (MAX_CALL_DEPTH if self.trusted else 2 * MAX_CALL_DEPTH):
             self.fail(f"requests nested more than {MAX_CALL_DEPTH} deep")
+
+    def serve(self, body: bytes) -> None:
+        """Serve one request of the other side and send the reply."""
+        self.admit()
         op_bytes, sep, rest = body.partition(b"\0")
         op = op_bytes.decode("ascii", "replace")
         if not sep or op not in _OPS:
@@ -1418,9 +1423,7 @@ class _Peer:
         the tests: it reads what the tests gave it, as in-process, where they patch
         ``builtins.input`` (``unittest.mock.patch``) or ``sys.stdin`` (an ``io.StringIO``);
         where they patched neither, its stdin is empty (the judge's own is never read)."""
-        self.served += 1
-        if self.served > MAX_CALLBACKS:
-            self.fail(f"the solution made more than {MAX_CALLBACKS} requests of the tests")
+        self.admit()
         request = decode(body)
         if (
             type(request) is not tuple
@@ -1432,6 +1435,7 @@ class _Peer:
         method, arg = request
         kind: bytes = b"R"
         result: Any = None
+        self.depth += 1  # the tests' input may call the solution, which may read again
         try:
             patched = sys.stdin is not self.stdin
             if method == "input":
@@ -1449,6 +1453,8 @@ class _Peer:
             if self.failed is None:
                 self.failed = f"the tests' stdin raised {type(exc).__name__}"
             raise
+        finally:
+            self.depth -= 1
         self.send(kind, self.reply(result, {}, [], []))
 
     def ask_judge(self, method: str, arg: str | int) -> Any:
@@ -2128,6 +2134,13 @@ def _greeting(
     return names, standard, modules, constants
 
 
+def _for_tests(name: str, value: Any) -> Any:
+    """What the tests' namespace holds under a name of the solution's: never the solution's
+    object under the name of a standard module (tests that use ``math`` without importing it
+    get the judge's math, not a ``math = Fake()`` whose ``isclose`` is always true)."""
+    return _import(name) if name in TEST_MODULES else value
+
+
 def _ask_constants(
     peer: _Peer, constants: tuple[Any, ...], used: frozenset[str], namespace: dict[str, Any]
 ) -> None:
@@ -2141,11 +2154,6 @@ def _ask_constants(
     wanted = tuple(
         n for n in held[:MAX_NAMES] if n in used and n not in namespace and _may_proxy(n)
     )
-    if any(n in TEST_MODULES for n in wanted):
-        # As for callables: never the solution's object under a standard module's name (a
-        # ``math = Fake()`` whose ``isclose`` is always true), the judge's own module.
-        namespace.update({n: _import(n) for n in wanted if n in TEST_MODULES})
-        wanted = tuple(n for n in wanted if n not in TEST_MODULES)
     if not wanted:
         return
     answered = peer.answered
@@ -2153,7 +2161,7 @@ def _ask_constants(
     peer.answered = answered
     if type(values) is not tuple or len(values) != len(wanted):
         peer.fail("the solution answered the request for its values with something else")
-    namespace.update(zip(wanted, values, strict=True))
+    namespace.update((n, _for_tests(n, v)) for n, v in zip(wanted, values, strict=True))
 
 
 def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
@@ -2267,10 +2275,7 @@ def judge_check(
                 namespace[name] = own
         for name, handle in list(names.items())[:MAX_NAMES]:
             if _may_proxy(name):
-                # Never the solution's object under the name of a standard module: tests
-                # that use ``math`` without importing it get the judge's math, not a class
-                # of the solution whose ``isclose`` is always true.
-                namespace[name] = _import(name) if name in TEST_MODULES else handle
+                namespace[name] = _for_tests(name, handle)
         # MBPP's asserts use modules the solution imported (``math.isclose`` with no import
         # of their own): the judge imports its own copy of those the tests name, from a list
         # of standard modules; nothing of the solution's modules crosses.
