@@ -549,11 +549,7 @@ class ActorPool(PoolBase, Generic[A]):
                         for (index, _), (ok, result) in zip(chunk, outcomes, strict=True):
                             failed += not ok
                             core.deliver(index, result, not ok)
-                        # Booked per batch, as TaskPool books a chunk.
-                        if failed < n:
-                            engine.stats.on_finish(ok=True, latency=latency, n=n - failed)
-                        if failed:
-                            engine.stats.on_finish(ok=False, latency=latency, n=failed)
+                        engine.stats.on_chunk(ok=n - failed, failed=failed, latency=latency)
                         return
                 report = self._failure(
                     engine, method, error, member, call, retry=attempt < self.retries, n=n

@@ -97,6 +97,14 @@ class _Recorder:
         if self.unreported is not None:
             self.unreported.append(latency)
 
+    def on_chunk(self, *, ok: int, failed: int, latency: float) -> None:
+        """A chunk's items (a TaskPool chunk, an ActorPool batch), booked at once: ``ok``
+        completed and ``failed`` failed, all with the chunk's latency."""
+        if ok:
+            self.on_finish(ok=True, latency=latency, n=ok)
+        if failed:
+            self.on_finish(ok=False, latency=latency, n=failed)
+
     def on_retry(self, n: int = 1) -> None:
         self.retried += n
 

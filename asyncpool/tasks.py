@@ -368,10 +368,7 @@ class TaskPool(PoolBase, Generic[P, R]):
         if results:
             self._sample(cost / len(results))
         ok_count = sum(1 for ok, _ in results if ok)
-        if ok_count:
-            engine.stats.on_finish(ok=True, latency=latency, n=ok_count)
-        if ok_count != len(results):
-            engine.stats.on_finish(ok=False, latency=latency, n=len(results) - ok_count)
+        engine.stats.on_chunk(ok=ok_count, failed=len(results) - ok_count, latency=latency)
         return results
 
     def _sample(self, per_item_s: float) -> None:
