@@ -66,34 +66,20 @@ def echo(x: int) -> int:
 Pattern = Callable[[int], Awaitable[int]]
 
 
-def _raw_window(submit: Callable[[int], ray.ObjectRef[int]], n: int) -> int:
-    """Ray's documented bounded pattern: keep IN_FLIGHT refs, ``ray.wait`` for the next."""
-    pending: list[ray.ObjectRef[int]] = []
+def _raw_window(submit: Callable[[int], ray.ObjectRef[Any]], n: int, batch: int = 1) -> int:
+    """Ray's documented bounded pattern: keep IN_FLIGHT items in flight, ``ray.wait`` for the
+    next. ``submit(x)`` sends item ``x`` (or, with ``batch > 1``, items ``x`` to
+    ``x + batch - 1`` in one call answering their list)."""
+    pending: list[ray.ObjectRef[Any]] = []
     right = 0
     nxt = 0
     while nxt < n or pending:
-        while nxt < n and len(pending) < IN_FLIGHT:
+        while nxt < n and len(pending) < IN_FLIGHT // batch:
             pending.append(submit(nxt))
-            nxt += 1
-        ready, pending = ray.wait(pending, num_returns=min(len(pending), 64), timeout=None)
-        right += len(ray.get(ready))
-    return right
-
-
-def _raw_window_batched(actors: list[Any], n: int) -> int:
-    """:func:`_raw_window` with ``BATCH`` items per call (``IN_FLIGHT // BATCH`` calls)."""
-    pending: list[ray.ObjectRef[list[int]]] = []
-    right = 0
-    nxt = 0
-    calls = 0
-    while nxt < n or pending:
-        while nxt < n and len(pending) < IN_FLIGHT // BATCH:
-            chunk = list(range(nxt, min(nxt + BATCH, n)))
-            pending.append(actors[calls % ACTORS].score_many.remote(chunk))
-            nxt += len(chunk)
-            calls += 1
-        ready, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=None)
-        right += sum(len(r) for r in ray.get(ready))
+            nxt += batch
+        ready, pending = ray.wait(pending, num_returns=min(len(pending), 64 // batch), timeout=None)
+        done = ray.get(ready)
+        right += len(done) if batch == 1 else sum(len(d) for d in done)
     return right
 
 
@@ -116,7 +102,13 @@ def patterns(
         return sum([1 async for _ in batched.map("score", range(n))])
 
     async def actor_raw_window_batched(n: int) -> int:
-        return _raw_window_batched(actors, n)
+        return _raw_window(
+            lambda x: actors[x // BATCH % ACTORS].score_many.remote(
+                list(range(x, min(x + BATCH, n)))
+            ),
+            n,
+            BATCH,
+        )
 
     async def actor_pool_call(n: int) -> int:
         return len(await asyncio.gather(*(pool.call("score", x) for x in range(n))))
