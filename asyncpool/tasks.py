@@ -331,22 +331,31 @@ class TaskPool(PoolBase, Generic[P, R]):
             raise self._submit_error(exc) from None
         engine.stats.on_submit()
         fut: asyncio.Future[Any] = engine.loop.create_future()
-
-        def done(call: _Call, value: Any, error: BaseException | None) -> None:
-            ok, result = self._record(engine, call, value, error, 1)[0]
-            if fut.done():
-                return
-            if ok:
-                fut.set_result(result)
-            else:
-                fut.set_exception(result)
-
-        call = engine.launch(ref, token, done, timeout=self.timeout)
+        call = engine.launch(ref, token, self._submitted_done, timeout=self.timeout, ctx=fut)
         try:
             return await fut  # type: ignore[no-any-return]
         except asyncio.CancelledError:
             engine.abandon(call)
             raise
+
+    def _submitted_done(self, call: _Call, value: Any, error: BaseException | None) -> None:
+        """A ``submit``'s outcome into its future, ``call.ctx``.
+
+        A method, not a closure in ``submit``: a closure's cells (``self``, the engine, the
+        future) are made when ``submit`` starts, so every caller queued for a slot held three
+        more objects for the cyclic garbage collector to walk (11 per queued caller instead of
+        8; with 100,000 queued, 300,000 more on every full collection).
+        """
+        engine = self._engine
+        assert engine is not None  # set when the pool opened, never unset
+        ok, result = self._record(engine, call, value, error, 1)[0]
+        fut: asyncio.Future[Any] = call.ctx
+        if fut.done():
+            return
+        if ok:
+            fut.set_result(result)
+        else:
+            fut.set_exception(result)
 
     def _record(
         self,
