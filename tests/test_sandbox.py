@@ -163,6 +163,29 @@ def test_program_runs_as_main_module_with_threads_joined_and_atexit_run() -> Non
     assert result.stdout_tail == "thread joined\natexit ran\n"
 
 
+def test_annotations_are_evaluated_as_python_does_without_a_future_import() -> None:
+    """The program is compiled without inheriting the sandbox's own ``from __future__ import
+    annotations``: its annotations are objects, as under ``python prog.py``, and a name an
+    annotation uses must exist."""
+    program = """
+        from dataclasses import dataclass, fields
+        def f(x: int) -> list[int]:
+            return [x]
+        @dataclass
+        class P:
+            x: int
+        assert f.__annotations__ == {"x": int, "return": list[int]}, f.__annotations__
+        assert fields(P)[0].type is int
+        try:
+            def g(x: NotDefinedAnywhere): pass
+        except NameError:
+            print("evaluated")
+    """
+    result, _ = _run_timed(program)
+    assert result.status == "passed", result
+    assert result.stdout_tail == "evaluated\n"
+
+
 def test_unicode_output_round_trips() -> None:
     result = run_python("print('h\\u00e9llo \\u2713')")
     assert result.stdout_tail == "h\u00e9llo \u2713\n"

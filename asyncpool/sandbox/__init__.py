@@ -34,7 +34,8 @@ Two processes per check:
 * the **solution** process, jailed as every program (below), under a sandbox uid of its own,
   runs ``solution`` as a module named ``solution`` (not ``__main__``, as in-process harnesses
   exec it: an ``if __name__ == "__main__":`` block reading stdin does not run), then serves the
-  judge's requests over a socket;
+  judge's requests over a socket. Programs and tests are compiled with no ``__future__`` import
+  of the sandbox's (annotations are evaluated, as under ``python prog.py``);
 * the **judge** process, trusted code under *another* uid (``_zygote_wire.JUDGE_UID``, outside the
   pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
   ptrace even for its own uid), with the check's limits, runs ``tests`` in a fresh namespace

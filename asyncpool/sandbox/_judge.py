@@ -2229,7 +2229,7 @@ def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str]]:
     if found is not None:
         _code_cache.move_to_end(tests)
         return found
-    code = compile(tests, "<tests>", "exec")
+    code = compile(tests, "<tests>", "exec", dont_inherit=True)  # not our __future__ imports
     found = (code, frozenset(_names_used(code)))
     _code_cache[tests] = found
     while len(_code_cache) > CODE_CACHE_SIZE:

@@ -104,7 +104,9 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
     sys.modules["__main__"] = sys.modules[main.__name__] = main
     rc = 0
     try:
-        code = compile(source, "<program>", "exec")
+        # dont_inherit: not this module's ``from __future__ import annotations`` (every
+        # program's annotations were strings, where ``python prog.py`` evaluates them).
+        code = compile(source, "<program>", "exec", dont_inherit=True)
         del source
         if serve_fd is not None:
             JUDGE.judged_stdin()
