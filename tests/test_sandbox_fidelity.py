@@ -411,6 +411,69 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "ChainMap results compared with dicts, and a ChainMap the tests pass written through",
+        _d("""
+            from collections import ChainMap
+            def layered(defaults, overrides):
+                return ChainMap(overrides, defaults)
+            def set_local(scopes, name, value):
+                scopes[name] = value
+        """),
+        _d("""
+            from collections import ChainMap
+            def layered(defaults, overrides):
+                return ChainMap(defaults, overrides)
+            def set_local(scopes, name, value):
+                scopes.maps[-1][name] = value
+        """),
+        _d("""
+            from collections import ChainMap
+            cm = layered({"a": 1, "b": 2}, {"b": 3})
+            assert cm == {"a": 1, "b": 3} and cm["b"] == 3 and len(cm.maps) == 2
+            assert isinstance(cm, ChainMap)
+            inner, outer = {}, {"x": 0}
+            scopes = ChainMap(inner, outer)
+            set_local(scopes, "x", 5)
+            assert inner == {"x": 5} and outer == {"x": 0}
+        """),
+    ),
+    Case(
+        "inspect.signature and evaluated annotations of the solution's functions and classes",
+        _d("""
+            from dataclasses import dataclass, fields
+            def area(w: float, h: float = 1.0, *, unit: str = "m") -> float:
+                return w * h
+            @dataclass
+            class Box:
+                w: int
+                h: int = 1
+            def field_types():
+                return [f.type for f in fields(Box)]
+        """),
+        _d("""
+            from dataclasses import dataclass, fields
+            def area(w: float, h: float = 0.0, *, unit: str = "m") -> float:
+                return w * h
+            @dataclass
+            class Box:
+                w: int
+                h: int = 1
+            def field_types():
+                return [f.type for f in fields(Box)]
+        """),
+        _d("""
+            import inspect
+            sig = inspect.signature(area)
+            assert list(sig.parameters) == ["w", "h", "unit"]
+            assert sig.parameters["h"].default == 1.0 and sig.return_annotation is float
+            assert sig.parameters["unit"].kind is inspect.Parameter.KEYWORD_ONLY
+            assert str(sig) == "(w: float, h: float = 1.0, *, unit: str = 'm') -> float"
+            assert area.__annotations__ == {"w": float, "h": float, "unit": str, "return": float}
+            assert list(inspect.signature(Box).parameters) == ["w", "h"]
+            assert field_types() == [int, int]
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

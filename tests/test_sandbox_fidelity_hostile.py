@@ -84,6 +84,33 @@ ATTACKS: list[tuple[str, str, str]] = [
         "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n",
     ),
     (
+        "a ChainMap over a dict subclass whose __eq__ lies",
+        _d("""
+            from collections import ChainMap
+            class D(dict):
+                def __eq__(self, other): return True
+                def __ne__(self, other): return False
+            def solve(s):
+                return ChainMap(D())
+        """),
+        "assert solve('aab') == {'a': 2, 'b': 1}\nassert not (solve('') != {'x': 1})\n",
+    ),
+    (
+        "a ChainMap subclass pretending",
+        _d("""
+            from collections import ChainMap
+            class C(ChainMap):
+                def __eq__(self, other): return True
+                def __ne__(self, other): return False
+                def __len__(self): return 2
+                def __iter__(self): return iter("ab")
+                def __getitem__(self, key): return {"a": 2, "b": 1}.get(key, 0)
+            def solve(s):
+                return C() if s == "aab" else C({"x": 1})
+        """),
+        "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n",
+    ),
+    (
         "a defaultdict whose factory is the solution's code",
         _d("""
             from collections import defaultdict

@@ -56,15 +56,15 @@ untrusted bytes):
   judge as real objects of exactly those types: ``None``, ``bool``, ``int``, ``float``,
   ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
   ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
-  built-in factory), ``deque``, ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/
-  ``timedelta`` (fixed-offset time zones), numpy arrays and scalars of numeric, bool,
-  ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw
-  bytes), ``array.array`` objects of numbers, the built-in classes (``int``, ``list``,
-  ``ValueError``: the judge's own, by name),
-  named tuples without methods of their own (rebuilt as the judge's own named tuple class),
-  ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most
-  100 deep, 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a
-  patched ``__eq__``) is not a value;
+  built-in factory), ``deque``, ``ChainMap`` (of those mapping types: a new ``ChainMap`` of the
+  same maps, each a container of the message as any other), ``Fraction``, ``Decimal``,
+  ``datetime``/``date``/``time``/``timedelta`` (fixed-offset time zones), numpy arrays and
+  scalars of numeric, bool, ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from
+  dtype, shape and raw bytes), ``array.array`` objects of numbers, the built-in classes (``int``,
+  ``list``, ``ValueError``: the judge's own, by name), named tuples without methods of their own
+  (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}`` holds;
+  rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB per message.
+  A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
@@ -77,11 +77,12 @@ untrusted bytes):
 * everything else the solution hands out (instances of its classes, its classes, generators and
   iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls, iteration
   (lazy, one item per request: an infinite generator under ``itertools.islice`` works; a
-  generator's return value reaches ``StopIteration.value``), ``len``, indexing, ``in``,
-  ``with``, ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy
-  is the solution's) are requests to the solution. A handle is never equal to, ordered with or
-  combined with a value of the tests (``handle == 3`` is ``False`` whatever its ``__eq__``
-  says); operations between two handles are the solution's own, as in-process;
+  generator's return value reaches ``StopIteration.value``), ``len``, indexing, ``in``, ``with``,
+  ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy is the
+  solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds, defaults and annotations
+  as values or handles) are requests to the solution. A handle is never equal to, ordered with or
+  combined with a value of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says);
+  operations between two handles are the solution's own, as in-process;
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
@@ -145,7 +146,7 @@ class the tests define is not a name of the solution (a solution that calls a ``
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
 does); module state is the solution's own (``random.seed`` in the solution does not reseed the
 tests' ``random``); a value-backed object compares as its base value even where the solution's
-class overrides ``__eq__``; a ``ChainMap`` result is a handle (not equal to the tests' value);
+class overrides ``__eq__``;
 of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided (``monkeypatch`` patches
 the tests' process: ``sys.stdin`` and ``builtins.input`` reach the solution, ``setenv`` and the
 ``solution`` module's attributes do not; a test that needs another, ``tmp_path``,

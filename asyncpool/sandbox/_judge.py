@@ -22,7 +22,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``,
   ``tuple``, ``dict``, ``set``, ``frozenset``, ``range``, ``slice``, ``collections.Counter``,
   ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
-  ``deque``, ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
+  ``deque``, ``ChainMap`` (of the mapping types before it: :data:`_CHAIN_MAPS`),
+  ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
@@ -147,6 +148,10 @@ _Counter = collections.Counter
 _OrderedDict = collections.OrderedDict
 _defaultdict = collections.defaultdict
 _deque = collections.deque
+_ChainMap = collections.ChainMap
+#: The mappings a ``ChainMap`` may chain to cross as a value (a tuple of them, rebuilt as a new
+#: ``ChainMap`` of the receiver's; each is a mutable container of the message as any other).
+_CHAIN_MAPS = frozenset({dict, _Counter, _OrderedDict, _defaultdict})
 _Fraction = fractions.Fraction
 _Decimal = decimal.Decimal
 
@@ -355,6 +360,9 @@ class _Encoder:
         elif kind in _VIEW_TAGS:
             out.append(_VIEW_TAGS[kind])
             self.value(tuple(value), depth + 1)
+        elif kind is _ChainMap and all(type(m) in _CHAIN_MAPS for m in value.maps):
+            out.append(b"M")
+            self.value(tuple(value.maps), depth + 1)
         elif kind is _Fraction:
             out.append(b"r")
             self.value(value.numerator, depth + 1)
@@ -687,6 +695,12 @@ class _Decoder:
 
     # standard types
 
+    def _chainmap(self, depth: int) -> Any:
+        maps = self.value(depth + 1)
+        if type(maps) is not tuple or not maps or not all(type(m) in _CHAIN_MAPS for m in maps):
+            raise CodecError("bad ChainMap")
+        return _ChainMap(*maps)
+
     def _fraction(self, depth: int) -> Any:
         num, den = self.value(depth + 1), self.value(depth + 1)
         if type(num) is not int or type(den) is not int or den <= 0:
@@ -887,6 +901,7 @@ _TAGS: dict[bytes, Any] = {
     b"h": _Decoder._theirs, b"y": _Decoder._mine, b"u": _Decoder._namedtuple,
     b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
+    b"M": _Decoder._chainmap,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -1078,7 +1093,7 @@ def _solution_exception(
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "copy": False, "deepcopy": False,
+    "copy": False, "deepcopy": False, "signature": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
@@ -1545,6 +1560,8 @@ class _Peer:
             return copy.copy(obj) if op == "copy" else copy.deepcopy(obj)
         if op == "round":
             return round(obj, *args[:1])
+        if op == "signature":
+            return _describe_signature(obj)
         if op == "enter":
             return obj.__enter__()
         if op == "exit":
@@ -1556,6 +1573,47 @@ class _Peer:
         if op == "issubclass":
             return issubclass(args[0], obj)
         raise TypeError(f"unknown request {op}")
+
+
+def _describe_signature(obj: Any) -> tuple[Any, ...]:
+    """``inspect.signature(obj)`` as values and handles: per parameter ``(name, kind, has a
+    default, the default, has an annotation, the annotation)``, then the return annotation's
+    pair; :func:`_signature` builds the receiver's ``inspect.Signature`` from it."""
+    import inspect
+
+    empty = inspect.Parameter.empty
+    sig = inspect.signature(obj)
+    params = tuple(
+        (p.name, int(p.kind), p.default is not empty, None if p.default is empty else p.default,
+         p.annotation is not empty, None if p.annotation is empty else p.annotation)
+        for p in sig.parameters.values()
+    )  # fmt: skip
+    ret = sig.return_annotation
+    return (params, ret is not empty, None if ret is empty else ret)
+
+
+def _signature(described: Any) -> Any:
+    """The ``inspect.Signature`` :func:`_describe_signature` described; a ``TypeError`` for
+    anything else (``Signature`` itself checks names, kinds and their order)."""
+    import inspect
+
+    empty = inspect.Parameter.empty
+    try:
+        params, has_ret, ret = described
+        parameters = [
+            inspect.Parameter(
+                _checked(name, str, "a parameter name in signature()"),
+                inspect._ParameterKind(_checked(kind, int, "a parameter kind in signature()")),
+                default=default if has_default is True else empty,
+                annotation=note if has_note is True else empty,
+            )
+            for name, kind, has_default, default, has_note, note in _checked(
+                params, tuple, "signature()"
+            )
+        ]
+        return inspect.Signature(parameters, return_annotation=ret if has_ret is True else empty)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"signature() of the solution's object: {exc}") from None
 
 
 def _outcome(kind: bytes, value: Any) -> Any:
@@ -1601,6 +1659,12 @@ class _Proxy:
     def __doc__(self) -> Any:  # type: ignore[override]
         """The other side's docstring (``f.__doc__``), not this class's."""
         return _peer().request("getattr", self, ("__doc__",))
+
+    @property
+    def __signature__(self) -> Any:
+        """``inspect.signature(f)``: the other side's signature, rebuilt here (defaults and
+        annotations as values or handles), not this class's ``(*args, **kwargs)``."""
+        return _signature(_peer().request("signature", self))
 
     def __init__(self, n: int, owner: _Peer) -> None:
         object.__setattr__(self, "_id", n)
