@@ -474,6 +474,47 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "SimpleNamespace, UUID and pure path results; a namespace the tests pass written back",
+        _d("""
+            import uuid
+            from pathlib import PurePosixPath
+            from types import SimpleNamespace
+            def config(n):
+                return SimpleNamespace(n=n, tags=["a"])
+            def ident(i):
+                return uuid.UUID(int=i)
+            def join(*parts):
+                return PurePosixPath(*parts)
+            def bump(ns):
+                ns.n += 1
+                ns.seen = True
+                return ns
+        """),
+        _d("""
+            import uuid
+            from pathlib import PurePosixPath
+            from types import SimpleNamespace
+            def config(n):
+                return SimpleNamespace(n=n, tags=["a"])
+            def ident(i):
+                return uuid.UUID(int=i)
+            def join(*parts):
+                return PurePosixPath(*parts)
+            def bump(ns):
+                return SimpleNamespace(n=ns.n + 1, seen=True)
+        """),
+        _d("""
+            import uuid
+            from pathlib import PurePosixPath
+            from types import SimpleNamespace
+            assert config(2) == SimpleNamespace(n=2, tags=["a"]) and config(1).tags == ["a"]
+            assert ident(5) == uuid.UUID(int=5) and str(ident(0)).startswith("0000")
+            assert join("a", "b") == PurePosixPath("a/b") and join("a", "b.txt").suffix == ".txt"
+            ns = SimpleNamespace(n=1)
+            assert bump(ns) is ns and ns.n == 2 and ns.seen is True
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

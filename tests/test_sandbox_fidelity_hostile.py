@@ -96,6 +96,21 @@ ATTACKS: list[tuple[str, str, str]] = [
         "assert solve('aab') == {'a': 2, 'b': 1}\nassert not (solve('') != {'x': 1})\n",
     ),
     (
+        "a SimpleNamespace or UUID subclass whose __eq__ lies",
+        _d("""
+            import uuid
+            from types import SimpleNamespace
+            class N(SimpleNamespace):
+                def __eq__(self, other): return True
+            class U(uuid.UUID):
+                def __eq__(self, other): return True
+            def solve(s):
+                return N() if s else U(int=0)
+        """),
+        "from types import SimpleNamespace\nimport uuid\n"
+        "assert solve('x') == SimpleNamespace(a=1)\nassert solve('') == uuid.UUID(int=7)\n",
+    ),
+    (
         "a ChainMap subclass pretending",
         _d("""
             from collections import ChainMap

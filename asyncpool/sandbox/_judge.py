@@ -23,6 +23,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``tuple``, ``dict``, ``set``, ``frozenset``, ``range``, ``slice``, ``collections.Counter``,
   ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
   ``deque``, ``ChainMap`` (of the mapping types before it: :data:`_CHAIN_MAPS`),
+  ``types.SimpleNamespace`` (string names; mutable, written back), ``uuid.UUID``, the path
+  classes of :data:`_PATHS` (by their string),
   ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
@@ -91,10 +93,12 @@ import io
 import keyword
 import operator
 import os
+import pathlib
 import struct
 import sys
 import traceback
 import types
+import uuid
 import weakref
 from array import array as _array
 from collections.abc import Callable
@@ -149,6 +153,12 @@ _OrderedDict = collections.OrderedDict
 _defaultdict = collections.defaultdict
 _deque = collections.deque
 _ChainMap = collections.ChainMap
+#: ``types.SimpleNamespace``: a mutable container of its attributes (string names only).
+_Namespace = types.SimpleNamespace
+_UUID = uuid.UUID
+#: Path classes whose objects cross as values (class code, then the path's string).
+_PATHS: tuple[type, ...] = (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath)
+_PATH_CODE = {cls: i for i, cls in enumerate(_PATHS)}
 #: The mappings a ``ChainMap`` may chain to cross as a value (a tuple of them, rebuilt as a new
 #: ``ChainMap`` of the receiver's; each is a mutable container of the message as any other).
 _CHAIN_MAPS = frozenset({dict, _Counter, _OrderedDict, _defaultdict})
@@ -179,7 +189,9 @@ _BUILTIN_TYPES: dict[str, type] = {
 _BUILTIN_TYPE_NAMES = {id(cls): name.encode("ascii") for name, cls in _BUILTIN_TYPES.items()}
 
 #: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
-_MUTABLE = frozenset({list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque})
+_MUTABLE = frozenset(
+    {list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque, _Namespace}
+)
 
 #: ``dict`` views cross as values (their items, rebuilt as a view of a new dict of the
 #: receiver's): ``d.keys() == {1, 3}`` and ``d.items() & other`` work as in-process; a view no
@@ -294,7 +306,9 @@ class _Encoder:
             data = value.encode("utf-8", "surrogatepass")
             out += (b"s", _U32.pack(len(data)), data)
         elif kind in _MUTABLE and (
-            kind is not _defaultdict or id(value.default_factory) in _FACTORY_CODE
+            id(value.default_factory) in _FACTORY_CODE if kind is _defaultdict
+            else all(type(k) is str for k in vars(value)) if kind is _Namespace
+            else True
         ):
             self.mutable(value, kind, depth, content)
         elif kind is tuple or kind is frozenset:
@@ -337,7 +351,10 @@ class _Encoder:
         elif kind is bytearray:
             out += (b"B", _U32.pack(len(value)), bytes(value))
         else:
-            if kind is _defaultdict:
+            if kind is _Namespace:
+                out.append(b"G")
+                value = vars(value)
+            elif kind is _defaultdict:
                 out += (b"D", bytes((_FACTORY_CODE[id(value.default_factory)],)))
             else:
                 out.append(b"d" if kind is dict else b"C" if kind is _Counter else b"O")
@@ -363,6 +380,12 @@ class _Encoder:
         elif kind is _ChainMap and all(type(m) in _CHAIN_MAPS for m in value.maps):
             out.append(b"M")
             self.value(tuple(value.maps), depth + 1)
+        elif kind is _UUID:
+            out.append(b"U")
+            self.value(value.int, depth + 1)
+        elif kind in _PATH_CODE:
+            out += (b"P", bytes((_PATH_CODE[kind],)))
+            self.value(str(value), depth + 1)
         elif kind is _Fraction:
             out.append(b"r")
             self.value(value.numerator, depth + 1)
@@ -695,6 +718,30 @@ class _Decoder:
 
     # standard types
 
+    def _namespace(self, depth: int) -> Any:
+        out = _Namespace()
+        self.refs.append(out)
+        attrs = vars(out)
+        for _ in range(self.length()):
+            name = self.value(depth + 1)
+            if type(name) is not str:
+                raise CodecError("bad SimpleNamespace name")
+            attrs[name] = self.value(depth + 1)
+        return out
+
+    def _uuid(self, depth: int) -> Any:
+        n = self.value(depth + 1)
+        if type(n) is not int or not 0 <= n < 1 << 128:
+            raise CodecError("bad UUID")
+        return _UUID(int=n)
+
+    def _path(self, depth: int) -> Any:
+        (code,) = self.take(1)
+        text = self.value(depth + 1)
+        if code >= len(_PATHS) or type(text) is not str:
+            raise CodecError("bad path")
+        return _PATHS[code](text)
+
     def _chainmap(self, depth: int) -> Any:
         maps = self.value(depth + 1)
         if type(maps) is not tuple or not maps or not all(type(m) in _CHAIN_MAPS for m in maps):
@@ -901,7 +948,8 @@ _TAGS: dict[bytes, Any] = {
     b"h": _Decoder._theirs, b"y": _Decoder._mine, b"u": _Decoder._namedtuple,
     b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
-    b"M": _Decoder._chainmap,
+    b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
+    b"P": _Decoder._path,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -923,6 +971,8 @@ def _snapshot(container: Any) -> Any:
     """What ``container`` holds now, to tell later whether it changed (by identity)."""
     if type(container) is bytearray:
         return bytes(container)
+    if type(container) is _Namespace:
+        container = vars(container)
     if isinstance(container, dict):
         return (list(container.keys()), list(container.values()))
     return list(container)
@@ -931,6 +981,8 @@ def _snapshot(container: Any) -> Any:
 def _changed(container: Any, snap: Any) -> bool:
     if type(container) is bytearray:
         return bool(bytes(container) != snap)
+    if type(container) is _Namespace:
+        container = vars(container)
     if isinstance(container, dict):
         keys, values = snap
         return (
@@ -961,6 +1013,9 @@ def _apply(target: Any, new: Any) -> None:
     elif kind is _OrderedDict:
         target.clear()
         target.update(new)
+    elif kind is _Namespace:
+        vars(target).clear()
+        vars(target).update(vars(new))
     else:  # dict, Counter, defaultdict: dict's own methods (Counter.update adds)
         dict.clear(target)
         dict.update(target, new)
