@@ -474,7 +474,7 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
-        "SimpleNamespace, UUID and pure path results; a namespace the tests pass written back",
+        "SimpleNamespace, UUID, pure path and memoryview results; a namespace written back",
         _d("""
             import uuid
             from pathlib import PurePosixPath
@@ -485,6 +485,8 @@ CORPUS: list[Case] = [
                 return uuid.UUID(int=i)
             def join(*parts):
                 return PurePosixPath(*parts)
+            def tail(data):
+                return memoryview(data)[1:]
             def bump(ns):
                 ns.n += 1
                 ns.seen = True
@@ -500,6 +502,8 @@ CORPUS: list[Case] = [
                 return uuid.UUID(int=i)
             def join(*parts):
                 return PurePosixPath(*parts)
+            def tail(data):
+                return memoryview(data)[1:]
             def bump(ns):
                 return SimpleNamespace(n=ns.n + 1, seen=True)
         """),
@@ -510,6 +514,7 @@ CORPUS: list[Case] = [
             assert config(2) == SimpleNamespace(n=2, tags=["a"]) and config(1).tags == ["a"]
             assert ident(5) == uuid.UUID(int=5) and str(ident(0)).startswith("0000")
             assert join("a", "b") == PurePosixPath("a/b") and join("a", "b.txt").suffix == ".txt"
+            assert tail(b"abc") == b"bc" and bytes(tail(bytearray(b"xy"))) == b"y"
             ns = SimpleNamespace(n=1)
             assert bump(ns) is ns and ns.n == 2 and ns.seen is True
         """),

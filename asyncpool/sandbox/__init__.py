@@ -59,7 +59,8 @@ untrusted bytes):
   built-in factory), ``deque``, ``ChainMap`` (of those mapping types: a new ``ChainMap`` of the
   same maps, each a container of the message as any other), ``types.SimpleNamespace`` (a
   container of its attributes, written back as a dict is), ``uuid.UUID``, ``PurePosixPath``,
-  ``PureWindowsPath`` and ``PosixPath`` (by their string), ``Fraction``, ``Decimal``,
+  ``PureWindowsPath`` and ``PosixPath`` (by their string), ``memoryview`` of bytes (a read-only
+  copy), ``Fraction``, ``Decimal``,
   ``datetime``/``date``/``time``/``timedelta`` (fixed-offset time zones), numpy arrays and
   scalars of numeric, bool, ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from
   dtype, shape and raw bytes), ``array.array`` objects of numbers, the built-in classes (``int``,
@@ -148,9 +149,9 @@ class the tests define is not a name of the solution (a solution that calls a ``
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
 does); module state is the solution's own (``random.seed`` in the solution does not reseed the
 tests' ``random``); a value-backed object compares as its base value even where the solution's
-class overrides ``__eq__``; a ``memoryview`` and a ``datetime`` with a ``zoneinfo`` time zone
-are handles (not equal to the tests' values: compare ``bytes(r)``, or convert to a fixed
-offset);
+class overrides ``__eq__``; a ``datetime`` with a ``zoneinfo`` time zone is a handle (not
+equal to the tests' value: convert it to a fixed offset); a ``memoryview`` crosses as a
+read-only copy (one the tests pass cannot be written through);
 of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided (``monkeypatch`` patches
 the tests' process: ``sys.stdin`` and ``builtins.input`` reach the solution, ``setenv`` and the
 ``solution`` module's attributes do not; a test that needs another, ``tmp_path``,

@@ -24,7 +24,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
   ``deque``, ``ChainMap`` (of the mapping types before it: :data:`_CHAIN_MAPS`),
   ``types.SimpleNamespace`` (string names; mutable, written back), ``uuid.UUID``, the path
-  classes of :data:`_PATHS` (by their string),
+  classes of :data:`_PATHS` (by their string), ``memoryview`` of bytes (formats ``B``, ``b``,
+  ``c``, contiguous; rebuilt read-only over a copy),
   ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
@@ -380,6 +381,9 @@ class _Encoder:
         elif kind is _ChainMap and all(type(m) in _CHAIN_MAPS for m in value.maps):
             out.append(b"M")
             self.value(tuple(value.maps), depth + 1)
+        elif kind is memoryview and value.format in ("B", "b", "c") and value.ndim == 1:
+            data = value.tobytes()
+            out += (b"w", value.format.encode(), _U32.pack(len(data)), data)
         elif kind is _UUID:
             out.append(b"U")
             self.value(value.int, depth + 1)
@@ -729,6 +733,13 @@ class _Decoder:
             attrs[name] = self.value(depth + 1)
         return out
 
+    def _memoryview(self, depth: int) -> Any:
+        (code,) = self.take(1)
+        if code not in b"Bbc":
+            raise CodecError("bad memoryview format")
+        view = memoryview(bytes(self.take(self.length())))
+        return view if code == ord("B") else view.cast("b" if code == ord("b") else "c")
+
     def _uuid(self, depth: int) -> Any:
         n = self.value(depth + 1)
         if type(n) is not int or not 0 <= n < 1 << 128:
@@ -949,7 +960,7 @@ _TAGS: dict[bytes, Any] = {
     b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
-    b"P": _Decoder._path,
+    b"P": _Decoder._path, b"w": _Decoder._memoryview,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
