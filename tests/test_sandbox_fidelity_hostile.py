@@ -388,6 +388,13 @@ HONEST: list[tuple[str, str, str]] = [
     ("honest sort", HONEST_SORT, SORT_TESTS),
     ("honest Counter", "from collections import Counter\ndef solve(s):\n    return Counter(s)\n",
      "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n"),
+    # A map that is not a value (a defaultdict of a lambda) makes the ChainMap a handle, not a
+    # message the judge refuses as malformed.
+    ("honest ChainMap over a defaultdict of a lambda",
+     "from collections import ChainMap, defaultdict\ndef solve(s):\n"
+     "    counts = defaultdict(lambda: 0)\n    for c in s:\n        counts[c] += 1\n"
+     "    return ChainMap({}, counts)\n",
+     "assert solve('aab')['a'] == 2 and dict(solve('aab')) == {'a': 2, 'b': 1}\n"),
     ("honest callback", "def solve(xs, check):\n    check(sorted(xs))\n    return sorted(xs)\n",
      "def check(r):\n    assert r == sorted(r)\nassert solve([2, 1], check) == [1, 2]\n"),
     ("honest generator argument", "def solve(xs):\n    return sorted(xs)\n",

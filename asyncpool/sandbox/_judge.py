@@ -25,7 +25,7 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``deque``, ``ChainMap`` (of the mapping types before it: :data:`_CHAIN_MAPS`),
   ``types.SimpleNamespace`` (string names; mutable, written back), ``uuid.UUID``, the path
   classes of :data:`_PATHS` (by their string), ``memoryview`` of bytes (formats ``B``, ``b``,
-  ``c``, contiguous; rebuilt read-only over a copy),
+  ``c``, one dimension; rebuilt read-only over a copy),
   ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
@@ -378,7 +378,7 @@ class _Encoder:
         elif kind in _VIEW_TAGS:
             out.append(_VIEW_TAGS[kind])
             self.value(tuple(value), depth + 1)
-        elif kind is _ChainMap and all(type(m) in _CHAIN_MAPS for m in value.maps):
+        elif kind is _ChainMap and all(map(_chainable, value.maps)):
             out.append(b"M")
             self.value(tuple(value.maps), depth + 1)
         elif kind is memoryview and value.format in ("B", "b", "c") and value.ndim == 1:
@@ -478,6 +478,15 @@ _DATETIME_TAGS: dict[type, bytes] = {
     datetime.time: b"H",
     datetime.timedelta: b"V",
 }
+
+
+def _chainable(mapping: Any) -> bool:
+    """Whether ``mapping`` crosses as a value a ``ChainMap`` may chain (a ``defaultdict`` only
+    of a built-in factory, as everywhere)."""
+    kind = type(mapping)
+    return kind in _CHAIN_MAPS and (
+        kind is not _defaultdict or id(mapping.default_factory) in _FACTORY_CODE
+    )
 
 
 def _fixed_tz(value: Any) -> bool:
