@@ -520,6 +520,34 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "datetimes in zoneinfo time zones compared with the tests' datetimes",
+        _d("""
+            from datetime import datetime, timedelta
+            from zoneinfo import ZoneInfo
+            def local_noon(day, zone):
+                return datetime(2024, 3, day, 12, tzinfo=ZoneInfo(zone))
+            def shift(t, hours):
+                return t + timedelta(hours=hours)
+        """),
+        _d("""
+            from datetime import datetime, timedelta
+            from zoneinfo import ZoneInfo
+            def local_noon(day, zone):
+                return datetime(2024, 3, day, 12, tzinfo=ZoneInfo("UTC"))
+            def shift(t, hours):
+                return t + timedelta(hours=hours)
+        """),
+        _d("""
+            from datetime import datetime, timezone
+            from zoneinfo import ZoneInfo
+            paris = local_noon(1, "Europe/Paris")
+            assert paris == datetime(2024, 3, 1, 11, tzinfo=timezone.utc)
+            assert paris.tzinfo is ZoneInfo("Europe/Paris") and paris.utcoffset().seconds == 3600
+            t = shift(datetime(2024, 3, 31, 1, 30, tzinfo=ZoneInfo("Europe/Paris")), 1)
+            assert t.tzinfo.key == "Europe/Paris"
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

@@ -9,11 +9,13 @@ round trips is met) are in the slow tier.
 
 from __future__ import annotations
 
+import datetime
 import textwrap
+import zoneinfo
 
 import pytest
 
-from asyncpool.sandbox import run_tests
+from asyncpool.sandbox import _judge, run_tests
 
 
 def _d(text: str) -> str:
@@ -480,3 +482,14 @@ def test_a_failed_bound_names_its_reason() -> None:
     )
     assert result.status == "failed"
     assert "nested more than 50 deep" in result.stdout_tail
+
+
+@pytest.mark.parametrize("key", [b"../../x", b"/etc/xy", b"Etc/.\x00x", b"Etc/UT "])
+def test_a_zoneinfo_key_that_is_a_path_is_refused_by_the_decoder(key: bytes) -> None:
+    """A ``datetime``'s ``ZoneInfo`` crosses as its key, which the receiver opens under the
+    system's time zone directory: a forged key that is a path (or not a plain key) is a
+    malformed message, never a file opened elsewhere."""
+    sent = _judge.encode(datetime.datetime(2024, 1, 1, tzinfo=zoneinfo.ZoneInfo("Etc/UTC")))
+    assert _judge.decode(sent).tzinfo is zoneinfo.ZoneInfo("Etc/UTC")
+    with pytest.raises(_judge.CodecError, match="time zone key"):
+        _judge.decode(sent.replace(b"Etc/UTC", key))

@@ -57,17 +57,18 @@ untrusted bytes):
   ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
   ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
   built-in factory), ``deque``, ``ChainMap`` (of those mapping types: a new ``ChainMap`` of the
-  same maps, each a container of the message as any other), ``types.SimpleNamespace`` (a
-  container of its attributes, written back as a dict is), ``uuid.UUID``, ``PurePosixPath``,
+  same maps, each a container of the message as any other), ``types.SimpleNamespace`` (a container
+  of its attributes, written back as a dict is), ``uuid.UUID``, ``PurePosixPath``,
   ``PureWindowsPath`` and ``PosixPath`` (by their string), ``memoryview`` of bytes (a read-only
-  copy), ``Fraction``, ``Decimal``,
-  ``datetime``/``date``/``time``/``timedelta`` (fixed-offset time zones), numpy arrays and
-  scalars of numeric, bool, ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from
-  dtype, shape and raw bytes), ``array.array`` objects of numbers, the built-in classes (``int``,
-  ``list``, ``ValueError``: the judge's own, by name), named tuples without methods of their own
-  (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}`` holds;
-  rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB per message.
-  A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
+  copy), ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset
+  time zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
+  system's zone files), numpy arrays and scalars of numeric, bool, ``datetime64`` and
+  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes), ``array.array``
+  objects of numbers, the built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by
+  name), named tuples without methods of their own (rebuilt as the judge's own named tuple class),
+  ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most
+  100 deep, 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a
+  patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
@@ -149,9 +150,8 @@ class the tests define is not a name of the solution (a solution that calls a ``
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
 does); module state is the solution's own (``random.seed`` in the solution does not reseed the
 tests' ``random``); a value-backed object compares as its base value even where the solution's
-class overrides ``__eq__``; a ``datetime`` with a ``zoneinfo`` time zone is a handle (not
-equal to the tests' value: convert it to a fixed offset); a ``memoryview`` crosses as a
-read-only copy (one the tests pass cannot be written through);
+class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the tests pass
+cannot be written through);
 of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided (``monkeypatch`` patches
 the tests' process: ``sys.stdin`` and ``builtins.input`` reach the solution, ``setenv`` and the
 ``solution`` module's attributes do not; a test that needs another, ``tmp_path``,

@@ -27,7 +27,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   classes of :data:`_PATHS` (by their string), ``memoryview`` of bytes (formats ``B``, ``b``,
   ``c``, one dimension; rebuilt read-only over a copy),
   ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
-  ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone`` only, a fixed offset),
+  ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone``, a fixed offset, and on
+  a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
   unpickled), ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back, as
@@ -101,6 +102,7 @@ import traceback
 import types
 import uuid
 import weakref
+import zoneinfo
 from array import array as _array
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -490,10 +492,29 @@ def _chainable(mapping: Any) -> bool:
 
 
 def _fixed_tz(value: Any) -> bool:
-    """Whether a date/time value's time zone (if any) is a ``datetime.timezone``: a fixed
-    offset, rebuilt exactly; any other ``tzinfo`` is code, so the value crosses as a handle."""
+    """Whether a date/time value's time zone (if any) is a ``datetime.timezone`` (a fixed
+    offset, rebuilt exactly) or, on a ``datetime``, a ``zoneinfo.ZoneInfo`` of a plain key
+    (rebuilt as the receiver's ``ZoneInfo`` of that key, from the system's time zone data);
+    any other ``tzinfo`` is code, so the value crosses as a handle."""
     tz = getattr(value, "tzinfo", None)
-    return tz is None or type(tz) is datetime.timezone
+    if tz is None or type(tz) is datetime.timezone:
+        return True
+    return (
+        type(tz) is zoneinfo.ZoneInfo
+        and type(value) is datetime.datetime
+        and _zone_key(tz.key) is not None
+    )
+
+
+def _zone_key(key: Any) -> str | None:
+    """``key`` if it is a plain IANA key (``Europe/Paris``, ``UTC``), else ``None``: never a
+    path (no ``..``, no leading ``/``), so the receiver opens only its time zone files."""
+    if type(key) is not str or not 0 < len(key) <= 64 or key.startswith("/"):
+        return None
+    parts = key.split("/")
+    ok = all(p and p not in (".", "..") and p.replace("_", "").replace("-", "").replace(
+        "+", "").isalnum() and p.isascii() for p in parts)  # fmt: skip
+    return key if ok else None
 
 
 def _datetime_fields(value: Any) -> tuple[Any, ...]:
@@ -502,7 +523,9 @@ def _datetime_fields(value: Any) -> tuple[Any, ...]:
     if type(value) is datetime.date:
         return (value.year, value.month, value.day)
     tz: Any = None
-    if value.tzinfo is not None:
+    if type(value.tzinfo) is zoneinfo.ZoneInfo:
+        tz = value.tzinfo.key
+    elif value.tzinfo is not None:
         offset = value.tzinfo.utcoffset(None)
         name = value.tzinfo.tzname(None)
         default = datetime.timezone(offset).tzname(None)
@@ -812,6 +835,8 @@ class _Decoder:
             size = 6 if tag == b"H" else 9
             if len(fields) != size or not all(type(f) is int for f in fields[:-1]):
                 raise CodecError("bad date/time")
+            if tag == b"H" and type(fields[-1]) is str:
+                raise CodecError("a time with a zoneinfo zone")
             tz = _timezone(fields[-1])
             *parts, fold = fields[:-1]
             if fold not in (0, 1):
@@ -944,9 +969,17 @@ def _namedtuple_class(name: str, fields: tuple[str, ...]) -> Any:
     return cls
 
 
-def _timezone(spec: Any) -> datetime.timezone | None:
+def _timezone(spec: Any) -> datetime.tzinfo | None:
     if spec is None:
         return None
+    if type(spec) is str:
+        key = _zone_key(spec)
+        if key is None:
+            raise CodecError("bad time zone key")
+        try:
+            return zoneinfo.ZoneInfo(key)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
+            raise CodecError("unknown time zone key") from exc
     if type(spec) is not tuple or len(spec) != 4 or not all(type(f) is int for f in spec[:3]):
         raise CodecError("bad time zone")
     if spec[3] is not None and type(spec[3]) is not str:
