@@ -548,6 +548,43 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "dataclasses.asdict, astuple and fields of the solution's dataclass results",
+        _d("""
+            from dataclasses import dataclass, field
+            @dataclass
+            class Point:
+                x: int
+                y: int
+            @dataclass
+            class Path:
+                name: str
+                points: list = field(default_factory=list)
+            def walk(n):
+                return Path("walk", [Point(i, i * i) for i in range(n)])
+        """),
+        _d("""
+            from dataclasses import dataclass, field
+            @dataclass
+            class Point:
+                x: int
+                y: int
+            @dataclass
+            class Path:
+                name: str
+                points: list = field(default_factory=list)
+            def walk(n):
+                return Path("walk", [Point(i, i + i) for i in range(n)])
+        """),
+        _d("""
+            from dataclasses import asdict, astuple, fields, is_dataclass
+            p = walk(3)
+            assert is_dataclass(p) and [f.name for f in fields(p)] == ["name", "points"]
+            assert asdict(p) == {"name": "walk", "points": [
+                {"x": 0, "y": 0}, {"x": 1, "y": 1}, {"x": 2, "y": 4}]}
+            assert astuple(p.points[2]) == (2, 4)
+        """),
+    ),
+    Case(
         "leetcode: MinStack design class",
         _d("""
             class MinStack:

@@ -145,7 +145,9 @@ passed and within one reply, not for a value two replies return; a handle's ``is
 against the tests' classes is false; ``except`` naming a class of the solution does not catch
 its exception (name the built-in base); ``type(handle)`` is a proxy class of the judge named as
 the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
-``dataclasses.asdict(r)`` and a test's subclass of a class of the solution do not work); a
+and a test's subclass of a class of the solution does not work; of a dataclass's handle,
+``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass`` work, ``replace`` does
+not); a
 class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only
 the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
 does); module state is the solution's own (``random.seed`` in the solution does not reseed the

@@ -1970,29 +1970,57 @@ _PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
 
 
 def _class_name(kind: type) -> bytes:
-    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes)."""
+    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes), then, for
+    a dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
+    bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
+    handle as in-process (:func:`_proxy_class`)."""
     name = kind.__name__
-    return name.encode("utf-8", "replace")[:200] if type(name) is str else b""
+    if type(name) is not str:
+        return b""
+    out = name.encode("utf-8", "replace")[:200]
+    try:
+        import dataclasses
+
+        names = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
+    except Exception:
+        names = []
+    if names and all(type(n) is str and n.isidentifier() for n in names):
+        fields = b"\0".join(n.encode() for n in names)
+        if len(fields) <= 4000:
+            out += b"\0" + fields
+    return out
 
 
 def _proxy_class(name: bytes) -> type[_Proxy] | None:
     """The proxy class named as the other side's class ``name`` (``type(r).__name__`` and
     ``r.__class__.__name__`` are the solution's, as in-process: ``"Node"``, ``"generator"``),
     made once per name, at most 1,000 (then, or for a name that is no identifier, None: the
-    plain :class:`_Proxy`). A subclass with nothing of its own: it behaves as ``_Proxy``."""
+    plain :class:`_Proxy`). A subclass with nothing of its own: it behaves as ``_Proxy``,
+    except that a dataclass's field names (after the name, see :func:`_class_name`) give it
+    the ``__dataclass_fields__`` of a dataclass of those fields made here: ``asdict(r)`` then
+    reads each field of the handle (requests, as ``r.x`` is)."""
     found: type[_Proxy] | None = _PROXY_CLASSES.get(name)  # the path of every handle
     if found is not None:
         return found
-    text = name.decode("utf-8", "replace")
+    head, _, fields = name.partition(b"\0")
+    text = head.decode("utf-8", "replace")
     if not text.isidentifier():
         return None
 
     def make() -> type[_Proxy]:
-        made = type(
-            text,
-            (_Proxy,),
-            {"__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]},
-        )
+        namespace: dict[str, Any] = {
+            "__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]
+        }
+        if fields:
+            import dataclasses
+
+            try:
+                names = fields.decode("ascii").split("\0")
+                model: Any = dataclasses.make_dataclass(text, names)
+                namespace["__dataclass_fields__"] = dict(model.__dataclass_fields__)
+            except (TypeError, ValueError):  # not identifiers, keywords, duplicates
+                pass
+        made = type(text, (_Proxy,), namespace)
         _PROXY_TYPES.add(made)
         return made
 
