@@ -87,6 +87,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import dataclasses
 import datetime
 import decimal
 import fractions
@@ -308,11 +309,7 @@ class _Encoder:
         elif kind is str:
             data = value.encode("utf-8", "surrogatepass")
             out += (b"s", _U32.pack(len(data)), data)
-        elif kind in _MUTABLE and (
-            id(value.default_factory) in _FACTORY_CODE if kind is _defaultdict
-            else all(type(k) is str for k in vars(value)) if kind is _Namespace
-            else True
-        ):
+        elif kind in _MUTABLE and _mutable_value(value, kind):
             self.mutable(value, kind, depth, content)
         elif kind is tuple or kind is frozenset:
             out += (b"t" if kind is tuple else b"z", _U32.pack(len(value)))
@@ -482,13 +479,20 @@ _DATETIME_TAGS: dict[type, bytes] = {
 }
 
 
+def _mutable_value(value: Any, kind: type) -> bool:
+    """Whether ``value``, of the :data:`_MUTABLE` type ``kind``, crosses as a value: a
+    ``defaultdict`` only of a built-in factory, a ``SimpleNamespace`` only with string names."""
+    if kind is _defaultdict:
+        return id(value.default_factory) in _FACTORY_CODE
+    if kind is _Namespace:
+        return all(type(k) is str for k in vars(value))
+    return True
+
+
 def _chainable(mapping: Any) -> bool:
-    """Whether ``mapping`` crosses as a value a ``ChainMap`` may chain (a ``defaultdict`` only
-    of a built-in factory, as everywhere)."""
+    """Whether ``mapping`` crosses as a value a ``ChainMap`` may chain."""
     kind = type(mapping)
-    return kind in _CHAIN_MAPS and (
-        kind is not _defaultdict or id(mapping.default_factory) in _FACTORY_CODE
-    )
+    return kind in _CHAIN_MAPS and _mutable_value(mapping, kind)
 
 
 def _fixed_tz(value: Any) -> bool:
@@ -1979,8 +1983,6 @@ def _class_name(kind: type) -> bytes:
         return b""
     out = name.encode("utf-8", "replace")[:200]
     try:
-        import dataclasses
-
         names = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
     except Exception:
         names = []
@@ -2012,8 +2014,6 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
             "__slots__": (), "__module__": "solution", "__doc__": vars(_Proxy)["__doc__"]
         }
         if fields:
-            import dataclasses
-
             try:
                 names = fields.decode("ascii").split("\0")
                 model: Any = dataclasses.make_dataclass(text, names)
