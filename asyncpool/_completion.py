@@ -27,6 +27,17 @@ single result: while results flow it gets them in batches, one slice apart while
 and up to ``_GATHER_MAX_S`` apart while many are, as a gather does, so that the scans' cost is
 shared by more results.
 
+The exception is a prompt subscriber's few refs (a pool's slots): while fewer than
+``_CALLBACK_MAX`` such refs are pending in the process, :meth:`Subscription.extend` hands them
+to Ray's per-ref callback instead (what ``await ref`` uses), and the scans never see them.
+There the per-ref cost is what the hand-written ``Semaphore`` + ``await ref`` pays too, and the
+result reaches the loop as soon as Ray has it; a scan cannot pick up a ref submitted while it
+blocks, so a slot's next call could wait out the rest of a slice (bench_scale, 10,000 submits
+through 4 slots against ``Semaphore(4)`` + ``await ref``: 1.11-1.13x scanned, 0.99-1.01x
+called back, alternating runs). A callback that Ray never calls (it shut down) is found by the
+waiter, which checks ``ray.is_initialized`` every ``_CALLBACK_CHECK_S`` while such refs are
+pending and then fails them as below.
+
 If Ray is shut down (or ``ray.wait`` fails) under it, every pending subscriber receives an
 :class:`~asyncpool.errors.AsyncPoolError` for each position it was still waiting for, and the
 core starts afresh. A forked child gets a fresh core (the parent's thread does not exist there).
@@ -48,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
@@ -56,6 +68,7 @@ from typing import Any
 import ray
 import ray._private.worker as _ray_worker
 from ray import ObjectRef
+from ray.exceptions import RayError, RayTaskError
 
 from ._per_process import PerProcess
 from .errors import AsyncPoolError
@@ -90,6 +103,11 @@ _BATCH_MAX_S = 0.02
 _GATHER_MAX_S = 0.05
 #: Ready refs fetched with one ``ray.get`` at most (bounds the memory of one batch in flight).
 _FETCH_CHUNK = 4096
+#: At most this many refs of prompt subscribers are served by Ray's per-ref callback at once
+#: (see the module docstring); the rest are scanned.
+_CALLBACK_MAX = 16
+#: While only callback-served refs are pending, how often the waiter checks that Ray is up.
+_CALLBACK_CHECK_S = 0.05
 
 
 class Subscription:
@@ -100,6 +118,7 @@ class Subscription:
 
     __slots__ = (
         "__weakref__",
+        "_called",
         "_closed",
         "_core",
         "_counted",
@@ -148,6 +167,8 @@ class Subscription:
             self._positions.setdefault(ref, []).append(position)
         #: Batches posted to the loop but not delivered yet.
         self._inflight: list[list[Item]] = []
+        #: Its refs that Ray's per-ref callback serves (not scanned), not called back yet.
+        self._called: set[ObjectRef[Any]] = set()
         self._closed = False
 
     @property
@@ -173,7 +194,9 @@ class Subscription:
         For a long-lived subscriber that adds refs one call at a time (a pool's engine): one
         subscription for all its calls instead of one per call, so a call costs a few dict
         entries here, and a scan's results reach that subscriber in one batch (one lock and one
-        ``deliver`` per batch, not per call). Any thread; raises ``RuntimeError`` once closed.
+        ``deliver`` per batch, not per call). A prompt subscription's refs go to Ray's per-ref
+        callback while the process has fewer than ``_CALLBACK_MAX`` of those pending (see the
+        module docstring). Any thread; raises ``RuntimeError`` once closed.
         """
         core = self._core
         with core.lock:
@@ -190,9 +213,39 @@ class Subscription:
                     new.append(ref)
                 else:
                     held.append(first + offset)
-            if new:
-                core._register(self, new)
+            called = core._take_callbacks(self, new) if new and self._prompt else 0
+            if called < len(new):
+                core._register(self, new[called:])
+        for index in range(called):
+            ref = new[index]
+            try:
+                ref._on_completed(functools.partial(self._called_back, ref))
+            except Exception:  # Ray is gone: let the waiter find out and fail it clearly
+                with core.lock:
+                    if core._callback_done(self, ref):
+                        core._register(self, [ref])
         return first
+
+    def _called_back(self, ref: ObjectRef[Any], result: Any) -> None:
+        """Ray's callback for a ref this subscription took by callback (Ray's own thread)."""
+        core = self._core
+        if isinstance(result, RayTaskError):
+            item: tuple[Any, bool] = (result.as_instanceof_cause(), True)
+        else:
+            item = (result, isinstance(result, RayError))
+        with core.lock:
+            if not core._callback_done(self, ref):
+                return  # closed, or failed by a shutdown, meanwhile
+            positions = self._positions.pop(ref, None)
+            if not positions:
+                return
+            value, is_error = item
+            idle = not self._inflight
+            self._inflight.append([(p, value, is_error) for p in positions])
+            if self._counted and not self._positions:
+                core._count(self, -1)
+        if idle:  # otherwise a delivery is already on its way and takes this batch too
+            core._post({self._loop: [self]})
 
     def close(self) -> list[int]:
         """Stop watching; ``deliver`` is never called again. Idempotent, any thread.
@@ -333,6 +386,11 @@ class _Core:
         #: The thread sleeps on ``_wake`` (nothing watched); only then does a new ref notify
         #: it (``Condition.notify`` is Python code: a few us a call on a pool's hot path).
         self._sleeping = False
+        #: ... and with no timeout (nothing served by callback either).
+        self._sleeping_forever = False
+        #: Refs served by Ray's per-ref callback, in all, and the subscriptions that have any.
+        self._called_total = 0
+        self._called_subs: dict[Subscription, None] = {}
         #: Open subscriptions that want no values / accept readiness anywhere (``wait``);
         #: while both are empty the scan and hand-over paths pay nothing for them.
         self._bare: dict[Subscription, None] = {}
@@ -367,13 +425,47 @@ class _Core:
                 self._remote_refs[ref] = self._remote_refs.get(ref, 0) + 1
         self._added = True
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, args=(self._generation,), name="asyncpool-completions",
-                daemon=True,
-            )
-            self._thread.start()
+            self._start()
         elif self._sleeping:
             self._wake.notify()
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._run, args=(self._generation,), name="asyncpool-completions",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _take_callbacks(self, sub: Subscription, refs: list[ObjectRef[Any]]) -> int:
+        """How many of ``refs`` (from the first), new to the prompt ``sub``, Ray's per-ref
+        callback serves instead of the scans; marks them so (lock held)."""
+        if not (sub._values and sub._local):
+            return 0
+        taken = min(len(refs), _CALLBACK_MAX - self._called_total)
+        if taken <= 0:
+            return 0
+        sub._called.update(refs[:taken])
+        self._called_total += taken
+        self._called_subs[sub] = None
+        if sub._stream and not sub._counted:
+            self._count(sub, 1)
+        # The waiter watches for a shutdown while callbacks are pending (they may never come).
+        if self._thread is None:
+            self._start()
+        elif self._sleeping_forever:
+            self._wake.notify()
+        return taken
+
+    def _callback_done(self, sub: Subscription, ref: ObjectRef[Any]) -> bool:
+        """Unmark a callback-served ref of ``sub``; False if it was not (lock held)."""
+        called = sub._called
+        if ref not in called:
+            return False
+        called.discard(ref)
+        self._called_total -= 1
+        if not called:
+            del self._called_subs[sub]
+        return True
 
     def _forget(self, sub: Subscription) -> None:
         """Remove ``sub`` from the watch table (lock held)."""
@@ -386,6 +478,10 @@ class _Core:
                 del self._watch[ref]
         if sub._counted:
             self._count(sub, -1)
+        if sub._called:
+            self._called_total -= len(sub._called)
+            sub._called.clear()
+            del self._called_subs[sub]
         self._bare.pop(sub, None)
         if sub in self._remote:
             del self._remote[sub]
@@ -419,14 +515,20 @@ class _Core:
         idle = 0  # scans in a row that found nothing, with nothing new subscribed
         while True:
             with self.lock:
+                gone = False
                 while not self._watch:
                     flowing = False
                     self._sleeping = True
+                    self._sleeping_forever = not self._called_total
                     try:
-                        self._wake.wait()
+                        self._wake.wait(None if self._sleeping_forever else _CALLBACK_CHECK_S)
                     finally:
-                        self._sleeping = False
-                refs = list(self._watch)
+                        self._sleeping = self._sleeping_forever = False
+                    if self._called_total and not ray.is_initialized():
+                        gone = True
+                        break
+                # Ray is gone under callback-served refs: the scan below fails every subscriber.
+                refs = [] if gone else list(self._watch)
                 remote = self._remote_only() if self._remote_refs else {}
                 streaming = self._streaming > 0
                 prompting = self._prompting > 0
@@ -555,6 +657,11 @@ class _Core:
         per_loop: dict[asyncio.AbstractEventLoop, list[Subscription]] = {}
         with self.lock:
             subs = {s for ss in self._watch.values() for s in ss}
+            subs.update(self._called_subs)
+            for sub in self._called_subs:
+                sub._called.clear()
+            self._called_subs.clear()
+            self._called_total = 0
             self._watch.clear()
             self._streaming = self._prompting = 0
             self._bare.clear()

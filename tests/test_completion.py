@@ -200,6 +200,7 @@ def test_a_forked_child_starts_with_a_fresh_core(ray_cluster: SessionCluster) ->
 _SHUTDOWN_SCRIPT = textwrap.dedent(
     """
     import asyncio, time, ray
+    from asyncpool import _completion
     from asyncpool._completion import subscribe
     from asyncpool.errors import AsyncPoolError
 
@@ -211,7 +212,7 @@ _SHUTDOWN_SCRIPT = textwrap.dedent(
         got = []
         ray.init(address=ADDRESS, log_to_driver=False)
         ref = slow.remote()
-        subscribe([ref], got.extend)
+        SUBSCRIBE
         await asyncio.sleep(0.5)
         ray.shutdown()
         deadline = time.monotonic() + 30
@@ -241,10 +242,20 @@ _SHUTDOWN_SCRIPT = textwrap.dedent(
 )
 
 
+_SCANNED = "subscribe([ref], got.extend)"
+# A pool's slot: Ray's per-ref callback serves it, which a shutdown may never call.
+_CALLED_BACK = (
+    "sub = subscribe([], got.extend, prompt=True); sub.extend([ref]); "
+    "core = _completion._core(); assert sub._called and not core._watch"
+)
+
+
+@pytest.mark.parametrize("route", [_SCANNED, _CALLED_BACK], ids=["scanned", "called_back"])
 def test_ray_shut_down_under_the_core_fails_pending_subscribers_clearly_and_is_not_restarted(
-    ray_cluster: SessionCluster,
+    ray_cluster: SessionCluster, route: str
 ) -> None:
     script = _SHUTDOWN_SCRIPT.replace("ADDRESS", repr(ray_cluster.address))
+    script = script.replace("SUBSCRIBE", route)
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True
     )
@@ -395,3 +406,59 @@ async def test_only_a_stream_can_be_prompt_and_it_counts_as_prompt_only_while_it
     assert not stream._counted
     assert stream.close() == []
     assert gather.close() == []
+
+
+@pytest.mark.asyncio
+async def test_a_prompt_subscriptions_first_refs_are_called_back_by_ray_and_the_rest_scanned(
+    ray_cluster: SessionCluster,
+) -> None:
+    """A pool's few slots are served by Ray's per-ref callback (what ``await ref`` uses: no
+    scan slice between a result and its hand-over); past ``_CALLBACK_MAX`` pending in the
+    process, by the scans. Both routes deliver every position once, on the loop, with the
+    user's error type, a ref given twice to both its positions."""
+    core = _completion._core()
+    got = _Collector()
+    sub = subscribe([], got, prompt=True)
+    n = _completion._CALLBACK_MAX + 4
+    refs: list[ray.ObjectRef[Any]] = [sleepy.remote(i, 0.3) for i in range(n - 2)]
+    refs += [raise_key_error.remote("k"), refs[0]]
+    got.expect = n
+    assert sub.extend(refs) == 0
+    with core.lock:
+        called = len(sub._called)
+        scanned = sum(1 for subs in core._watch.values() if sub in subs)
+        assert core._called_total <= _completion._CALLBACK_MAX
+    assert called >= 1  # others' pending callbacks (earlier tests settling) take from the bound
+    assert called + scanned == n - 1  # the duplicate is one ref
+    await got.done.wait()
+    assert got.threads == {threading.get_ident()}
+    assert [got.items[i] for i in range(n - 2)] == [(i, False) for i in range(n - 2)]
+    value, is_error = got.items[n - 2]
+    assert is_error
+    assert isinstance(value, KeyError)
+    assert got.items[n - 1] == (0, False)
+    with core.lock:
+        assert not sub._called
+        assert sub not in core._called_subs
+    assert sub.close() == []
+
+
+@pytest.mark.asyncio
+async def test_closing_a_subscription_releases_its_called_back_refs_and_ignores_their_callbacks(
+    ray_cluster: SessionCluster,
+) -> None:
+    core = _completion._core()
+    got = _Collector()
+    sub = subscribe([], got, prompt=True)
+    refs = [sleepy.remote(i, 0.5) for i in range(2)]
+    sub.extend(refs)
+    with core.lock:
+        assert sub._called
+        total = core._called_total
+    assert sub.close() == [0, 1]
+    with core.lock:
+        assert core._called_total == total - 2
+        assert sub not in core._called_subs
+    await asyncio.wait_for(asyncio.gather(*(asyncio.wrap_future(r.future()) for r in refs)), 30)
+    await asyncio.sleep(0.1)  # one more loop turn for a (wrong) delivery to land
+    assert got.calls == 0

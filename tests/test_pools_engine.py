@@ -139,7 +139,8 @@ async def test_a_pools_calls_share_one_completion_subscription_closed_with_the_p
 
         def ours() -> set[_completion.Subscription]:
             with core.lock:
-                return {s for subs in core._watch.values() for s in subs
+                scanned = {s for subs in core._watch.values() for s in subs}
+                return {s for s in scanned | set(core._called_subs)
                         if s._deliver == engine._on_completed}  # fmt: skip
 
         (sub,) = ours()
