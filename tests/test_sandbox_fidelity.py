@@ -1225,6 +1225,35 @@ CORPUS: list[Case] = [
         "assert fib(30) == 832040\nassert fib(30) == 832040\nassert ncalls() == 31\n",
     ),
     Case(
+        "the tests read a counter and a log that the solution's calls changed",
+        _d("""
+            calls = 0
+            seen = []
+            def record(x):
+                global calls
+                calls += 1
+                seen.append(x)
+                return x * 2
+        """),
+        _d("""
+            calls = 0
+            seen = []
+            def record(x):
+                global calls
+                calls = 1
+                seen.append(x)
+                return x * 2
+        """),
+        _d("""
+            assert calls == 0 and seen == []
+            log = seen
+            assert record(3) == 6
+            assert calls == 1 and seen == [3]
+            assert record(4) == 8
+            assert calls == 2 and seen == [3, 4] and log == [3, 4]
+        """),
+    ),
+    Case(
         "a __main__ block reading stdin",
         _d("""
             def add(a, b):
@@ -1770,6 +1799,38 @@ def test_fidelity_table_honest_all_passed_twins_all_failed() -> None:
 #: (name, solution, wrong twin, a pytest test module). The in-process verdict is pytest's own:
 #: the solution saved as ``solution.py`` beside the tests, ``python -m pytest`` on them.
 PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
+    (
+        "pytest style: the tests read the solution module's state after each call",
+        _d("""
+            from collections import Counter
+            stock = Counter()
+            last = None
+            def add(item, n=1):
+                global last
+                stock[item] += n
+                last = item
+        """),
+        _d("""
+            from collections import Counter
+            stock = Counter()
+            last = None
+            def add(item, n=1):
+                global last
+                stock[item] = n
+                last = item
+        """),
+        _d("""
+            import solution
+            from solution import add
+
+            def test_add_counts_and_remembers_the_last_item():
+                add("apple")
+                add("pear", 2)
+                add("apple")
+                assert solution.stock == {"apple": 2, "pear": 2}
+                assert solution.last == "apple"
+        """),
+    ),
     (
         "monkeypatch's sys.stdin and builtins.input feed the solution, capsys reads its output",
         _d("""

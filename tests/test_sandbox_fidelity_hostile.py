@@ -39,7 +39,7 @@ _FORGE = _d("""
     def solve(xs):
         return sorted(xs)
     def forged(self, result, back, received, changed):
-        return BODY
+        return BODY + wire.encode(())  # and no watched value changed
     wire._Peer.reply = forged
 """)
 
@@ -370,6 +370,27 @@ ATTACKS += [
      _forge('b"t" + U32(2) + b"i" + U32(1) + b"\\x01" + b"i" + U32(1) + b"\\x02" + U32(0)')
      + "LIMIT = 10\n",
      "assert LIMIT == 10 and solve([3, 1, 2]) == [1, 2, 3]\n"),
+    # The solution's values the tests read are kept current (see _Constants): an update may
+    # name only what the judge asked for, never a name of the tests'.
+    ("forged update of a name the judge never asked for: the tests' expected value",
+     _d("""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        LIMIT = 10
+        def solve(xs):
+            return xs
+        wire._Constants.updates = lambda self: (("expected", [3, 1, 2]),)
+     """),
+     "expected = [1, 2, 3]\nassert LIMIT == 10\nassert solve([3, 1, 2]) == expected\n"),
+    ("a watched value the solution changes: never the tests' own after they rebound it",
+     _d("""
+        expected = [0]
+        def solve(xs):
+            global expected
+            expected = list(xs)
+            return xs
+     """),
+     "assert expected == [0]\nexpected = [1, 2, 3]\nassert solve([3, 1, 2]) == expected\n"),
 ]  # fmt: skip
 
 SLOW_ATTACKS: list[tuple[str, str, str]] = [
@@ -447,6 +468,9 @@ REASONS = {
     ),
     "forged reply: an array of a partial item": "malformed array",
     "forged read of the tests' stdin: a method of the judge's choosing": "malformed read of stdin",
+    "forged update of a name the judge never asked for: the tests' expected value": (
+        "never asked for"
+    ),
 }
 
 

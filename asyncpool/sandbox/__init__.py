@@ -128,8 +128,12 @@ names the tests define win over them, so put trusted helpers there (HumanEval's 
 (a name, or LeetCodeDataset's chain ``Solution().twoSum``: names, ``.`` and ``()`` only).
 The solution's other top-level values (``MOD = 10**9 + 7``, ``DIRS``, ``obj = Solution()``)
 are asked for when the tests name one that nothing else defines, as the tests would see them
-in-process, but read once, before the tests run (a copy: ``count`` read after a call that
-changed it is the value before; a value the tests change does not change the solution's).
+in-process, and kept current: every reply of the solution carries those it rebound since
+(``global count; count += 1``) or whose container changed (``seen.append(x)``: the judge's copy
+is refilled in place, so the tests' aliases of it follow), until the tests rebind the name
+themselves. One way only: a value the tests change does not change the solution's; a change
+inside an item of a watched container (``grid[0][0] = 1``) is not seen, nor one of a
+container of more than 4,096 items that keeps its length.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

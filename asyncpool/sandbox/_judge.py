@@ -193,6 +193,9 @@ _BUILTIN_TYPES: dict[str, type] = {
 _BUILTIN_TYPE_NAMES = {id(cls): name.encode("ascii") for name, cls in _BUILTIN_TYPES.items()}
 
 #: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
+#: A name no namespace holds (``dict.get``'s default where None is a value).
+_UNSET = object()
+
 _MUTABLE = frozenset(
     {list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque, _Namespace}
 )
@@ -1307,6 +1310,13 @@ class _Peer:
         self.relayed = 0
         self.streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
         self.stdin: Any = sys.stdin
+        # The solution's side: the values the judge asked for, watched (see _Constants).
+        self.constants: _Constants | None = None
+        # The judge's side: each solution value asked for, as put in the namespaces of
+        # ``live_spaces`` (the tests' and the ``solution`` module's), kept current with the
+        # solution's updates while the tests have not rebound the name themselves.
+        self.live: dict[str, Any] = {}
+        self.live_spaces: list[dict[str, Any]] = []
 
     # objects
 
@@ -1394,6 +1404,31 @@ class _Peer:
         if target is not self.streams[stream - 1]:
             target.write(text)
 
+    def update_constants(self, updates: Any) -> None:
+        """The judge's side: the solution's values the tests read changed (a reply's
+        updates, see :class:`_Constants`): rebind each name, or refill its container in place
+        (so that the tests' aliases of it see the change too), where the tests have not
+        rebound it themselves. Only names the judge asked for are accepted."""
+        if type(updates) is not tuple:
+            raise CodecError("malformed updates")
+        for pair in updates:
+            if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str:
+                raise CodecError("malformed updates")
+            name, value = pair
+            if name not in self.live:
+                raise CodecError("an update of a value the judge never asked for")
+            held = self.live[name]
+            spaces = [s for s in self.live_spaces if s.get(name, _UNSET) is held]
+            if not spaces:
+                continue  # the tests rebound (or deleted) it: theirs now
+            if type(value) is type(held) and type(held) in _MUTABLE:
+                _apply(held, value)
+                continue
+            new = _for_tests(name, value)
+            for space in spaces:
+                space[name] = new
+            self.live[name] = new
+
     def receive(self) -> tuple[bytes, bytes]:
         """The next message that is not a release (releases are applied on the way)."""
         while True:
@@ -1466,7 +1501,10 @@ class _Peer:
                 if n >= len(sent):
                     raise CodecError("write-back to no container")
                 _apply(sent[n], dec.value())
+            updates = dec.value() if self.trusted else ()
             dec.end()
+            if updates:
+                self.update_constants(updates)
             self.answered += 1
             if kind == b"R":
                 return kind, value
@@ -1602,6 +1640,8 @@ class _Peer:
         for i in changed:
             enc.length(i)
             enc.value(received[i], 0, content=True)
+        if not self.trusted:  # the solution's watched values that changed (see _Constants)
+            enc.value(self.constants.updates() if self.constants is not None else ())
         return enc.bytes()
 
     def describe(self, exc: BaseException) -> tuple[Any, ...]:
@@ -2132,20 +2172,71 @@ class _Tee:
 
 class _Constants:
     """The solution's side: the values of its top-level names that are not callables nor
-    modules (``MOD``, ``DIRS``, ``obj = Solution()``), for the judge to ask for those the
-    tests name. Asked, not announced: a large one (a precomputed sieve) costs only the checks
-    whose tests read it."""
+    modules (``MOD``, ``DIRS``, ``obj = Solution()``, ``calls = 0``), for the judge to ask for
+    those the tests name. Asked, not announced: a large one (a precomputed sieve) costs only
+    the checks whose tests read it.
 
-    __slots__ = ("_names", "_namespace")
+    Those asked are then *watched*: in-process the tests read the solution's globals
+    themselves, so ``incr(); assert counter == 1`` sees what ``incr`` did, and so does
+    ``log(3); assert seen == [3]``. Each reply to the judge carries the asked names that were
+    rebound since the last, or whose container (a :data:`_MUTABLE` value) changed (compared
+    item by item by identity, as write-back does; past :data:`MAX_WATCHED_ITEMS` items by
+    length only, so that a big table the tests read costs each reply little)."""
+
+    __slots__ = ("_names", "_namespace", "_watched")
 
     def __init__(self, namespace: dict[str, Any], names: tuple[str, ...]) -> None:
         self._namespace = namespace
         self._names = frozenset(names)
+        #: name -> (the object last sent, what it held then: see :func:`_watch_mark`).
+        self._watched: dict[str, tuple[Any, Any]] = {}
 
     def __call__(self, wanted: Any) -> tuple[Any, ...]:
         if type(wanted) is not tuple or not all(type(n) is str for n in wanted):
             raise TypeError("names, as a tuple of str")
-        return tuple(self._namespace.get(n) if n in self._names else None for n in wanted)
+        found = tuple(self._namespace.get(n) if n in self._names else None for n in wanted)
+        for name, value in zip(wanted, found, strict=True):
+            if name in self._names:
+                self._watched[name] = (value, _watch_mark(value))
+        return found
+
+    def updates(self) -> tuple[tuple[str, Any], ...]:
+        """The watched names whose value changed since they were last sent, with their value
+        now (and they are marked as sent)."""
+        changed: list[tuple[str, Any]] = []
+        namespace = self._namespace
+        for name, (sent, mark) in self._watched.items():
+            now = namespace.get(name)
+            if now is sent and not _watch_changed(now, mark):
+                continue
+            changed.append((name, now))
+        for name, now in changed:
+            self._watched[name] = (now, _watch_mark(now))
+        return tuple(changed)
+
+
+#: A watched container of the solution (:class:`_Constants`) with more items than this is
+#: compared by its length only.
+MAX_WATCHED_ITEMS = 4096
+
+
+def _watch_mark(value: Any) -> Any:
+    """What a watched value holds now, to tell later whether it changed: None for a value
+    that only rebinding changes (or a proxied object: its own calls say what it holds), a
+    snapshot of a small container, the length of a big one."""
+    kind = type(value)
+    if kind not in _MUTABLE or not _mutable_value(value, kind):
+        return None
+    size = len(vars(value)) if kind is _Namespace else len(value)
+    return _snapshot(value) if size <= MAX_WATCHED_ITEMS else size
+
+
+def _watch_changed(value: Any, mark: Any) -> bool:
+    if mark is None:
+        return False
+    if type(mark) is int:
+        return (len(vars(value)) if type(value) is _Namespace else len(value)) != mark
+    return _changed(value, mark)
 
 
 class _Stdin:
@@ -2269,7 +2360,9 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     }
     greeting = _Encoder(peer)
     held = tuple(constants)
-    greeting.value((names, standard, modules, (held, _Constants(namespace, held)) if held else ()))
+    if held:
+        peer.constants = _Constants(namespace, held)
+    greeting.value((names, standard, modules, (held, peer.constants) if held else ()))
     _send(fd, b"H", greeting.bytes())
     sys.stdout = _Tee(sys.stdout, 1, peer)
     sys.stderr = _Tee(sys.stderr, 2, peer)
@@ -2346,8 +2439,9 @@ def _ask_constants(
 ) -> None:
     """Put the solution's top-level values that the tests name (and that nothing else of the
     namespace holds) in the tests' namespace, as in-process where the tests share the
-    solution's globals: one request, only when the tests name one. Asking is no answer of the
-    solution to the tests (``answered`` stays as it was)."""
+    solution's globals: one request, only when the tests name one; kept current after that
+    (:meth:`_Peer.update_constants`). Asking is no answer of the solution to the tests
+    (``answered`` stays as it was)."""
     if not constants:
         return
     held, ask = constants
@@ -2361,7 +2455,8 @@ def _ask_constants(
     peer.answered = answered
     if type(values) is not tuple or len(values) != len(wanted):
         peer.fail("the solution answered the request for its values with something else")
-    namespace.update((n, _for_tests(n, v)) for n, v in zip(wanted, values, strict=True))
+    for name, value in zip(wanted, values, strict=True):
+        namespace[name] = peer.live[name] = _for_tests(name, value)
 
 
 def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
@@ -2489,6 +2584,7 @@ def judge_check(
         # holding what the tests' namespace holds of the solution.
         as_module = types.ModuleType("solution")
         vars(as_module).update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        peer.live_spaces = [namespace, vars(as_module)]
         saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
         sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
         try:
