@@ -192,10 +192,10 @@ _BUILTIN_TYPES: dict[str, type] = {
 }  # fmt: skip
 _BUILTIN_TYPE_NAMES = {id(cls): name.encode("ascii") for name, cls in _BUILTIN_TYPES.items()}
 
-#: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
 #: A name no namespace holds (``dict.get``'s default where None is a value).
 _UNSET = object()
 
+#: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
 _MUTABLE = frozenset(
     {list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque, _Namespace}
 )
