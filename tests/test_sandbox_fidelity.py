@@ -1254,6 +1254,28 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "the tests clear and extend the solution's log between cases",
+        _d("""
+            calls = []
+            def visit(node):
+                calls.append(node)
+                return len(calls)
+        """),
+        _d("""
+            calls = []
+            def visit(node):
+                calls.insert(0, node)
+                return len(calls)
+        """),
+        _d("""
+            assert visit("a") == 1
+            calls.clear()
+            assert visit("b") == 1 and calls == ["b"]
+            calls.append("x")
+            assert visit("c") == 3 and calls == ["b", "x", "c"]
+        """),
+    ),
+    Case(
         "a __main__ block reading stdin",
         _d("""
             def add(a, b):
@@ -1701,6 +1723,7 @@ QUICK = {
     "leetcodedataset: reverse the tests' linked list, entry point Solution().reverseList",
     "leetcodedataset: twoSum called with the keywords nums= and target=",
     "tests read the solution's top-level constants",
+    "the tests read a counter and a log that the solution's calls changed",
     "a main() reading the stdin the tests patch in, input() to EOFError",
     "OSError subclasses the tests expect (FileNotFoundError, TimeoutError)",
     "infinite generator sliced with itertools.islice",

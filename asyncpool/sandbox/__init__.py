@@ -131,9 +131,12 @@ are asked for when the tests name one that nothing else defines, as the tests wo
 in-process, and kept current: every reply of the solution carries those it rebound since
 (``global count; count += 1``) or whose container changed (``seen.append(x)``: the judge's copy
 is refilled in place, so the tests' aliases of it follow), until the tests rebind the name
-themselves. One way only: a value the tests change does not change the solution's; a change
-inside an item of a watched container (``grid[0][0] = 1``) is not seen, nor one of a
-container of more than 4,096 items that keeps its length.
+themselves; and a container the tests change in place (``calls.clear()`` between two cases) is
+refilled in the solution's process before its next request. A name the tests rebind is
+theirs alone from then on (in-process it would rebind the solution's global too: never sent,
+it would hand the solution the tests' object under a name of its choosing); a change inside
+an item of a watched container (``grid[0][0] = 1``) is not seen, nor one of a container of
+more than 4,096 items that keeps its length.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

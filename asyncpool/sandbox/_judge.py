@@ -1317,6 +1317,8 @@ class _Peer:
         # solution's updates while the tests have not rebound the name themselves.
         self.live: dict[str, Any] = {}
         self.live_spaces: list[dict[str, Any]] = []
+        #: name -> what its container held when the two sides last agreed (see _watch_mark).
+        self.live_marks: dict[str, Any] = {}
 
     # objects
 
@@ -1423,11 +1425,29 @@ class _Peer:
                 continue  # the tests rebound (or deleted) it: theirs now
             if type(value) is type(held) and type(held) in _MUTABLE:
                 _apply(held, value)
+            else:
+                held = _for_tests(name, value)
+                for space in spaces:
+                    space[name] = held
+                self.live[name] = held
+            self.live_marks[name] = _watch_mark(held)
+
+    def changed_constants(self) -> tuple[tuple[str, Any], ...]:
+        """The judge's side, before each request: the solution's containers the tests read
+        and changed in place since the two sides last agreed (``calls.clear()`` between two
+        cases), to be refilled in the solution's process as in-process, where the tests change
+        the solution's own object. Only in place: a name the tests rebind is theirs from then
+        on (never sent: the solution would get the tests' object, their expected answer
+        perhaps, under a name of its own choosing)."""
+        changed: list[tuple[str, Any]] = []
+        for name, held in self.live.items():
+            mark = self.live_marks.get(name)
+            if mark is None or not _watch_changed(held, mark):
                 continue
-            new = _for_tests(name, value)
-            for space in spaces:
-                space[name] = new
-            self.live[name] = new
+            if any(s.get(name, _UNSET) is held for s in self.live_spaces):
+                changed.append((name, held))
+            self.live_marks[name] = _watch_mark(held)
+        return tuple(changed)
 
     def receive(self) -> tuple[bytes, bytes]:
         """The next message that is not a release (releases are applied on the way)."""
@@ -1462,6 +1482,8 @@ class _Peer:
             enc.out += (op.encode(), b"\0", _U32.pack(object.__getattribute__(target, "_id")))
             enc.value(args)
             enc.value(kwargs)
+            if self.trusted:  # the solution's containers the tests changed (see _Constants)
+                enc.value(self.changed_constants() if self.live else ())
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -1543,12 +1565,17 @@ class _Peer:
         target = self.own(dec.number())
         args = dec.value()
         kwargs = dec.value()
+        received = dec.refs[:]  # the containers of the request: written back if changed
+        pushed = dec.value() if not self.trusted else ()
         dec.end()
         if type(args) is not tuple or type(kwargs) is not dict:
             raise CodecError("malformed request")
         if not all(type(k) is str for k in kwargs):
             raise CodecError("malformed keyword arguments")
-        received = dec.refs
+        if pushed:
+            if self.constants is None:
+                raise CodecError("a change of values the judge never asked for")
+            self.constants.refill(pushed)
         snaps = [_snapshot(c) for c in received]
         kind = b"R"
         self.depth += 1
@@ -2181,7 +2208,9 @@ class _Constants:
     ``log(3); assert seen == [3]``. Each reply to the judge carries the asked names that were
     rebound since the last, or whose container (a :data:`_MUTABLE` value) changed (compared
     item by item by identity, as write-back does; past :data:`MAX_WATCHED_ITEMS` items by
-    length only, so that a big table the tests read costs each reply little)."""
+    length only, so that a big table the tests read costs each reply little). The other way,
+    the judge's requests carry the watched containers the tests changed in place
+    (:meth:`refill`)."""
 
     __slots__ = ("_names", "_namespace", "_watched")
 
@@ -2213,6 +2242,22 @@ class _Constants:
         for name, now in changed:
             self._watched[name] = (now, _watch_mark(now))
         return tuple(changed)
+
+    def refill(self, pushed: Any) -> None:
+        """The judge's change of watched containers (:meth:`_Peer.changed_constants`): each
+        refilled in place, if the name still holds the container the judge was last told of
+        (else the solution rebound it meanwhile: the next reply tells the judge)."""
+        if type(pushed) is not tuple:
+            raise CodecError("malformed change of values")
+        for pair in pushed:
+            if type(pair) is not tuple or len(pair) != 2 or pair[0] not in self._watched:
+                raise CodecError("malformed change of values")
+            name, value = pair
+            sent, _ = self._watched[name]
+            kind = type(sent)
+            if self._namespace.get(name) is sent and type(value) is kind and kind in _MUTABLE:
+                _apply(sent, value)
+                self._watched[name] = (sent, _watch_mark(sent))
 
 
 #: A watched container of the solution (:class:`_Constants`) with more items than this is
@@ -2457,6 +2502,7 @@ def _ask_constants(
         peer.fail("the solution answered the request for its values with something else")
     for name, value in zip(wanted, values, strict=True):
         namespace[name] = peer.live[name] = _for_tests(name, value)
+        peer.live_marks[name] = _watch_mark(peer.live[name])
 
 
 def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
