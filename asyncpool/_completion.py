@@ -30,18 +30,18 @@ shared by more results.
 The exception is a prompt subscriber's refs while few are pending (a pool's few slots): while
 the process has fewer than ``_CALLBACK_MAX`` refs pending in all (scanned or called back),
 :meth:`Subscription.extend` hands a prompt subscriber's new refs to Ray's per-ref callback
-instead (what ``await ref`` uses), and the scans never see them.
-There the per-ref cost is what the hand-written ``Semaphore`` + ``await ref`` pays too, and the
-result reaches the loop as soon as Ray has it; a scan cannot pick up a ref submitted while it
-blocks, so a slot's next call could wait out the rest of a slice (bench_scale, 10,000 submits
-through 4 slots against ``Semaphore(4)`` + ``await ref``: 1.11-1.13x scanned, 0.99-1.01x
-called back, alternating runs). Where many are pending the scans are the cheaper: counted
-per-callback-ref instead (the first 16 of any prompt set, 16 of the 64 calls a batched
-``ActorPool.map`` keeps in flight), that map's driver CPU per item was 64-75 us against 59-62
-with no callbacks and 54-59 with this rule (bench_driver_cpu, alternating, a loaded machine).
-A callback that Ray never calls (it shut down) is found by the
-waiter, which checks ``ray.is_initialized`` every ``_CALLBACK_CHECK_S`` while such refs are
-pending and then fails them as below.
+instead (what ``await ref`` uses), and the scans never see them. There the per-ref cost is
+what the hand-written ``Semaphore`` + ``await ref`` pays too, and a result reaches the loop as
+soon as Ray has it, where a scan, blocked in ``ray.wait`` on the refs it already had, could not
+pick up the ref a freed slot submitted until its slice ended (bench_scale, 10,000 submits
+through 4 slots against ``Semaphore(4)`` + ``await ref``, four alternating pairs: 1.05-1.14x
+scanned, 0.99-1.09x called back). Where many refs are pending the scans cost less: with the
+first 16 refs of every prompt set called back (16 of the 64 calls a batched ``ActorPool.map``
+keeps in flight), that map's driver CPU per item was 64-75 us, against 59-62 us with no
+callbacks and 54-59 us under this rule (bench_driver_cpu, alternating, a loaded machine). A
+callback that Ray never calls (it shut down) is found by the waiter, which checks
+``ray.is_initialized`` every ``_CALLBACK_CHECK_S`` while such refs are pending and then fails
+them as below.
 
 If Ray is shut down (or ``ray.wait`` fails) under it, every pending subscriber receives an
 :class:`~asyncpool.errors.AsyncPoolError` for each position it was still waiting for, and the
