@@ -1420,7 +1420,7 @@ class _Peer:
             if name not in self.live:
                 raise CodecError("an update of a value the judge never asked for")
             held = self.live[name]
-            spaces = [s for s in self.live_spaces if s.get(name, _UNSET) is held]
+            spaces = self._holding(name, held)
             if not spaces:
                 continue  # the tests rebound (or deleted) it: theirs now
             if type(value) is type(held) and type(held) in _MUTABLE:
@@ -1431,6 +1431,11 @@ class _Peer:
                     space[name] = held
                 self.live[name] = held
             self.live_marks[name] = _watch_mark(held)
+
+    def _holding(self, name: str, held: Any) -> list[dict[str, Any]]:
+        """The judge's namespaces where ``name`` still holds ``held``, the value of the
+        solution's last put there (none: the tests rebound or deleted it)."""
+        return [s for s in self.live_spaces if s.get(name, _UNSET) is held]
 
     def changed_constants(self) -> tuple[tuple[str, Any], ...]:
         """The judge's side, before each request: the solution's containers the tests read
@@ -1444,7 +1449,7 @@ class _Peer:
             mark = self.live_marks.get(name)
             if mark is None or not _watch_changed(held, mark):
                 continue
-            if any(s.get(name, _UNSET) is held for s in self.live_spaces):
+            if self._holding(name, held):
                 changed.append((name, held))
             self.live_marks[name] = _watch_mark(held)
         return tuple(changed)
@@ -2272,7 +2277,7 @@ def _watch_mark(value: Any) -> Any:
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
-    size = len(vars(value)) if kind is _Namespace else len(value)
+    size = _size(value)
     return _snapshot(value) if size <= MAX_WATCHED_ITEMS else size
 
 
@@ -2280,8 +2285,13 @@ def _watch_changed(value: Any, mark: Any) -> bool:
     if mark is None:
         return False
     if type(mark) is int:
-        return (len(vars(value)) if type(value) is _Namespace else len(value)) != mark
+        return _size(value) != mark
     return _changed(value, mark)
+
+
+def _size(container: Any) -> int:
+    """How many items a :data:`_MUTABLE` container holds (a namespace: its attributes)."""
+    return len(vars(container)) if type(container) is _Namespace else len(container)
 
 
 class _Stdin:
