@@ -533,12 +533,15 @@ class _Core:
                     if self._called_total and not ray.is_initialized():
                         gone = True
                         break
-                # Ray is gone under callback-served refs: the scan below fails every subscriber.
-                refs = [] if gone else list(self._watch)
-                remote = self._remote_only() if self._remote_refs else {}
-                streaming = self._streaming > 0
-                prompting = self._prompting > 0
-                added, self._added = self._added, False
+                if not gone:
+                    refs = list(self._watch)
+                    remote = self._remote_only() if self._remote_refs else {}
+                    streaming = self._streaming > 0
+                    prompting = self._prompting > 0
+                    added, self._added = self._added, False
+            if gone:  # under refs Ray's callbacks serve, which it may now never call
+                self._fail_all(_RayGone(), generation)
+                return
             if remote:
                 refs = [ref for ref in refs if ref not in remote]
             n = len(refs) + len(remote)
