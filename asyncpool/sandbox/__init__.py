@@ -107,12 +107,19 @@ verdict is "failed" even if a test catches the error. The solution's exceptions 
 as the built-in exception of the same name (every built-in ``Exception`` a message makes:
 ``ValueError``, ``KeyError``, ``FileNotFoundError``, ``TimeoutError``... so ``except
 ValueError`` in a test works); one of its own classes derived from those (``class
-InvalidInput(ValueError)``) as a judge's class of the same name derived from the nearest of
-them (``except ValueError`` catches it, its message and ``type(e).__name__`` are the
-solution's, its own attributes such as ``e.code`` are read from the solution's exception);
-anything else (``StopIteration`` from a call, ``SystemExit`` and the other exceptions not
-derived from ``Exception``) as :class:`asyncpool.sandbox._judge.SolutionError`; the end of one
-of its iterators ends the tests' loop over it.
+InvalidInput(AppError, ValueError)``) as an exception of the judge's class for it. The judge
+makes one class per exception class of the solution that reaches it (a top-level name, a
+raised exception's class; at most 1,000 per check), named as the solution's and derived from
+the judge's classes for its bases and from the built-in ones, so ``except InvalidInput``,
+``except AppError``, ``except ValueError`` and ``pytest.raises(InvalidInput)`` catch it as
+in-process; its message and ``type(e).__name__`` are the solution's, its own attributes
+(``e.field``) and its class's (``InvalidInput.code``) are read from the solution's. (The tests
+may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is the
+judge's exception, whose message is its arguments', as a built-in's; the solution's
+``__init__`` does not run.) Anything else (``StopIteration`` from a call, ``SystemExit`` and
+the other exceptions not derived from ``Exception``) as
+:class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
+tests' loop over it.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``
@@ -149,10 +156,10 @@ MBPP's asserts use them without importing them; nothing of the solution's module
 Where the semantics still differ from in-process: a numpy array or an ``array.array`` the tests
 pass is not written back; identity across the wire holds for handles, for containers the tests
 passed and within one reply, not for a value two replies return; a handle's ``isinstance``
-against the tests' classes is false; ``except`` naming a class of the solution does not catch
-its exception (name the built-in base); ``type(handle)`` is a proxy class of the judge named as
+against the tests' classes is false; ``type(handle)`` is a proxy class of the judge named as
 the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
-and a test's subclass of a class of the solution does not work; of a dataclass's handle,
+and a test's subclass of a class of the solution does not work, but for its exception classes,
+above; of a dataclass's handle,
 ``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass`` work, ``replace`` does
 not); a
 class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only

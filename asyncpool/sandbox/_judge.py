@@ -41,6 +41,12 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``class Path(list)``) is its exact base value plus a handle; the receiver's object
   (:class:`_Backed`) is the base value for every comparison and computation, and a handle for
   the rest.
+* **exception classes** of the solution derived from a built-in exception that crosses
+  (:data:`_PASSED_THROUGH`) are a handle plus their name and bases (``E``); the judge stands a
+  real class of its own for each (:meth:`_Peer.mirror`, metaclass :class:`_Mirror`), derived
+  only from those built-in classes and its other such classes, never from anything the
+  message names otherwise (``StopIteration``), so that ``except InvalidInput`` in the tests
+  works; its class attributes are read from the handle.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
@@ -369,11 +375,16 @@ class _Encoder:
 
     def other(self, value: Any, kind: type, depth: int) -> None:
         out = self.out
-        if kind in _BACKED_CLASSES:
-            # the receiver's own object (it crossed as a value-backed handle)
+        peer = self.peer
+        if kind in _BACKED_CLASSES or kind is _Mirror or (
+            peer is not None and peer.trusted and isinstance(value, BaseException)
+            and _HANDLE in vars(value)
+        ):
+            # the receiver's own object (it crossed as a value-backed handle or as one of its
+            # exception classes, or it is its exception that the tests caught)
             proxy = vars(value).get(_HANDLE)
-            if self.peer is None or proxy is None or (
-                object.__getattribute__(proxy, "_owner") is not self.peer
+            if peer is None or type(proxy) not in _PROXY_TYPES or (
+                object.__getattribute__(proxy, "_owner") is not peer
             ):
                 raise CodecError("cannot send a handle here")
             out += (b"y", _U32.pack(object.__getattribute__(proxy, "_id")))
@@ -419,6 +430,14 @@ class _Encoder:
         elif kind is type and id(value) in _BUILTIN_TYPE_NAMES:
             name = _BUILTIN_TYPE_NAMES[id(value)]
             out += (b"e", _U32.pack(len(name)), name)
+        elif (
+            self.peer is not None
+            and not self.peer.trusted
+            and issubclass(kind, type)
+            and (spec := _exception_class_spec(value)) is not None
+        ):
+            out += (b"E", _U32.pack(self.peer.export(value)))
+            self.value(spec, depth + 1)
         elif self.peer is not None and isinstance(value, _BACKED_BASES):
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(_base_value(value), depth + 1)
@@ -931,6 +950,24 @@ class _Decoder:
             raise CodecError("not a built-in class")
         return found
 
+    def _exception_class(self, depth: int) -> Any:
+        if self.peer is None or not self.peer.trusted:
+            raise CodecError("an exception class where none may be")
+        n = self.number()
+        spec = self.value(depth + 1)
+        if (
+            type(spec) is not tuple
+            or len(spec) != 3
+            or type(spec[0]) is not str
+            or not spec[0].isidentifier()
+            or keyword.iskeyword(spec[0])
+            or type(spec[1]) is not str
+            or spec[1] not in _PASSED_THROUGH
+            or type(spec[2]) is not tuple
+        ):
+            raise CodecError("bad exception class")
+        return self.peer.mirror(n, *spec)
+
     def _backed(self, depth: int) -> Any:
         if self.peer is None:
             raise CodecError("a handle where none may be")
@@ -1009,7 +1046,7 @@ _TAGS: dict[bytes, Any] = {
     b"K": _Decoder._keys, b"J": _Decoder._items_view, b"L": _Decoder._values,
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
-    b"P": _Decoder._path, b"w": _Decoder._memoryview,
+    b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -1162,7 +1199,56 @@ def _passed_through_base(kind: type) -> str | None:
     return None
 
 
-_EXCEPTION_CLASSES: dict[tuple[str, str], type[Exception]] = {}
+_PASSED_THROUGH_CLASSES = frozenset(_PASSED_THROUGH.values())
+
+
+def _exception_class_spec(cls: type) -> tuple[str, str, tuple[type, ...]] | None:
+    """What one of the solution's own exception classes crosses with (the solution's side),
+    so that the judge stands a class of its own for it (:meth:`_Peer.mirror`): its name, the
+    name of its nearest base of :data:`_PASSED_THROUGH`, and its direct bases that are such
+    classes or more of its own; None for any other class (a handle, as before)."""
+    try:
+        if not issubclass(cls, Exception) or _PASSED_THROUGH.get(cls.__name__) is cls:
+            return None
+        base = _passed_through_base(cls)
+        name = cls.__name__
+        bases = tuple(
+            b for b in cls.__bases__
+            if issubclass(type(b), type) and _passed_through_base(b) is not None
+        )  # fmt: skip
+    except Exception:  # a class of the solution's whose metaclass answers oddly
+        return None
+    if base is None or type(name) is not str or not name.isidentifier() or len(name) > 200:
+        return None
+    return (name, base, bases)
+
+
+class _Mirror(type):
+    """The metaclass of the judge's classes that stand for the solution's exception classes
+    (:meth:`_Peer.mirror`). ``except InvalidInput`` needs a real class derived from
+    ``BaseException``, which a :class:`_Proxy` cannot be; what a proxy of the class answered
+    still reaches the solution: a class attribute (``InvalidInput.code``), and ``isinstance``
+    / ``issubclass`` of the solution's handles (an exception it returned)."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if not name.startswith("__"):
+            for klass in cls.__mro__:
+                proxy = vars(klass).get(_HANDLE)
+                if proxy is not None:
+                    return getattr(proxy, name)
+        raise AttributeError(name)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        proxy = vars(cls).get(_HANDLE)
+        if type(obj) in _PROXY_TYPES and proxy is not None:
+            return _Proxy.__instancecheck__(proxy, obj)
+        return type.__instancecheck__(cls, obj)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        proxy = vars(cls).get(_HANDLE)
+        if type(sub) in _PROXY_TYPES and proxy is not None:
+            return _Proxy.__subclasscheck__(proxy, sub)
+        return type.__subclasscheck__(cls, sub)
 
 
 def _handle_getattr(self: Any, name: str) -> Any:
@@ -1176,30 +1262,20 @@ def _handle_getattr(self: Any, name: str) -> Any:
 
 
 def _solution_exception(
-    name: str, message: str, own: str | None = None, handle: Any = None
+    name: str, message: str, own: str | None = None, handle: Any = None, kind: Any = None
 ) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
-    one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`. ``own``: the solution's class
-    of which ``name`` is the nearest such base; the tests get an exception of a judge's class of
-    that name deriving from the built-in one (``except ValueError`` catches it, as in-process;
-    its message crosses, and the attributes it has of its own are read from ``handle``, the
-    solution's exception)."""
-    cls = _PASSED_THROUGH.get(name)
-    if cls is None:
-        return SolutionError(f"{name}: {message}")
-    if own is None or own == name or not own.isidentifier() or keyword.iskeyword(own):
-        return cls(message)
-    sub = _made_once(
-        _EXCEPTION_CLASSES,
-        (name, own),
-        lambda: type(own, (cls,), {"__module__": "solution", "__getattr__": _handle_getattr}),
-    )
-    if sub is None:
-        return cls(message)
-    exc: Exception = sub(message)
-    if handle is not None:
+    one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`; or, for one of the solution's
+    own classes (``own``, of which ``name`` is the nearest such base), an exception of
+    ``kind``, the judge's class standing for it (:meth:`_Peer.mirror`: ``except InvalidInput``
+    and ``except ValueError`` catch it, as in-process). Its message crosses; the attributes it
+    has of its own are read from ``handle``, the solution's exception."""
+    if own is not None:
+        exc: Exception = kind(message)
         vars(exc)[_HANDLE] = handle
-    return exc
+        return exc
+    cls = _PASSED_THROUGH.get(name)
+    return SolutionError(f"{name}: {message}") if cls is None else cls(message)
 
 
 #: Requests one side may make on the other's objects; those marked False the judge refuses
@@ -1297,6 +1373,8 @@ class _Peer:
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
         self.backeds: dict[int, Any] = {}
+        # The judge's classes for the solution's exception classes, by number (see mirror).
+        self.mirrors: dict[int, type] = {}
         self.depth = 0
         self.served = 0
         self.answered = 0
@@ -1350,6 +1428,38 @@ class _Peer:
             found = proxies[n] = (cls or _Proxy)(n, self)
             self.released.discard(n)  # died and came back before its release was sent
         return found
+
+    def mirror(self, n: int, name: str, base: str, bases: tuple[Any, ...]) -> type:
+        """The judge's class standing for the solution's exception class ``n`` (made once per
+        check, at most :data:`MAX_MADE_CLASSES`): named as it, derived from the judge's classes
+        for its own bases and from the built-in ones among :data:`_PASSED_THROUGH` (else from
+        ``base``, the nearest of those), so that ``except InvalidInput`` in the tests catches
+        what the solution raised, and ``except AppError`` its subclasses, as in-process."""
+        mirrors = self.mirrors
+        found = mirrors.get(n)
+        if found is not None:
+            return found
+        if len(mirrors) >= MAX_MADE_CLASSES:
+            raise CodecError(f"more than {MAX_MADE_CLASSES} exception classes")
+        parents = tuple(
+            b for b in bases
+            if (type(b) is type and b in _PASSED_THROUGH_CLASSES) or self.mirrored(b)
+        )  # fmt: skip
+        namespace = {
+            "__module__": "solution", "__qualname__": name, "__getattr__": _handle_getattr,
+            _HANDLE: self.proxy(n),
+        }  # fmt: skip
+        try:
+            made = _Mirror(name, parents or (_PASSED_THROUGH[base],), namespace)
+        except TypeError:  # bases repeated, or whose layouts or orders conflict
+            made = _Mirror(name, (_PASSED_THROUGH[base],), namespace)
+        mirrors[n] = made
+        return made
+
+    def mirrored(self, cls: Any) -> bool:
+        """Whether ``cls`` is one of this check's :meth:`mirror` classes."""
+        proxy = vars(cls).get(_HANDLE) if type(cls) is _Mirror else None
+        return proxy is not None and self.mirrors.get(object.__getattribute__(proxy, "_id")) is cls
 
     def backed(self, n: int, base: Any, cls: type) -> Any:
         """The value-backed handle for the other side's object ``n`` (made once)."""
@@ -1541,9 +1651,11 @@ class _Peer:
                 return kind, value
             if (
                 type(value) is not tuple
-                or len(value) not in (2, 4)
+                or len(value) not in (2, 5)
                 or not all(type(p) is str for p in value[:3])
-                or (len(value) == 4 and type(value[3]) not in _PROXY_TYPES)
+                or (len(value) == 5 and (
+                    type(value[3]) not in _PROXY_TYPES or not self.mirrored(value[4])
+                ))
             ):
                 raise CodecError("malformed exception")
             return kind, _solution_exception(*value)
@@ -1687,11 +1799,15 @@ class _Peer:
             message = str(exc)[:10_000]
         except BaseException:
             message = "<unprintable>"
-        own = type(exc).__name__[:200]
-        passed = _passed_through_base(type(exc))
+        kind = type(exc)
+        own = kind.__name__[:200]
+        passed = _passed_through_base(kind)
         if passed is None or passed == own:
             return (own, message)
-        return (passed, message, own, exc)  # exc: a handle, for its attributes
+        if _exception_class_spec(kind) is None:  # named oddly: its built-in base will do
+            return (passed, message)
+        # exc: a handle, for its attributes; its class: the judge's class of its own for it
+        return (passed, message, own, exc, kind)
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
@@ -2471,9 +2587,11 @@ def _greeting(
         if type(table) is not dict or not all(type(k) is str for k in table):
             raise CodecError("malformed greeting")
     # A top-level callable is a handle, or a built-in class under another name (typing's
-    # ``Text`` is ``str``: crossed as the judge's own class), or a value-backed handle.
+    # ``Text`` is ``str``: crossed as the judge's own class), or a value-backed handle, or one
+    # of the solution's exception classes (the judge's class for it, see _Peer.mirror).
     if not all(
         type(v) in _PROXY_TYPES or type(v) in _BACKED_CLASSES or id(v) in _BUILTIN_TYPE_NAMES
+        or type(v) is _Mirror
         for v in names.values()
     ):
         raise CodecError("a top-level callable that is not a handle")
