@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from asyncpool.sandbox import run_tests
+from asyncpool.sandbox import _judge, run_tests
 
 
 @dataclass(frozen=True)
@@ -2062,6 +2062,161 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert twice("ab") == "abba"
         """),
     ),
+    (
+        "xunit setup and teardown: module, function, class and method",
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self.items = []
+                def push(self, x):
+                    self.items.append(x)
+                def pop(self):
+                    return self.items.pop()
+                def size(self):
+                    return len(self.items)
+        """),
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self.items = []
+                def push(self, x):
+                    self.items.append(x)
+                def pop(self):
+                    return self.items.pop(0)
+                def size(self):
+                    return len(self.items)
+        """),
+        _d("""
+            from solution import Stack
+
+            LOG = []
+
+            def setup_module(module):
+                LOG.append("module")
+
+            def teardown_module():
+                assert LOG[0] == "module"
+
+            def setup_function(function):
+                LOG.append(function.__name__)
+
+            def test_push_pop():
+                s = Stack()
+                s.push(1)
+                s.push(2)
+                assert s.pop() == 2 and LOG == ["module", "test_push_pop"]
+
+            class TestStack:
+                @classmethod
+                def setup_class(cls):
+                    cls.made = 0
+
+                def setup_method(self, method):
+                    self.s = Stack()
+                    type(self).made += 1
+
+                def teardown_method(self):
+                    assert self.s.size() <= 1
+
+                def test_empty(self):
+                    assert self.s.size() == 0
+
+                def test_two(self):
+                    self.s.push("a")
+                    self.s.push("b")
+                    assert self.s.pop() == "b" and type(self).made == 2
+        """),
+    ),
+    (
+        "a module-scoped fixture named by name=, usefixtures, capfd",
+        _d("""
+            class Db:
+                def __init__(self):
+                    self.rows = {}
+                    self.closed = False
+                def put(self, k, v):
+                    self.rows[k] = v
+                def get(self, k):
+                    return self.rows.get(k)
+                def close(self):
+                    self.closed = True
+            def report(db):
+                print(f"{len(db.rows)} rows")
+        """),
+        _d("""
+            class Db:
+                def __init__(self):
+                    self.rows = {}
+                    self.closed = False
+                def put(self, k, v):
+                    self.rows[k] = v
+                def get(self, k):
+                    return self.rows.get(k)
+                def close(self):
+                    self.closed = True
+            def report(db):
+                print(f"{len(db.rows) + 1} rows")
+        """),
+        _d("""
+            import pytest
+            from solution import Db, report
+
+            MADE = []
+
+            @pytest.fixture(scope="module", name="db")
+            def make_db():
+                d = Db()
+                MADE.append(d)
+                yield d
+                d.close()
+
+            @pytest.fixture
+            def seeded(db):
+                db.put("a", 1)
+
+            @pytest.mark.usefixtures("seeded")
+            def test_get(db):
+                assert db.get("a") == 1
+
+            def test_same_db_printed(db, capfd):
+                report(db)
+                assert capfd.readouterr().out == "1 rows\\n"
+                assert db.get("a") == 1 and len(MADE) == 1 and not db.closed
+        """),
+    ),
+    (
+        "skip, skipif and xfail marks, pytest.skip() in a test, a parameter set's mark",
+        "def div(a, b):\n    return a / b\n",
+        "def div(a, b):\n    return a // b\n",
+        _d("""
+            import sys
+            import pytest
+            from solution import div
+
+            @pytest.mark.skip(reason="not today")
+            def test_skipped():
+                assert div(1, 0) == 0
+
+            @pytest.mark.skipif(sys.version_info < (3, 0), reason="python 2")
+            def test_div():
+                assert div(7, 2) == 3.5
+
+            @pytest.mark.xfail(raises=ZeroDivisionError)
+            def test_by_zero():
+                div(1, 0)
+
+            def test_skip_inside():
+                if div(1, 1) == 1:
+                    pytest.skip("nothing more to see")
+                assert False
+
+            @pytest.mark.parametrize(
+                "a,b,q", [(6, 4, 1.5), pytest.param(1, 0, None, marks=pytest.mark.xfail)]
+            )
+            def test_params(a, b, q):
+                assert div(a, b) == q
+        """),
+    ),
 ]
 
 
@@ -2077,8 +2232,19 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
     return "passed" if proc.returncode == 0 else "failed"
 
 
+#: pytest-style cases in the slow tier only (each runs pytest itself twice).
+PYTEST_SLOW = {
+    "xunit setup and teardown: module, function, class and method",
+    "a module-scoped fixture named by name=, usefixtures, capfd",
+}
+
+
 @pytest.mark.parametrize(
-    ("solution", "wrong", "tests"), [pytest.param(*c[1:], id=c[0]) for c in PYTEST_CORPUS]
+    ("solution", "wrong", "tests"),
+    [
+        pytest.param(*c[1:], id=c[0], marks=[pytest.mark.slow] if c[0] in PYTEST_SLOW else [])
+        for c in PYTEST_CORPUS
+    ],
 )
 def test_pytest_style_tests_get_pytests_verdict(
     solution: str, wrong: str, tests: str, tmp_path: Path
@@ -2108,6 +2274,45 @@ def test_pytest_style_test_the_judge_cannot_run_fails_the_check(tests: str, reas
     result = run_tests("def add(a, b):\n    return a + b\n", tests, timeout=30)
     assert result.status == "failed"
     assert reason in result.stdout_tail
+
+
+@pytest.mark.parametrize(
+    ("tests", "reason"),
+    [
+        (
+            "import pytest\nfrom solution import add\n@pytest.mark.xfail(strict=True)\n"
+            "def test_x():\n    assert add(1, 2) == 3\n",
+            "XPASS(strict)",
+        ),
+        (
+            "import pytest\nfrom solution import add\n@pytest.mark.xfail(raises=KeyError)\n"
+            "def test_x():\n    assert add(1, 2) == 4\n",
+            "AssertionError",
+        ),
+        (
+            "import pytest\nfrom solution import add\n@pytest.mark.skipif('1 == 1')\n"
+            "def test_x():\n    assert add(1, 2) == 4\n",
+            "evaluates no strings",
+        ),
+    ],
+    ids=["strict xfail that passes", "xfail of another exception", "string condition"],
+)
+def test_marks_that_do_not_excuse_a_test_fail_the_check(tests: str, reason: str) -> None:
+    result = run_tests("def add(a, b):\n    return a + b\n", tests, timeout=30)
+    assert result.status == "failed"
+    assert reason in result.stdout_tail, result.stdout_tail
+
+
+def test_only_pytests_own_mark_objects_are_marks() -> None:
+    # A value that crossed from the solution (a named tuple shaped like pytest's Mark) never
+    # skips or excuses a test.
+    import collections
+
+    fake = collections.namedtuple("Mark", "name args kwargs")("xfail", (), {})
+    assert _judge._marks([fake]) == []
+    assert _judge._marks(fake) == []
+    real = pytest.mark.xfail(reason="r")
+    assert [m.name for m in _judge._marks([real, real.mark, fake])] == ["xfail", "xfail"]
 
 
 def test_the_solution_module_is_the_checks_own() -> None:

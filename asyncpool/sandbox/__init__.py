@@ -168,12 +168,13 @@ does); module state is the solution's own (``random.seed`` in the solution does 
 tests' ``random``); a value-backed object compares as its base value even where the solution's
 class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the tests pass
 cannot be written through);
-of pytest's own fixtures ``capsys`` and ``monkeypatch`` are provided (``monkeypatch`` patches
-the tests' process: ``sys.stdin`` and ``builtins.input`` reach the solution, ``setenv`` and the
-``solution`` module's attributes do not; a test that needs another, ``tmp_path``,
-``request``..., fails the check, naming it), the tests' ``@pytest.fixture`` functions are all
-function-scoped, and ``import pytest`` needs pytest where
-the judge runs.
+of pytest's own fixtures ``capsys``, ``capfd`` and ``monkeypatch`` are provided
+(``monkeypatch`` patches the tests' process: ``sys.stdin`` and ``builtins.input`` reach the
+solution, ``setenv`` and the ``solution`` module's attributes do not; a test that needs another,
+``tmp_path``, ``caplog``, ``request``..., fails the check, naming it: the tests' files are not
+the solution's, nor are its log records and warnings theirs), a ``skipif``/``xfail`` condition
+must be a bool (a string one fails the check), and ``import pytest`` needs pytest where the
+judge runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.
@@ -183,7 +184,10 @@ Test modules: the tests import the solution as ``solution`` (``import solution``
 only) and run as the script ``__main__`` with no arguments (``unittest.main()`` runs their
 TestCases, and its exit status 0 ends them as passed). With no ``entry_point``, the judge then
 runs what pytest would collect: ``test*`` functions and ``Test*`` classes' ``test*`` methods
-(``@pytest.mark.parametrize`` expanded, the tests' fixtures and ``capsys`` given), and
+(``@pytest.mark.parametrize`` expanded; the tests' fixtures, of function, class or module
+scope, and ``capsys`` given; the xunit-style ``setup_module``, ``setup_function``,
+``setup_class``, ``setup_method`` and their teardowns called; the ``skip``, ``skipif``,
+``xfail`` and ``usefixtures`` marks and ``pytest.skip()`` obeyed), and
 ``unittest.TestCase`` classes by ``unittest``'s runner; a ``yield`` or ``async def`` test fails
 the check. The solution's prints during a test reach ``redirect_stdout`` and ``capsys``.
 

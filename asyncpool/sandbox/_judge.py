@@ -2842,42 +2842,121 @@ def judge(
 def _run_test_functions(namespace: dict[str, Any]) -> None:
     """Run the tests' pytest-style tests, as pytest collects them: top-level functions named
     ``test*`` defined by the tests, the ``test*`` methods of ``Test*`` classes without
-    ``__init__``, and ``unittest.TestCase`` classes (by ``unittest``'s own runner), in their
-    order of definition; ``@pytest.mark.parametrize`` (stacked ones too) calls a function once
-    per parameter set. The first failure is the check's failure.
+    ``__init__`` (a fresh instance per test), and ``unittest.TestCase`` classes (by
+    ``unittest``'s own runner), in their order of definition; ``@pytest.mark.parametrize``
+    (stacked ones too) calls a function once per parameter set. The first failure is the
+    check's failure.
 
-    Fixtures: ``capsys`` (:class:`_CapSys`), ``monkeypatch`` (pytest's own, undone after the
-    test; what it patches is the tests' process: a patched ``sys.stdin`` or
+    Around them, as pytest: the xunit-style ``setup_module``/``teardown_module``,
+    ``setup_function``/``teardown_function``, ``setup_class``/``teardown_class`` and
+    ``setup_method``/``teardown_method`` (with their argument when they take one); the marks
+    ``skip``, ``skipif`` (a bool condition: see :func:`_condition`), ``xfail`` (a failure
+    that is an ``Exception``, of ``raises`` when given, is no failure; a pass is one only when
+    ``strict``) and ``usefixtures``, on the test, its class, its parameter set or the
+    module's ``pytestmark``; ``pytest.skip()`` and
+    ``pytest.xfail()`` inside a test. Only pytest's own mark objects count: a value the
+    solution names ``pytestmark`` is none.
+
+    Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``monkeypatch`` (pytest's own,
+    undone after the test; what it patches is the tests' process: a patched ``sys.stdin`` or
     ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, but
     ``setenv`` and attributes of the ``solution`` module do not reach the solution's process)
-    and the tests' own ``@pytest.fixture`` functions (function scope whatever their
-    ``scope``; ``yield`` fixtures torn down after the test; ``autouse`` ones set up for every
-    test). A test that needs another (a parameter nothing gives: ``tmp_path``, ``request``)
-    fails the check, naming it: skipping the test would judge less than the tests ask."""
+    and the tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures
+    torn down after their scope: the test, its class, or the module for ``module``,
+    ``package`` and ``session``; ``autouse`` ones set up for every test). A test that needs
+    another (a parameter nothing gives: ``tmp_path``, ``request``) fails the check, naming
+    it: skipping the test would judge less than the tests ask."""
     module = namespace.get("__name__")
-    fixtures = {
-        name: fixture
-        for name, obj in list(namespace.items())
-        if isinstance(name, str) and (fixture := _fixture(obj)) is not None
-    }
-    autouse = [name for name, (_, auto) in fixtures.items() if auto]
+    fixtures: dict[str, _FixtureDef] = {}
+    for obj in list(namespace.values()):
+        found = _fixture(obj)
+        if found is not None:
+            fixtures[found.name] = found
+    autouse = [name for name, fixture in fixtures.items() if fixture.autouse]
+    scopes = _Scopes()
+    module_marks = _marks(namespace.get("pytestmark"))
     unittest = sys.modules.get("unittest")
     testcase = getattr(unittest, "TestCase", None)
-    for name, obj in list(namespace.items()):
-        if not isinstance(name, str) or name in fixtures:
-            continue
-        if name.startswith("test") and isinstance(obj, types.FunctionType):
-            if obj.__module__ == module:  # the tests' own (or wrapped)
-                _call_test(name, obj, fixtures, autouse)
-        elif not isinstance(obj, type) or obj.__module__ != module:
-            continue
-        elif isinstance(testcase, type) and issubclass(obj, testcase):
-            _run_testcase(name, obj)
-        elif name.startswith("Test") and not any("__init__" in vars(c) for c in obj.__mro__[:-1]):
-            for attr, method in list(vars(obj).items()):
-                if attr.startswith("test") and isinstance(method, types.FunctionType):
-                    bound_method = getattr(obj(), attr)
-                    _call_test(f"{name}.{attr}", bound_method, fixtures, autouse, bound=True)
+    main = sys.modules.get("__main__")
+    own = {
+        name: obj
+        for name, obj in namespace.items()
+        if isinstance(obj, types.FunctionType) and obj.__module__ == module
+    }
+    fixture_functions = {id(f.function) for f in fixtures.values()}
+    try:
+        _xunit(own.get("setup_module"), main)
+        for name, obj in list(namespace.items()):
+            if not isinstance(name, str) or name in fixtures:
+                continue
+            if name.startswith("test") and isinstance(obj, types.FunctionType):
+                if obj.__module__ == module and id(obj) not in fixture_functions:
+                    run = _TestRun(name, obj, fixtures, autouse, scopes, module_marks)
+                    run.xunit = (own.get("setup_function"), own.get("teardown_function"))
+                    run.call()
+            elif not isinstance(obj, type) or obj.__module__ != module:
+                continue
+            elif isinstance(testcase, type) and issubclass(obj, testcase):
+                _run_testcase(name, obj)
+            elif name.startswith("Test") and not any(
+                "__init__" in vars(c) for c in obj.__mro__[:-1]
+            ):
+                _run_test_class(name, obj, fixtures, autouse, scopes, module_marks)
+    finally:
+        try:
+            scopes.end("module")
+        finally:
+            _xunit(own.get("teardown_module"), main)
+
+
+def _run_test_class(
+    name: str,
+    cls: type,
+    fixtures: dict[str, _FixtureDef],
+    autouse: list[str],
+    scopes: _Scopes,
+    module_marks: list[Any],
+) -> None:
+    """A ``Test*`` class's ``test*`` methods, each on a fresh instance, between its
+    ``setup_class`` and ``teardown_class``."""
+    marks = module_marks + _marks(vars(cls).get("pytestmark"))
+    if _skipped(marks):
+        return
+    _xunit(getattr(cls, "setup_class", None), cls)
+    try:
+        for attr, method in list(vars(cls).items()):
+            if attr.startswith("test") and isinstance(method, types.FunctionType):
+                instance = cls()
+                run = _TestRun(
+                    f"{name}.{attr}", getattr(instance, attr), fixtures, autouse, scopes, marks,
+                    bound=True,
+                )  # fmt: skip
+                run.xunit = (
+                    getattr(instance, "setup_method", None),
+                    getattr(instance, "teardown_method", None),
+                )
+                run.call()
+    finally:
+        try:
+            scopes.end("class")
+        finally:
+            _xunit(getattr(cls, "teardown_class", None), cls)
+
+
+def _xunit(fn: Any, arg: Any) -> None:
+    """Call a pytest xunit-style setup or teardown of the tests (``setup_module(module)``,
+    ``setup_method(self, method)``...), with its argument when it takes one, as pytest does;
+    nothing for None."""
+    if fn is None:
+        return
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        raise TypeError(f"{fn!r} is not a function of the tests")
+    if code.co_argcount - int(target is not fn) >= 1:
+        fn(arg)
+    else:
+        fn()
 
 
 def _run_testcase(name: str, cls: type) -> None:
@@ -2895,24 +2974,110 @@ def _run_testcase(name: str, cls: type) -> None:
         raise AssertionError(f"{name}: no test ran")
 
 
-def _fixture(obj: Any) -> tuple[Any, bool] | None:
-    """``(function, autouse)`` of a ``@pytest.fixture`` of the tests (pytest 8.4+'s fixture
-    definitions, and older pytest's marked functions), else None. Never asks a handle: the
-    solution's objects are neither (a request here would also count as an answer)."""
+class _FixtureDef:
+    """A ``@pytest.fixture`` of the tests: its function, name, ``autouse`` and scope."""
+
+    __slots__ = ("autouse", "function", "name", "scope")
+
+    def __init__(self, function: Any, name: str, autouse: bool, scope: str) -> None:
+        self.function = function
+        self.name = name
+        self.autouse = autouse
+        # session and package fixtures live as long as the module's: the tests are one file.
+        self.scope = {"session": "module", "package": "module"}.get(scope, scope)
+
+
+def _fixture(obj: Any) -> _FixtureDef | None:
+    """A ``@pytest.fixture`` of the tests (pytest 8.4+'s fixture definitions, and older
+    pytest's marked functions), else None. Never asks a handle: the solution's objects are
+    neither (a request here would also count as an answer)."""
     if type(obj) in _PROXY_TYPES or (
         type(obj).__name__ != "FixtureFunctionDefinition"
         and not isinstance(obj, types.FunctionType)
     ):
         return None  # a handle's class may be named anything (see _proxy_class)
-    marker = getattr(obj, "_fixture_function_marker", None)
     get = getattr(obj, "_get_wrapped_function", None)
     if type(obj).__name__ == "FixtureFunctionDefinition" and callable(get):
-        return get(), bool(getattr(marker, "autouse", False))
-    wrapped = getattr(obj, "__pytest_wrapped__", None)
-    marker = getattr(obj, "_pytestfixturefunction", None)
-    if wrapped is not None and marker is not None:
-        return getattr(wrapped, "obj", None), bool(getattr(marker, "autouse", False))
-    return None
+        function, marker = get(), getattr(obj, "_fixture_function_marker", None)
+    else:
+        wrapped = getattr(obj, "__pytest_wrapped__", None)
+        marker = getattr(obj, "_pytestfixturefunction", None)
+        if wrapped is None or marker is None:
+            return None
+        function = getattr(wrapped, "obj", None)
+    if not isinstance(function, types.FunctionType):
+        return None
+    name = getattr(marker, "name", None)
+    scope = getattr(marker, "scope", "function")
+    return _FixtureDef(
+        function,
+        name if isinstance(name, str) and name else function.__name__,
+        bool(getattr(marker, "autouse", False)),
+        scope if scope in ("class", "module", "package", "session") else "function",
+    )
+
+
+class _Scopes:
+    """The values of the tests' fixtures of a wider scope than one test, and their teardowns
+    (a ``yield`` fixture's generator), until their class or the module ends."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, Any]] = {"class": {}, "module": {}}
+        self.teardown: dict[str, list[Any]] = {"class": [], "module": []}
+
+    def end(self, scope: str) -> None:
+        """Tear down ``scope``'s fixtures (a class's at its end, then the module's too)."""
+        ending = ("class", "module") if scope == "module" else ("class",)
+        for name in ending:
+            generators, self.teardown[name] = self.teardown[name], []
+            self.values[name] = {}
+            for gen in reversed(generators):
+                next(gen, None)
+
+
+def _mark_class(name: str) -> Any:
+    return getattr(sys.modules.get("_pytest.mark.structures"), name, None)
+
+
+def _marks(value: Any) -> list[Any]:
+    """pytest's marks in ``value`` (a ``pytestmark`` list, one mark or one mark decorator),
+    as ``Mark`` objects; anything else (a value of the solution's) counts for none."""
+    mark_type, decorator_type = _mark_class("Mark"), _mark_class("MarkDecorator")
+    if mark_type is None:
+        return []
+    items = value if type(value) is list else [value]
+    out = []
+    for item in items:
+        if decorator_type is not None and type(item) is decorator_type:
+            item = item.mark
+        if type(item) is mark_type:
+            out.append(item)
+    return out
+
+
+def _condition(mark: Any) -> bool:
+    """Whether a ``skipif``/``xfail`` mark applies: no condition, or any of its conditions
+    true. A string condition (which pytest evaluates) is refused: it could be a value of the
+    solution's (``skipif(solution.FLAG)``), and the judge runs no code the solution wrote."""
+    conditions = list(mark.args)
+    if "condition" in mark.kwargs:
+        conditions.append(mark.kwargs["condition"])
+    if not conditions:
+        return True
+    for condition in conditions:
+        if isinstance(condition, str):
+            raise TypeError(
+                f"a {mark.name} mark with the string condition {condition!r:.200}: the judge "
+                "evaluates no strings (give the condition as a bool)"
+            )
+        if condition:
+            return True
+    return False
+
+
+def _skipped(marks: list[Any]) -> bool:
+    """Whether the marks skip the test: a ``skip``, or a ``skipif`` whose condition holds."""
+    return any(m.name == "skip" or (m.name == "skipif" and _condition(m)) for m in marks)
 
 
 #: ``co_flags`` of generator and coroutine functions: a test the judge cannot run to its end
@@ -2933,52 +3098,112 @@ def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
     return params, required
 
 
-def _parametrized(fn: Any) -> list[dict[str, Any]]:
-    """The keyword sets ``@pytest.mark.parametrize`` marks give (one empty set when none)."""
-    runs: list[dict[str, Any]] = [{}]
-    for mark in getattr(fn, "pytestmark", None) or []:
-        if getattr(mark, "name", None) != "parametrize":
+def _parametrized(fn: Any) -> list[tuple[dict[str, Any], list[Any]]]:
+    """The keyword sets ``@pytest.mark.parametrize`` marks give (one empty set when none),
+    each with the marks of its ``pytest.param(..., marks=...)``."""
+    runs: list[tuple[dict[str, Any], list[Any]]] = [({}, [])]
+    for mark in _marks(getattr(fn, "pytestmark", None)):
+        if mark.name != "parametrize":
             continue
-        args, kw = tuple(getattr(mark, "args", ())), dict(getattr(mark, "kwargs", {}))
+        args, kw = tuple(mark.args), dict(mark.kwargs)
         argnames = args[0] if args else kw.get("argnames")
         argvalues = args[1] if len(args) > 1 else kw.get("argvalues", ())
         if isinstance(argnames, str):
             argnames = [a.strip() for a in argnames.split(",") if a.strip()]
         argnames = list(argnames or ())
-        sets = []
+        sets: list[tuple[dict[str, Any], list[Any]]] = []
         for values in argvalues:
+            marks: list[Any] = []
             if type(values).__name__ == "ParameterSet" and type(values) not in _PROXY_TYPES:
+                marks = _marks(list(values.marks))
                 values = values.values
                 if len(argnames) == 1:
                     values = values[0]
             if len(argnames) == 1:
-                sets.append({argnames[0]: values})
+                sets.append(({argnames[0]: values}, marks))
             else:
-                sets.append(dict(zip(argnames, values, strict=True)))
-        runs = [{**run, **one} for run in runs for one in sets]
+                sets.append((dict(zip(argnames, values, strict=True)), marks))
+        runs = [({**run, **one}, before + more) for run, before in runs for one, more in sets]
     return runs
 
 
-def _call_test(
-    name: str,
-    fn: Any,
-    fixtures: dict[str, tuple[Any, bool]],
-    autouse: list[str],
-    bound: bool = False,
-) -> None:
-    if fn.__code__.co_flags & _NOT_CALLABLE_TESTS:
-        raise TypeError(f"{name} is a generator or a coroutine: the judge runs plain tests only")
-    params, required = _parameters(fn, bound)
-    for given in _parametrized(fn):
+class _TestRun:
+    """One test function or method of the tests, run once per parameter set: its fixtures,
+    its xunit setup and teardown (``xunit``), its marks (see :func:`_run_test_functions`)."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: Any,
+        fixtures: dict[str, _FixtureDef],
+        autouse: list[str],
+        scopes: _Scopes,
+        marks: list[Any],
+        bound: bool = False,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.fixtures = fixtures
+        self.autouse = autouse
+        self.scopes = scopes
+        self.marks = marks + _marks(getattr(fn, "pytestmark", None))
+        self.bound = bound
+        self.xunit: tuple[Any, Any] = (None, None)
+
+    def call(self) -> None:
+        fn = self.fn
+        if fn.__code__.co_flags & _NOT_CALLABLE_TESTS:
+            raise TypeError(
+                f"{self.name} is a generator or a coroutine: the judge runs plain tests only"
+            )
+        params, required = _parameters(fn, self.bound)
+        for given, param_marks in _parametrized(fn):
+            marks = self.marks + param_marks
+            if _skipped(marks):
+                continue
+            xfail = next((m for m in marks if m.name == "xfail" and _condition(m)), None)
+            if xfail is not None and xfail.kwargs.get("run", True) is False:
+                continue
+            needed = required + [
+                str(a) for m in marks if m.name == "usefixtures" for a in m.args
+            ]  # fmt: skip
+            if xfail is None:
+                self.once(params, needed, given)
+                continue
+            try:
+                self.once(params, needed, given)
+            except Exception as exc:  # a broken wire or bound (no Exception) always fails
+                raises = xfail.kwargs.get("raises")
+                if raises is not None and not isinstance(exc, raises):
+                    raise
+                continue  # xfailed: no failure, as in pytest
+            if xfail.kwargs.get("strict", False):
+                reason = xfail.kwargs.get("reason", "")
+                raise AssertionError(f"{self.name}: [XPASS(strict)] {reason}")
+
+    def once(self, params: list[str], required: list[str], given: dict[str, Any]) -> None:
+        """One run: fixtures, xunit setup, the test, then teardowns in reverse order. A
+        ``pytest.skip()`` ends it as skipped; ``pytest.xfail()`` as xfailed."""
+        outcomes = sys.modules.get("_pytest.outcomes")
+        skipped = getattr(outcomes, "Skipped", None)
+        xfailed = getattr(outcomes, "XFailed", None)
         values: dict[str, Any] = dict(given)
         teardown: list[Any] = []
         saved = sys.stdout, sys.stderr
+        setup, finish = self.xunit
         try:
-            for fixture in autouse:
-                _fixture_value(name, fixture, fixtures, values, teardown, 0)
-            for param in required:
-                _fixture_value(name, param, fixtures, values, teardown, 0)
-            fn(**{k: values[k] for k in params if k in values})
+            for fixture in (*self.autouse, *required):
+                _fixture_value(self, fixture, values, teardown, 0)
+            if setup is not None:
+                _xunit(setup, self.fn)
+                teardown.append(_calling(_xunit, finish, self.fn))
+            self.fn(**{k: values[k] for k in params if k in values})
+        except BaseException as exc:
+            if not (
+                (isinstance(skipped, type) and isinstance(exc, skipped))
+                or (isinstance(xfailed, type) and isinstance(exc, xfailed))
+            ):
+                raise
         finally:
             sys.stdout, sys.stderr = saved
             for gen in reversed(teardown):
@@ -2986,21 +3211,18 @@ def _call_test(
 
 
 def _fixture_value(
-    test: str,
-    name: str,
-    fixtures: dict[str, tuple[Any, bool]],
-    values: dict[str, Any],
-    teardown: list[Any],
-    depth: int,
+    run: _TestRun, name: str, values: dict[str, Any], teardown: list[Any], depth: int
 ) -> Any:
-    """The value of fixture ``name`` for one run of ``test`` (made once per run, into
-    ``values``; a ``yield`` fixture's generator into ``teardown``)."""
+    """The value of fixture ``name`` for one run of a test (made once per run, into
+    ``values``, or once per class or module for a fixture of that scope; a ``yield``
+    fixture's generator into the teardown list of its scope)."""
     if name in values:
         return values[name]
-    if name == "capsys":
+    if name in ("capsys", "capfd"):
         capsys = values[name] = _CapSys()
         sys.stdout, sys.stderr = capsys.out, capsys.err
         return capsys
+    fixtures = run.fixtures
     if name == "monkeypatch" and name not in fixtures:
         monkeypatch = _monkeypatch()
         if monkeypatch is not None:
@@ -3008,13 +3230,20 @@ def _fixture_value(
             teardown.append(_calling(monkeypatch.undo))
             return monkeypatch
     found = fixtures.get(name)
-    if found is None or found[0] is None or depth > 20:
+    if found is None or depth > 20:
         raise TypeError(
-            f"{test} needs the pytest fixture {name!r}, which the judge does not provide"
+            f"{run.name} needs the pytest fixture {name!r}, which the judge does not provide"
         )
-    function = found[0]
+    scope = found.scope
+    if scope != "function":
+        cached = run.scopes.values[scope]
+        if name in cached:
+            values[name] = cached[name]
+            return cached[name]
+        teardown = run.scopes.teardown[scope]
+    function = found.function
     _, required = _parameters(function, False)
-    kwargs = {p: _fixture_value(test, p, fixtures, values, teardown, depth + 1) for p in required}
+    kwargs = {p: _fixture_value(run, p, values, teardown, depth + 1) for p in required}
     if function.__code__.co_flags & _GENERATOR:
         gen = function(**kwargs)
         value = next(gen)
@@ -3022,6 +3251,8 @@ def _fixture_value(
     else:
         value = function(**kwargs)
     values[name] = value
+    if scope != "function":
+        run.scopes.values[scope][name] = value
     return value
 
 
@@ -3035,9 +3266,9 @@ def _monkeypatch() -> Any:
     return MonkeyPatch()
 
 
-def _calling(function: Any) -> Any:
-    """A teardown entry (see :func:`_call_test`) that calls ``function``."""
-    function()
+def _calling(function: Any, *args: Any) -> Any:
+    """A teardown entry (see :meth:`_TestRun.once`) that calls ``function(*args)``."""
+    function(*args)
     yield
 
 
