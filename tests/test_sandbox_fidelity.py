@@ -2185,6 +2185,56 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "fixtures with params: request.param, addfinalizer, node.name, a scoped one",
+        _d("""
+            def sq(x):
+                return x * x
+            class Conn:
+                def __init__(self, url):
+                    self.url = url
+                    self.open = True
+                def close(self):
+                    self.open = False
+        """),
+        _d("""
+            def sq(x):
+                return x * 2
+            class Conn:
+                def __init__(self, url):
+                    self.url = url
+                    self.open = True
+                def close(self):
+                    self.open = False
+        """),
+        _d("""
+            import pytest
+            from solution import sq, Conn
+
+            SEEN = []
+
+            @pytest.fixture(params=[1, 2, 3])
+            def n(request):
+                SEEN.append(request.param)
+                return request.param
+
+            @pytest.fixture(params=["a", pytest.param("b")], scope="module")
+            def conn(request):
+                c = Conn(request.param)
+                request.addfinalizer(c.close)
+                return c
+
+            def test_sq(n):
+                assert sq(n) == n * n
+
+            def test_conn(conn, n):
+                assert conn.open and conn.url in "ab" and sq(n) >= n
+
+            def test_seen(request):
+                assert request.node.name == "test_seen"
+                assert sorted(SEEN) == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+        """),
+    ),
+    (
         "skip, skipif and xfail marks, pytest.skip() in a test, a parameter set's mark",
         "def div(a, b):\n    return a / b\n",
         "def div(a, b):\n    return a // b\n",
@@ -2236,6 +2286,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 PYTEST_SLOW = {
     "xunit setup and teardown: module, function, class and method",
     "a module-scoped fixture named by name=, usefixtures, capfd",
+    "fixtures with params: request.param, addfinalizer, node.name, a scoped one",
 }
 
 
@@ -2308,7 +2359,8 @@ def test_only_pytests_own_mark_objects_are_marks() -> None:
     # skips or excuses a test.
     import collections
 
-    fake = collections.namedtuple("Mark", "name args kwargs")("xfail", (), {})
+    Mark = collections.namedtuple("Mark", "name args kwargs")
+    fake = Mark("xfail", (), {})
     assert _judge._marks([fake]) == []
     assert _judge._marks(fake) == []
     real = pytest.mark.xfail(reason="r")

@@ -171,8 +171,10 @@ cannot be written through);
 of pytest's own fixtures ``capsys``, ``capfd`` and ``monkeypatch`` are provided
 (``monkeypatch`` patches the tests' process: ``sys.stdin`` and ``builtins.input`` reach the
 solution, ``setenv`` and the ``solution`` module's attributes do not; a test that needs another,
-``tmp_path``, ``caplog``, ``request``..., fails the check, naming it: the tests' files are not
-the solution's, nor are its log records and warnings theirs), a ``skipif``/``xfail`` condition
+``tmp_path``, ``caplog``, ``recwarn``..., fails the check, naming it: the tests' files are
+not the solution's, nor are its log records and warnings theirs), ``request`` gives
+``param`` (fixtures with ``params`` run each test once per param), ``addfinalizer``,
+``getfixturevalue`` and ``node.name``, a ``skipif``/``xfail`` condition
 must be a bool (a string one fails the check), and ``import pytest`` needs pytest where the
 judge runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a

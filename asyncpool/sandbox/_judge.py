@@ -2857,14 +2857,16 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     ``pytest.xfail()`` inside a test. Only pytest's own mark objects count: a value the
     solution names ``pytestmark`` is none.
 
-    Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``monkeypatch`` (pytest's own,
-    undone after the test; what it patches is the tests' process: a patched ``sys.stdin`` or
-    ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, but
-    ``setenv`` and attributes of the ``solution`` module do not reach the solution's process)
+    Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``request`` (:class:`_Request`:
+    a fixture with ``params`` runs each test that needs it once per param), ``monkeypatch``
+    (pytest's own, undone after the test; what it patches is the tests' process: a patched
+    ``sys.stdin`` or ``builtins.input`` is what the solution reads, see
+    :meth:`_Peer.serve_input`, but ``setenv`` and attributes of the ``solution`` module do not
+    reach the solution's process)
     and the tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures
     torn down after their scope: the test, its class, or the module for ``module``,
     ``package`` and ``session``; ``autouse`` ones set up for every test). A test that needs
-    another (a parameter nothing gives: ``tmp_path``, ``request``) fails the check, naming
+    another (a parameter nothing gives: ``tmp_path``, ``caplog``) fails the check, naming
     it: skipping the test would judge less than the tests ask."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
@@ -2975,16 +2977,21 @@ def _run_testcase(name: str, cls: type) -> None:
 
 
 class _FixtureDef:
-    """A ``@pytest.fixture`` of the tests: its function, name, ``autouse`` and scope."""
+    """A ``@pytest.fixture`` of the tests: its function, name, ``autouse``, scope and
+    ``params`` (each test that needs it runs once per param, ``request.param``)."""
 
-    __slots__ = ("autouse", "function", "name", "scope")
+    __slots__ = ("autouse", "function", "name", "params", "requires", "scope")
 
-    def __init__(self, function: Any, name: str, autouse: bool, scope: str) -> None:
+    def __init__(
+        self, function: Any, name: str, autouse: bool, scope: str, params: list[Any] | None
+    ) -> None:
         self.function = function
         self.name = name
         self.autouse = autouse
         # session and package fixtures live as long as the module's: the tests are one file.
         self.scope = {"session": "module", "package": "module"}.get(scope, scope)
+        self.params = params
+        self.requires = _parameters(function, False)[1]
 
 
 def _fixture(obj: Any) -> _FixtureDef | None:
@@ -3009,12 +3016,43 @@ def _fixture(obj: Any) -> _FixtureDef | None:
         return None
     name = getattr(marker, "name", None)
     scope = getattr(marker, "scope", "function")
+    params = getattr(marker, "params", None)
     return _FixtureDef(
         function,
         name if isinstance(name, str) and name else function.__name__,
         bool(getattr(marker, "autouse", False)),
         scope if scope in ("class", "module", "package", "session") else "function",
+        None if params is None else [_param_value(p) for p in params],
     )
+
+
+def _param_value(value: Any) -> Any:
+    """A fixture param as ``request.param`` gives it (a ``pytest.param(v)``'s ``v``)."""
+    if type(value).__name__ == "ParameterSet" and type(value) not in _PROXY_TYPES:
+        return value.values[0] if len(value.values) == 1 else value.values
+    return value
+
+
+class _Request:
+    """pytest's ``request`` fixture, the part tests use: ``param`` (of a fixture with
+    ``params``), ``fixturename``, ``node.name``, ``function``, ``addfinalizer`` and
+    ``getfixturevalue``."""
+
+    def __init__(self, run: _TestRun, fixture: str | None, values: dict[str, Any],
+                 teardown: list[Any]) -> None:  # fmt: skip
+        self._run, self._values, self._teardown = run, values, teardown
+        self.fixturename = fixture
+        self.function = run.fn
+        self.node = types.SimpleNamespace(name=run.name)
+        index = run.chosen.get(fixture) if fixture is not None else None
+        if fixture is not None and index is not None:
+            self.param = run.fixtures[fixture].params[index]  # type: ignore[index]
+
+    def addfinalizer(self, finalizer: Any) -> None:
+        self._teardown.append(_calling(finalizer))
+
+    def getfixturevalue(self, name: str) -> Any:
+        return _fixture_value(self._run, name, self._values, self._teardown, 1)
 
 
 class _Scopes:
@@ -3022,7 +3060,7 @@ class _Scopes:
     (a ``yield`` fixture's generator), until their class or the module ends."""
 
     def __init__(self) -> None:
-        self.values: dict[str, dict[str, Any]] = {"class": {}, "module": {}}
+        self.values: dict[str, dict[tuple[str, int | None], Any]] = {"class": {}, "module": {}}
         self.teardown: dict[str, list[Any]] = {"class": [], "module": []}
 
     def end(self, scope: str) -> None:
@@ -3149,6 +3187,8 @@ class _TestRun:
         self.marks = marks + _marks(getattr(fn, "pytestmark", None))
         self.bound = bound
         self.xunit: tuple[Any, Any] = (None, None)
+        #: fixture -> index of its param in this run (fixtures with ``params``).
+        self.chosen: dict[str, int] = {}
 
     def call(self) -> None:
         fn = self.fn
@@ -3167,19 +3207,48 @@ class _TestRun:
             needed = required + [
                 str(a) for m in marks if m.name == "usefixtures" for a in m.args
             ]  # fmt: skip
-            if xfail is None:
-                self.once(params, needed, given)
+            for chosen in self.fixture_params(needed, given):
+                self.chosen = chosen
+                self.attempt(params, needed, given, xfail)
+
+    def fixture_params(self, needed: list[str], given: dict[str, Any]) -> list[dict[str, int]]:
+        """Every combination of the params of the fixtures with ``params`` that the run
+        needs (through other fixtures too), as pytest parametrizes the test with them."""
+        seen: set[str] = set()
+        pending = [*self.autouse, *needed]
+        varied: list[_FixtureDef] = []
+        while pending:
+            name = pending.pop(0)
+            fixture = self.fixtures.get(name)
+            if name in seen or name in given or fixture is None:
                 continue
-            try:
-                self.once(params, needed, given)
-            except Exception as exc:  # a broken wire or bound (no Exception) always fails
-                raises = xfail.kwargs.get("raises")
-                if raises is not None and not isinstance(exc, raises):
-                    raise
-                continue  # xfailed: no failure, as in pytest
-            if xfail.kwargs.get("strict", False):
-                reason = xfail.kwargs.get("reason", "")
-                raise AssertionError(f"{self.name}: [XPASS(strict)] {reason}")
+            seen.add(name)
+            if fixture.params is not None:
+                varied.append(fixture)
+            pending.extend(fixture.requires)
+        combos: list[dict[str, int]] = [{}]
+        for fixture in varied:
+            count = len(fixture.params or ())
+            combos = [{**c, fixture.name: i} for c in combos for i in range(count)]
+        return combos
+
+    def attempt(
+        self, params: list[str], needed: list[str], given: dict[str, Any], xfail: Any
+    ) -> None:
+        """One run (:meth:`once`) under its ``xfail`` mark, if any."""
+        if xfail is None:
+            self.once(params, needed, given)
+            return
+        try:
+            self.once(params, needed, given)
+        except Exception as exc:  # a broken wire or bound (no Exception) always fails
+            raises = xfail.kwargs.get("raises")
+            if raises is not None and not isinstance(exc, raises):
+                raise
+            return  # xfailed: no failure, as in pytest
+        if xfail.kwargs.get("strict", False):
+            reason = xfail.kwargs.get("reason", "")
+            raise AssertionError(f"{self.name}: [XPASS(strict)] {reason}")
 
     def once(self, params: list[str], required: list[str], given: dict[str, Any]) -> None:
         """One run: fixtures, xunit setup, the test, then teardowns in reverse order. A
@@ -3218,6 +3287,9 @@ def _fixture_value(
     fixture's generator into the teardown list of its scope)."""
     if name in values:
         return values[name]
+    if name == "request":
+        request = values[name] = _Request(run, None, values, teardown)
+        return request
     if name in ("capsys", "capfd"):
         capsys = values[name] = _CapSys()
         sys.stdout, sys.stderr = capsys.out, capsys.err
@@ -3235,15 +3307,20 @@ def _fixture_value(
             f"{run.name} needs the pytest fixture {name!r}, which the judge does not provide"
         )
     scope = found.scope
+    key = (name, run.chosen.get(name))  # a scoped fixture is made once per param
     if scope != "function":
         cached = run.scopes.values[scope]
-        if name in cached:
-            values[name] = cached[name]
-            return cached[name]
+        if key in cached:
+            values[name] = cached[key]
+            return cached[key]
         teardown = run.scopes.teardown[scope]
     function = found.function
-    _, required = _parameters(function, False)
-    kwargs = {p: _fixture_value(run, p, values, teardown, depth + 1) for p in required}
+    kwargs = {
+        p: _Request(run, name, values, teardown)
+        if p == "request"
+        else _fixture_value(run, p, values, teardown, depth + 1)
+        for p in found.requires
+    }
     if function.__code__.co_flags & _GENERATOR:
         gen = function(**kwargs)
         value = next(gen)
@@ -3252,7 +3329,7 @@ def _fixture_value(
         value = function(**kwargs)
     values[name] = value
     if scope != "function":
-        run.scopes.values[scope][name] = value
+        run.scopes.values[scope][key] = value
     return value
 
 
