@@ -1203,6 +1203,18 @@ CORPUS: list[Case] = [
         "assert depth(8000) == 8000\n",
     ),
     Case(
+        "deep recursion under the recursion limit the tests set",
+        _d("""
+            def depth(n):
+                return 0 if n == 0 else 1 + depth(n - 1)
+        """),
+        _d("""
+            def depth(n):
+                return 0 if n <= 1 else 1 + depth(n - 1)
+        """),
+        "import sys\nsys.setrecursionlimit(20000)\nassert depth(8000) == 8000\n",
+    ),
+    Case(
         "module state and a cache across calls",
         _d("""
             import functools

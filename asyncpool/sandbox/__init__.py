@@ -97,29 +97,30 @@ untrusted bytes):
   check even if the solution catches it, and the solution never learns the message of the
   tests' exceptions; a ``with`` block of the solution never swallows an ``AssertionError``.
 
-Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the
-solution's own process only. "passed" needs the judge's "ran every test to its end" record
-plus at least one answer from the solution; no exit status, no output, nothing written on any
-descriptor makes a pass. If the solution dies, hangs up, sends bytes that are not a valid
-answer, or exceeds a bound (more than 200,000 live handles, callbacks or items from one iterator,
-requests nested more than 50 deep, a message over 64 MiB), the judge remembers it and the
-verdict is "failed" even if a test catches the error. The solution's exceptions reach the tests
-as the built-in exception of the same name (every built-in ``Exception`` a message makes:
-``ValueError``, ``KeyError``, ``FileNotFoundError``, ``TimeoutError``... so ``except
-ValueError`` in a test works); one of its own classes derived from those (``class
-InvalidInput(AppError, ValueError)``) as an exception of the judge's class for it. The judge
-makes one class per exception class of the solution that reaches it (a top-level name, a
-raised exception's class; at most 1,000 per check), named as the solution's and derived from
-the judge's classes for its bases and from the built-in ones, so ``except InvalidInput``,
-``except AppError``, ``except ValueError`` and ``pytest.raises(InvalidInput)`` catch it as
-in-process; its message and ``type(e).__name__`` are the solution's, its own attributes
-(``e.field``) and its class's (``InvalidInput.code``) are read from the solution's. (The tests
-may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is the
-judge's exception, whose message is its arguments', as a built-in's; the solution's
-``__init__`` does not run.) Anything else (``StopIteration`` from a call, ``SystemExit`` and
-the other exceptions not derived from ``Exception``) as
-:class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the
-tests' loop over it.
+Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
+own process only; the recursion limit the tests set (``sys.setrecursionlimit`` before a deep
+recursion) is the solution's too from their next request, as in-process. "passed" needs the
+judge's "ran every test to its end" record plus at least one answer from the solution; no exit
+status, no output, nothing written on any descriptor makes a pass. If the solution dies, hangs
+up, sends bytes that are not a valid answer, or exceeds a bound (more than 200,000 live handles,
+callbacks or items from one iterator, requests nested more than 50 deep, a message over 64 MiB),
+the judge remembers it and the verdict is "failed" even if a test catches the error. The
+solution's exceptions reach the tests as the built-in exception of the same name (every built-in
+``Exception`` a message makes: ``ValueError``, ``KeyError``, ``FileNotFoundError``,
+``TimeoutError``... so ``except ValueError`` in a test works); one of its own classes derived
+from those (``class InvalidInput(AppError, ValueError)``) as an exception of the judge's class
+for it. The judge makes one class per exception class of the solution that reaches it (a
+top-level name, a raised exception's class; at most 1,000 per check), named as the solution's
+and derived from the judge's classes for its bases and from the built-in ones, so ``except
+InvalidInput``, ``except AppError``, ``except ValueError`` and ``pytest.raises(InvalidInput)``
+catch it as in-process; its message and ``type(e).__name__`` are the solution's, its own
+attributes (``e.field``) and its class's (``InvalidInput.code``) are read from the solution's.
+(The tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is
+the judge's exception, whose message is its arguments', as a built-in's; the solution's
+``__init__`` does not run.) Anything else (``StopIteration`` from a call, ``SystemExit`` and the
+other exceptions not derived from ``Exception``) as
+:class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the tests'
+loop over it.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``

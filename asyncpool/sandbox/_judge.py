@@ -1373,6 +1373,8 @@ class _Peer:
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
         self.backeds: dict[int, Any] = {}
+        # The judge's side: the recursion limit the solution was last told of (see request).
+        self.limit = sys.getrecursionlimit()
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
         self.depth = 0
@@ -1599,6 +1601,11 @@ class _Peer:
             enc.value(kwargs)
             if self.trusted:  # the solution's containers the tests changed (see _Constants)
                 enc.value(self.changed_constants() if self.live else ())
+                # The tests' recursion limit, when they changed it (in-process it is the
+                # solution's too: sys.setrecursionlimit(10_000) before a deep recursion).
+                limit = sys.getrecursionlimit()
+                enc.value(None if limit == self.limit else limit)
+                self.limit = limit
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -1684,7 +1691,13 @@ class _Peer:
         kwargs = dec.value()
         received = dec.refs[:]  # the containers of the request: written back if changed
         pushed = dec.value() if not self.trusted else ()
+        limit = dec.value() if not self.trusted else None
         dec.end()
+        if limit is not None:
+            if type(limit) is not int:
+                raise CodecError("malformed recursion limit")
+            with contextlib.suppress(ValueError, RecursionError):  # below the current depth
+                sys.setrecursionlimit(limit)
         if type(args) is not tuple or type(kwargs) is not dict:
             raise CodecError("malformed request")
         if not all(type(k) is str for k in kwargs):
