@@ -33,6 +33,7 @@ from asyncpool.sandbox import (
     run_python,
     run_python_async,
     run_python_bare,
+    run_tests,
 )
 from asyncpool.sandbox import _run as _sandbox_run
 from tests.conftest import async_wait_for, wait_for
@@ -274,6 +275,40 @@ def test_private_tmp_is_the_working_directory_and_removed_after() -> None:
     if ROOT:  # nothing of the runs reached the machine's /tmp or /dev/shm
         assert not os.path.exists("/tmp/data.txt")
         assert not os.path.exists("/dev/shm/left")
+
+
+def test_a_check_sharing_files_leaves_no_directory_and_the_next_check_starts_empty() -> None:
+    # The tests use files (their judge shares the run's directory): what both sides wrote
+    # there, and the run's own path to it, are gone with the run; the next check sees nothing.
+    solution = "import os\ndef files():\n    return sorted(os.listdir('.'))\n"
+    solution += "def where():\n    print(os.getcwd(), flush=True)\n    return os.getcwd()\n"
+    tests = """
+        import os
+        assert where() == os.getcwd()  # one directory, by one path
+        assert sorted(os.listdir(".")) == files()
+        mine = [n for n in files() if not n.startswith("asyncpool-sandbox-")]
+        assert mine == [], mine
+        with open("left.txt", "w") as fh:
+            fh.write("x")
+        os.mkdir("sub")
+        assert "left.txt" in files() and "sub" in files()
+    """
+    for _ in range(2):  # the second check sees nothing of the first
+        result = run_tests(solution, textwrap.dedent(tests), timeout=30)
+        assert result.status == "passed", result.stdout_tail
+    if ROOT:  # the run's directory, seen from the fork server's namespace, is gone
+        server = _sandbox_run._get_zygote().proc.pid
+        workdir = result.stdout_tail.split()[0]  # the solution's print
+        assert workdir.startswith("/tmp/asyncpool-sandbox-"), result.stdout_tail
+        assert os.path.isdir(f"/proc/{server}/root/tmp")
+        assert not os.path.exists(f"/proc/{server}/root{os.path.dirname(workdir)}")
+
+
+def test_shared_dirs_name_the_runs_path_inside_its_own_tmp() -> None:
+    assert _zygote_wire.shared_dirs("/tmp/asyncpool-sandbox-7-x/3/tmp") == [
+        "asyncpool-sandbox-7-x/3/tmp", "asyncpool-sandbox-7-x/3", "asyncpool-sandbox-7-x",
+    ]  # fmt: skip
+    assert _zygote_wire.shared_dirs("/var/scratch/3/tmp") == []
 
 
 # -- hostile programs ----------------------------------------------------------------------

@@ -2075,6 +2075,77 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "files the tests and the solution share: tmp_path, tempfile, a relative path",
+        _d("""
+            import csv, os, tempfile
+            def count_lines(path):
+                with open(path) as f:
+                    return sum(1 for _ in f)
+            def total(path):
+                with open(path, newline="") as f:
+                    return sum(int(row["n"]) for row in csv.DictReader(f))
+            def save_report(lines):
+                fd, path = tempfile.mkstemp(suffix=".txt")
+                with os.fdopen(fd, "w") as f:
+                    f.write("\\n".join(lines))
+                return path
+            def append_done(path):
+                with open(path, "a") as f:
+                    f.write("done\\n")
+        """),
+        _d("""
+            import csv, os, tempfile
+            def count_lines(path):
+                with open(path) as f:
+                    return sum(1 for _ in f)
+            def total(path):
+                with open(path, newline="") as f:
+                    return sum(int(row["n"]) for row in csv.DictReader(f))
+            def save_report(lines):
+                fd, path = tempfile.mkstemp(suffix=".txt")
+                with os.fdopen(fd, "w") as f:
+                    f.write("\\n".join(lines[1:]))
+                return path
+            def append_done(path):
+                with open(path, "a") as f:
+                    f.write("done\\n")
+        """),
+        _d("""
+            import os, tempfile
+            from solution import count_lines, total, save_report, append_done
+
+            def test_tmp_path(tmp_path):
+                p = tmp_path / "a.txt"
+                p.write_text("x\\ny\\n")
+                assert count_lines(p) == 2 and count_lines(str(p)) == 2
+                (tmp_path / "d.csv").write_text("n\\n1\\n2\\n")
+                assert total(str(tmp_path / "d.csv")) == 3
+
+            def test_named_temporary_file():
+                with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+                    f.write("a\\nb\\nc\\n")
+                try:
+                    assert count_lines(f.name) == 3
+                    append_done(f.name)
+                    with open(f.name) as back:
+                        assert back.read().endswith("done\\n")
+                finally:
+                    os.remove(f.name)
+
+            def test_a_file_the_solution_wrote():
+                path = save_report(["one", "two"])
+                with open(path) as f:
+                    assert f.read() == "one\\ntwo"
+                os.remove(path)
+
+            def test_relative_path():
+                with open("rel.txt", "w") as f:
+                    f.write("1\\n2\\n3\\n4\\n")
+                assert count_lines("rel.txt") == 4
+                os.remove("rel.txt")
+        """),
+    ),
+    (
         "xunit setup and teardown: module, function, class and method",
         _d("""
             class Stack:
@@ -2324,8 +2395,8 @@ def test_pytest_style_tests_get_pytests_verdict(
     ("tests", "reason"),
     [
         (
-            "from solution import add\ndef test_out(tmp_path):\n    add(1, 2)\n",
-            "needs the pytest fixture 'tmp_path'",
+            "from solution import add\ndef test_out(caplog):\n    add(1, 2)\n",
+            "needs the pytest fixture 'caplog'",
         ),
         ("from solution import add\ndef test_gen():\n    yield add(1, 2)\n", "generator"),
         ("from solution import add\nasync def test_co():\n    add(1, 2)\n", "coroutine"),

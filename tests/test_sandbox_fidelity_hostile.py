@@ -299,6 +299,19 @@ ATTACKS: list[tuple[str, str, str]] = [
         SORT_TESTS,
     ),
     (
+        "a module written where the tests work, named as one they import",
+        # The tests use files, so they share the solution's working directory: a module
+        # planted there must never be what their import finds.
+        _d("""
+            with open("colorsys.py", "w") as fh:
+                fh.write("def rgb_to_hsv(*a):\\n    return 0\\n")
+            def solve(xs):
+                return xs
+        """),
+        "import os, colorsys\nassert os.path.exists('colorsys.py')\n"
+        "assert colorsys.rgb_to_hsv(*solve([3, 1, 2])) == colorsys.rgb_to_hsv(1, 2, 3)\n",
+    ),
+    (
         "forged output on a third stream",
         _d("""
             import sys
@@ -439,6 +452,11 @@ SLOW_ATTACKS: list[tuple[str, str, str]] = [
 #: Honest solutions of the tests the attacks use: the tests are passable.
 HONEST: list[tuple[str, str, str]] = [
     ("honest sort", HONEST_SORT, SORT_TESTS),
+    ("honest sort beside a module written where the tests work",
+     "with open('colorsys.py', 'w') as fh:\n    fh.write('def rgb_to_hsv(*a):\\n    return 0\\n')\n"
+     + HONEST_SORT,
+     "import os, colorsys\nassert os.path.exists('colorsys.py')\n"
+     "assert colorsys.rgb_to_hsv(*solve([3, 1, 2])) == colorsys.rgb_to_hsv(1, 2, 3)\n"),
     ("honest Counter", "from collections import Counter\ndef solve(s):\n    return Counter(s)\n",
      "assert solve('aab') == {'a': 2, 'b': 1}\nassert solve('') == {}\n"),
     # A map that is not a value (a defaultdict of a lambda) makes the ChainMap a handle, not a

@@ -198,3 +198,81 @@ def test_a_run_cannot_reach_a_concurrent_runs_abstract_socket_nor_its_loopback()
     assert lines[0] == "refused ECONNREFUSED", connector
     assert lines[1] in ("tcp ENETUNREACH", "tcp ECONNREFUSED", "tcp EADDRNOTAVAIL"), connector
     assert listener[0].stdout_tail.splitlines()[-1] == "nobody connected", listener[0]
+
+
+#: A check whose solution keeps a secret in its working directory, renames itself to the
+#: token (so the test finds it) and holds its one call until SIGUSR1; its tests read the
+#: secret there too (the control: the directory is shared with them).
+HOLDER = """
+import ctypes, os, signal
+with open("secret.txt", "w") as fh:
+    fh.write("{secret}")
+def hold():
+    r, w = os.pipe()
+    signal.signal(signal.SIGUSR1, lambda *a: os.write(w, b"x"))
+    ctypes.CDLL(None).prctl(15, b"{comm}", 0, 0, 0)  # PR_SET_NAME
+    os.read(r, 1)
+    with open("secret.txt") as fh:
+        return fh.read()
+"""
+
+#: A check whose solution and tests (whose judge runs under the run's uid: they use files)
+#: look for a ``secret.txt`` in every run directory of their fork server (numbered in order,
+#: the holder's before theirs), by the path their own has in the server's namespace: they must
+#: find their own and no other.
+PROBE_SOLUTION = """
+import os
+with open("secret.txt", "w") as fh:
+    fh.write("mine")
+def look():
+    run = os.path.dirname(os.getcwd())
+    base, own = os.path.dirname(run), int(os.path.basename(run))
+    found = []
+    for n in range(1, own + 100):
+        try:
+            with open(f"{base}/{n}/tmp/secret.txt") as fh:
+                found.append(fh.read())
+        except OSError:
+            pass
+    return found
+"""
+PROBE_TESTS = """
+import os
+run = os.path.dirname(os.getcwd())
+base, own = os.path.dirname(run), int(os.path.basename(run))
+found = []
+for n in range(1, own + 100):
+    try:
+        with open(f"{base}/{n}/tmp/secret.txt") as fh:
+            found.append(fh.read())
+    except OSError:
+        pass
+assert found == ["mine"], found
+assert look() == ["mine"]
+"""
+
+
+def test_the_files_a_check_shares_with_its_tests_are_that_checks_alone() -> None:
+    """Tests that use files share the run's working directory (their judge runs under the
+    run's uid): neither that judge nor its solution reaches a concurrent check's directory."""
+    token = secrets.token_hex(8)
+    secret = secrets.token_hex(16)
+    comm = "aps" + token[:12]
+    holder: list[SandboxResult] = []
+
+    def hold() -> None:
+        tests = f"import os\nassert os.path.exists('secret.txt') and hold() == {secret!r}\n"
+        holder.append(run_tests(HOLDER.format(secret=secret, comm=comm), tests, timeout=60))
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        pid = _find_comm(comm, time.monotonic() + 60)  # its secret is written, it holds
+        probe = run_tests(PROBE_SOLUTION, PROBE_TESTS, timeout=30)
+        assert _alive_in_sandbox(pid)  # it was holding all along
+        os.kill(pid, signal.SIGUSR1)
+    finally:
+        thread.join(90)
+    assert holder, "the holding check did not return"
+    assert holder[0].status == "passed", holder[0].stdout_tail
+    assert probe.status == "passed", probe.stdout_tail

@@ -47,6 +47,18 @@ Two processes per check:
   ``_zygote_wire.JUDGE_CHECKS`` checks or any anomaly (the solution broke the wire or a bound or
   called back into the tests, a timeout, a thread left, a built-in changed); a check finds none
   idle, or the caller is not root: a judge forked for it alone.
+* **files**: tests that name a file API (``open``, ``tmp_path``, ``tempfile``, ``pathlib``,
+  ``os.path``, ``shutil``, ``csv``...: ``_run._FILE_USE``, read from their text alone) share
+  the run's working directory with the solution, as in-process: their judge is forked for the
+  check alone, under the *run's* uid (still non-dumpable: the solution can neither trace it
+  nor read its memory; a signal it sends only fails its own check), and works in the run's
+  directory, which the solution also sees by the judge's path. Their current directory,
+  ``tempfile``'s directory and ``tmp_path`` (``tmpdir``, ``tmp_path_factory``) are there, so a
+  file either side writes by a relative path, a temporary file or a ``tmp_path`` path is the
+  other's. That uid reaches no other run's directory, and the judge never imports from there
+  (a module the solution writes is not the tests' ``import``). The cost: a fork of a judge per
+  such check, and the uid swept before it serves again. A literal ``/tmp/...`` path is not
+  shared (each side has its own ``/tmp``).
 
 The tests see the solution as they would in-process, through a hand-written format decoded
 strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of
@@ -169,15 +181,15 @@ does); module state is the solution's own (``random.seed`` in the solution does 
 tests' ``random``); a value-backed object compares as its base value even where the solution's
 class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the tests pass
 cannot be written through);
-of pytest's own fixtures ``capsys``, ``capfd`` and ``monkeypatch`` are provided
-(``monkeypatch`` patches the tests' process: ``sys.stdin`` and ``builtins.input`` reach the
-solution, ``setenv`` and the ``solution`` module's attributes do not; a test that needs another,
-``tmp_path``, ``caplog``, ``recwarn``..., fails the check, naming it: the tests' files are
-not the solution's, nor are its log records and warnings theirs), ``request`` gives
-``param`` (fixtures with ``params`` run each test once per param), ``addfinalizer``,
-``getfixturevalue`` and ``node.name``, a ``skipif``/``xfail`` condition
-must be a bool (a string one fails the check), and ``import pytest`` needs pytest where the
-judge runs.
+of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``,
+``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with ``params`` run each
+test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``) and
+``monkeypatch`` are provided (``monkeypatch`` patches the tests' process: ``sys.stdin`` and
+``builtins.input`` reach the solution, ``setenv`` and the ``solution`` module's attributes do
+not); a test that needs another (``caplog``, ``recwarn``...) fails the check, naming it: the
+solution's log records and warnings are not the tests'; a ``skipif``/``xfail`` condition must
+be a bool (a string one fails the check); and ``import pytest`` needs pytest where the judge
+runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

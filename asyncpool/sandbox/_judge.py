@@ -1939,6 +1939,10 @@ def _outcome(kind: bytes, value: Any) -> Any:
 
 
 _PEER: _Peer | None = None
+#: The working directory the tests share with the solution (the same directory by the same
+#: path in both processes: ``FLAG_SHARED_FS`` of the fork server), where ``tmp_path`` is made;
+#: None when the check shares none (a long-lived judge's checks).
+_WORKDIR: str | None = None
 _JUDGE_INPUT = builtins.input
 _EMPTY_READS: dict[str, Any] = {"read": "", "readline": "", "readlines": []}
 
@@ -2839,9 +2843,17 @@ def judge_check(
 
 
 def judge(
-    sock_fd: int, verdict_fd: int, tests: str, entry_point: str | None, cpu: int | None = None
+    sock_fd: int,
+    verdict_fd: int,
+    tests: str,
+    entry_point: str | None,
+    cpu: int | None = None,
+    workdir: str | None = None,
 ) -> NoReturn:
-    """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd``, exit."""
+    """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd``, exit.
+    ``workdir``: the directory the tests share with the solution (see :data:`_WORKDIR`)."""
+    global _WORKDIR
+    _WORKDIR = workdir
     verdict = b"F"
     try:
         verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)
@@ -2871,7 +2883,9 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     solution names ``pytestmark`` is none.
 
     Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``request`` (:class:`_Request`:
-    a fixture with ``params`` runs each test that needs it once per param), ``monkeypatch``
+    a fixture with ``params`` runs each test that needs it once per param), ``tmp_path``,
+    ``tmpdir`` and ``tmp_path_factory`` where the check shares a directory with the solution
+    (:data:`_WORKDIR`: the tests name a file API), ``monkeypatch``
     (pytest's own, undone after the test; what it patches is the tests' process: a patched
     ``sys.stdin`` or ``builtins.input`` is what the solution reads, see
     :meth:`_Peer.serve_input`, but ``setenv`` and attributes of the ``solution`` module do not
@@ -2879,7 +2893,7 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     and the tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures
     torn down after their scope: the test, its class, or the module for ``module``,
     ``package`` and ``session``; ``autouse`` ones set up for every test). A test that needs
-    another (a parameter nothing gives: ``tmp_path``, ``caplog``) fails the check, naming
+    another (a parameter nothing gives: ``caplog``, ``recwarn``) fails the check, naming
     it: skipping the test would judge less than the tests ask."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
@@ -3303,6 +3317,9 @@ def _fixture_value(
     if name == "request":
         request = values[name] = _Request(run, None, values, teardown)
         return request
+    if name in ("tmp_path", "tmpdir", "tmp_path_factory") and _WORKDIR is not None:
+        value = values[name] = _tmp_fixture(name, run.name)
+        return value
     if name in ("capsys", "capfd"):
         capsys = values[name] = _CapSys()
         sys.stdout, sys.stderr = capsys.out, capsys.err
@@ -3344,6 +3361,45 @@ def _fixture_value(
     if scope != "function":
         run.scopes.values[scope][key] = value
     return value
+
+
+def _tmp_fixture(name: str, test: str) -> Any:
+    """pytest's ``tmp_path`` (a new directory of its own below :data:`_WORKDIR`, which the
+    solution reaches by the same path), ``tmpdir`` (the same as pytest's legacy path) or
+    ``tmp_path_factory`` (its ``mktemp`` and ``getbasetemp``)."""
+    import tempfile
+
+    base = pathlib.Path(_WORKDIR or ".")
+    if name == "tmp_path_factory":
+        return _TmpPathFactory(base)
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in test)[:30]
+    path = pathlib.Path(tempfile.mkdtemp(prefix=f"{stem}-", dir=base))
+    if name == "tmp_path":
+        return path
+    try:
+        from _pytest._py.path import LocalPath
+    except ImportError:
+        raise TypeError(f"{test} needs tmpdir, which needs pytest where the judge runs") from None
+    return LocalPath(path)  # type: ignore[no-untyped-call]
+
+
+class _TmpPathFactory:
+    """pytest's ``tmp_path_factory``, the part tests use."""
+
+    def __init__(self, base: pathlib.Path) -> None:
+        self._base = base
+
+    def mktemp(self, basename: str, numbered: bool = True) -> pathlib.Path:
+        import tempfile
+
+        if not numbered:
+            path = self._base / basename
+            path.mkdir()
+            return path
+        return pathlib.Path(tempfile.mkdtemp(prefix=f"{basename}-", dir=self._base))
+
+    def getbasetemp(self) -> pathlib.Path:
+        return self._base
 
 
 def _monkeypatch() -> Any:

@@ -178,12 +178,14 @@ def setns(fd: int, nstype: int) -> None:
     _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
-def private_tmp(tmp_dir: str, shm_dir: str, netns: int = -1) -> None:
+def private_tmp(tmp_dir: str, shm_dir: str, netns: int = -1, same_path: bool = False) -> None:
     """In a run's child (still root): a mount namespace of its own whose ``/tmp`` and
     ``/dev/shm`` are ``tmp_dir`` and ``shm_dir``, and a network namespace no other live run
     has (empty: a loopback, down), so that no two runs share an abstract Unix socket name or a
     loopback: ``netns``, one the server's :class:`NetnsPool` gave this run (``setns``), else a
-    new one (one ``unshare`` for both)."""
+    new one (one ``unshare`` for both). ``same_path``: ``tmp_dir``, the path its judge knows
+    it by, names it here too (its directories made in the new ``/tmp``, see
+    ``_zygote_wire.shared_dirs``, and a bind of it onto the deepest)."""
     if netns >= 0:
         unshare(CLONE_NEWNS)
         setns(netns, CLONE_NEWNET)
@@ -192,6 +194,9 @@ def private_tmp(tmp_dir: str, shm_dir: str, netns: int = -1) -> None:
         unshare(CLONE_NEWNS | CLONE_NEWNET)
     mount(shm_dir, "/dev/shm", None, MS_BIND)  # first: both paths are below /tmp
     mount(tmp_dir, "/tmp", None, MS_BIND)
+    if same_path and tmp_dir.startswith("/tmp/"):
+        os.makedirs(tmp_dir, 0o755)  # now below the new /tmp
+        mount("/tmp", tmp_dir, None, MS_BIND)
 
 
 #: ``sockstat`` and ``sockstat6`` counters that must be zero in a namespace to reuse: every

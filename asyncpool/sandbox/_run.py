@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import math
 import os
+import re
 import select
 import socket
 import struct
@@ -392,6 +393,19 @@ def _read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+#: Tests that name any of these may hand the solution a file, or read one it wrote: their
+#: judge shares the run's working directory (``FLAG_SHARED_FS``: a judge forked for the check,
+#: under the run's uid, instead of a long-lived one). Read from the tests' text alone, so the
+#: route (and the verdict) never depends on the machine or its load; a false match only costs
+#: that fork (~1 ms).
+_FILE_USE = re.compile(
+    rb"\b(?:tmp_?path\w*|tmpdir\w*|tempfile|open|Path|pathlib|os\.(?:path|remove|unlink|"
+    rb"rename|replace|listdir|scandir|walk|makedirs|mkdir|rmdir|stat|getcwd|chdir)|shutil|"
+    rb"glob|read_text|write_text|read_bytes|write_bytes|csv|json\.dump|json\.load|pickle|"
+    rb"sqlite3|zipfile|tarfile|gzip|bz2|lzma|configparser|fileinput|mmap)\b"
+)
+
+
 def _wall_cap(timeout: float) -> float:
     """The starvation cap of a run (a seam for the tests, which cannot reach the server)."""
     return _zygote_wire.hard_wall_cap(timeout)
@@ -434,6 +448,8 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         verdict_r = -1
         if spec.tests is not None:
             flags |= _zygote_wire.FLAG_JUDGE
+            if _FILE_USE.search(spec.tests):
+                flags |= _zygote_wire.FLAG_SHARED_FS
             verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
             fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
         wall_cap = _wall_cap(spec.timeout)

@@ -101,6 +101,7 @@ from ._zygote_wire import (  # noqa: E402
     USAGE,
     Fds,
     Request,
+    shared_dirs,
 )
 
 #: Size of the tmpfs holding every run's ``/tmp`` and ``/dev/shm`` (shared by the runs of one
@@ -366,7 +367,9 @@ class _Server:
                     raise RuntimeError("no free sandbox uid")
                 leased.append(got)
                 uid = got
-                judge_uid = JUDGE_UID if req.judged else None
+                # A judge that shares the run's files runs under the run's uid (see
+                # FLAG_SHARED_FS); every other under the judges' own.
+                judge_uid = (uid if req.shared else JUDGE_UID) if req.judged else None
             try:
                 self.scratch_seq += 1
                 scratch = f"{self.scratch_base}/{self.scratch_seq}"
@@ -430,7 +433,7 @@ class _Server:
         self.jobs[pid] = job
         if req.judged:
             os.close(serve_fd)
-            if not self._pooled_judge(job, fds, judge_fd):
+            if req.shared or not self._pooled_judge(job, fds, judge_fd):
                 try:
                     jpid = os.fork()
                 except BaseException:
@@ -438,7 +441,8 @@ class _Server:
                     job.judge_status = 1 << 8  # as if it had exited 1: the run is "failed"
                     jpid = None
                 if jpid == 0:  # pragma: no cover - runs in the forked child
-                    run_judge_child(self, req, fds, judge_uid, judge_fd)
+                    shared = f"{scratch}/tmp" if req.shared and scratch is not None else None
+                    run_judge_child(self, req, fds, judge_uid, judge_fd, shared)
                 if jpid is not None:
                     job.judge_pid = jpid
                     self.jobs[jpid] = job
@@ -724,6 +728,9 @@ class _Server:
             return
         if job.scratch is not None:
             try:  # the common case: the program left no file
+                if job.req.shared and self.isolated:  # the run's own path to its /tmp
+                    for sub in shared_dirs(f"{job.scratch}/tmp"):
+                        os.rmdir(f"{job.scratch}/tmp/{sub}")
                 for sub in ("tmp", "shm", ""):
                     os.rmdir(f"{job.scratch}/{sub}".rstrip("/"))
             except OSError:
@@ -740,7 +747,9 @@ class _Server:
         dropping to the uid, and nothing leaves a cgroup unprivileged - and the kernel counted
         none alive), else after a sweep under it (``kill(-1, SIGKILL)``, batched)."""
         if self.uids is not None and job.uid is not None:
-            if job.all_dead:
+            # A judge under the run's uid (FLAG_SHARED_FS) is outside the run's cgroup: what
+            # the tests started may outlive it, so that uid is swept before it serves again.
+            if job.all_dead and not job.req.shared:
                 self.uids.free.append(job.uid)
             else:
                 self.uids.used(job.uid, time.monotonic())

@@ -264,8 +264,10 @@ def run_child(
         if req.limits:
             assert scratch is not None
             if server.isolated:
-                NS.private_tmp(f"{scratch}/tmp", f"{scratch}/shm", netns)
-                workdir = "/tmp"
+                NS.private_tmp(f"{scratch}/tmp", f"{scratch}/shm", netns, same_path=req.shared)
+                # A run that shares its files with its judge works where the judge does, by
+                # the same path (see FLAG_SHARED_FS); others in their /tmp.
+                workdir = f"{scratch}/tmp" if req.shared else "/tmp"
             else:
                 workdir = f"{scratch}/tmp"
             _limit(server, req, uid)
@@ -366,10 +368,18 @@ def _leave_server(server: ServerView) -> None:
 
 
 def run_judge_child(
-    server: ServerView, req: Request, fds: Fds, uid: int | None, sock_fd: int
-) -> NoReturn:
+    server: ServerView, req: Request, fds: Fds, uid: int | None, sock_fd: int,
+    workdir: str | None = None,
+) -> NoReturn:  # fmt: skip
     """In the judge's forked child (trusted code): limit, drop to the judge's uid, become
-    non-dumpable (no ptrace, no ``/proc/PID/mem`` even for the same uid), run the tests."""
+    non-dumpable (no ptrace, no ``/proc/PID/mem`` even for the same uid), run the tests.
+
+    ``workdir``: a run that shares its files with its judge (``FLAG_SHARED_FS``): ``uid`` is
+    the run's own, and the tests work in the run's working directory (their current
+    directory, ``tempfile``'s directory and ``tmp_path``'s parent), where the solution works
+    too: a file either writes is the other's, as in-process. Same uid as the solution, the
+    judge is still non-dumpable (the solution can neither trace it nor read its memory); the
+    solution can signal it, which only fails its own check."""
     try:
         _leave_server(server)
         os.setsid()
@@ -383,6 +393,9 @@ def run_judge_child(
         _limit(server, req, uid, nproc=JUDGE_NPROC)
         if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+        if workdir is not None:
+            os.chdir(workdir)  # as the run's uid: its directory, nobody else's
+            tempfile.tempdir = workdir
         sys.argv[:] = ["<tests>"]
         atexit._clear()
         os.close(fds.reply)
@@ -391,7 +404,7 @@ def run_judge_child(
             os.write(fds.reply, b"E" + f"judge setup failed: {exc!r}".encode()[:4000])
         finally:
             os._exit(1)
-    JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu)
+    JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu, workdir)
     os._exit(1)  # not reached: judge() exits
 
 

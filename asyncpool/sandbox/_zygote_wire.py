@@ -61,6 +61,11 @@ FLAG_JUDGE = 2  #: run the program as a solution served to a judge process (run_
 FLAG_STDIN = 4  #: a memfd for the program's stdin follows the program's memfd
 FLAG_FILES_IN = 8  #: a memfd with files to write into the working directory follows
 FLAG_FILES_OUT = 16  #: a memfd listing files to read back after the run follows
+#: A judged run whose tests use files: its judge is forked for it alone, under the run's own
+#: uid, in the run's working directory, which the solution also sees at the judge's path (see
+#: shared_dirs), so that a file the tests write is the solution's to read, and back, as
+#: in-process.
+FLAG_SHARED_FS = 32
 
 RESULT_STARVED = 1  #: the machine starved the run past its wall-clock cap: no verdict
 RESULT_KILLED_AFTER_JUDGE = 2  #: the solution was killed because the judge was done
@@ -76,7 +81,8 @@ STATUS_CRASHED = 4
 MEMORY_EXIT = 231
 
 #: Unprivileged uids (and gids) the sandboxed programs run under when the server runs as root:
-#: one uid per running program (its judge runs under ``JUDGE_UID``), leased
+#: one uid per running program (its judge runs under ``JUDGE_UID``, or under the program's own
+#: uid when the two share files: ``FLAG_SHARED_FS``), leased
 #: machine-wide through lock files, so that ``RLIMIT_NPROC`` counts only that program's
 #: processes and ``kill(-1, SIGKILL)`` issued under that uid after the run removes every
 #: process it left behind, including ones that escaped its process group.
@@ -144,6 +150,17 @@ ENV = {
 }
 
 
+def shared_dirs(tmp_dir: str) -> list[str]:
+    """The directories, deepest first, that a run sharing its files with its judge
+    (``FLAG_SHARED_FS``) has made inside its ``/tmp`` so that ``tmp_dir`` (the judge's path of
+    that directory) also names it in the run's own mount namespace; relative to ``tmp_dir``.
+    Empty when ``tmp_dir`` is not below ``/tmp`` (no namespace of its own: the path holds)."""
+    if not tmp_dir.startswith("/tmp/"):
+        return []
+    parts = tmp_dir[len("/tmp/") :].split("/")
+    return ["/".join(parts[:n]) for n in range(len(parts), 0, -1)]
+
+
 @dataclass
 class Request:
     timeout: float
@@ -161,6 +178,11 @@ class Request:
     @property
     def judged(self) -> bool:
         return bool(self.flags & FLAG_JUDGE)
+
+    @property
+    def shared(self) -> bool:
+        """A judged run that shares its working directory with its judge (FLAG_SHARED_FS)."""
+        return bool(self.flags & FLAG_SHARED_FS) and self.judged and self.limits
 
 
 @dataclass
