@@ -111,6 +111,29 @@ def test_a_daemon_started_by_a_solution_is_dead_when_run_tests_returns() -> None
     assert not _alive_in_sandbox(pid), f"the daemon {pid} outlived its check"
 
 
+def test_a_daemon_started_by_tests_that_share_files_is_dead_when_run_tests_returns() -> None:
+    # Their judge runs under the run's uid (the tests use files): what it starts is of the run
+    # too, and dies with it, so that uid serves the next run with nothing of this one alive.
+    token = secrets.token_hex(8)
+    tests = textwrap.dedent(DAEMON.format(token=token)) + textwrap.dedent("""
+        with open("daemon.pid", "w") as fh:
+            fh.write(str(DAEMON_PID))
+        assert report() == str(DAEMON_PID)
+        os.remove("daemon.pid")  # no file left: no sweep of the uid is needed to clean up
+    """)
+    solution = textwrap.dedent("""
+        def report():
+            with open("daemon.pid") as fh:
+                pid = fh.read()
+            print("daemon", pid, flush=True)
+            return pid
+    """)
+    result = run_tests(solution, tests, timeout=10)
+    assert result.status == "passed", result
+    pid = _daemon_pid(result)
+    assert not _alive_in_sandbox(pid), f"the daemon {pid} outlived its check"
+
+
 def test_a_daemon_of_a_timed_out_run_is_dead_when_the_timeout_is_reported() -> None:
     token = secrets.token_hex(8)
     program = textwrap.dedent(DAEMON.format(token=token)) + "while True:\n    pass\n"

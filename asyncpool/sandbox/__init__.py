@@ -56,9 +56,9 @@ Two processes per check:
   ``tempfile``'s directory and ``tmp_path`` (``tmpdir``, ``tmp_path_factory``) are there, so a
   file either side writes by a relative path, a temporary file or a ``tmp_path`` path is the
   other's. That uid reaches no other run's directory, and the judge never imports from there
-  (a module the solution writes is not the tests' ``import``). The cost: a fork of a judge per
-  such check, and the uid swept before it serves again. A literal ``/tmp/...`` path is not
-  shared (each side has its own ``/tmp``).
+  (a module the solution writes is not the tests' ``import``); it joins the run's cgroup, so
+  it dies with the run. The cost: a fork of a judge per such check. A literal ``/tmp/...`` path
+  is not shared (each side has its own ``/tmp``).
 
 The tests see the solution as they would in-process, through a hand-written format decoded
 strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of

@@ -434,6 +434,10 @@ class _Server:
         if req.judged:
             os.close(serve_fd)
             if req.shared or not self._pooled_judge(job, fds, judge_fd):
+                # A judge under the run's uid (FLAG_SHARED_FS) joins the run's cgroup: then
+                # every process of that uid is of the run, and dead when the cgroup is empty.
+                if req.shared and cgroup is not None:
+                    self.cgroup_joins = cgroup.joins
                 try:
                     jpid = os.fork()
                 except BaseException:
@@ -443,6 +447,7 @@ class _Server:
                 if jpid == 0:  # pragma: no cover - runs in the forked child
                     shared = f"{scratch}/tmp" if req.shared and scratch is not None else None
                     run_judge_child(self, req, fds, judge_uid, judge_fd, shared)
+                self.cgroup_joins = ()
                 if jpid is not None:
                     job.judge_pid = jpid
                     self.jobs[jpid] = job
@@ -747,9 +752,7 @@ class _Server:
         dropping to the uid, and nothing leaves a cgroup unprivileged - and the kernel counted
         none alive), else after a sweep under it (``kill(-1, SIGKILL)``, batched)."""
         if self.uids is not None and job.uid is not None:
-            # A judge under the run's uid (FLAG_SHARED_FS) is outside the run's cgroup: what
-            # the tests started may outlive it, so that uid is swept before it serves again.
-            if job.all_dead and not job.req.shared:
+            if job.all_dead:
                 self.uids.free.append(job.uid)
             else:
                 self.uids.used(job.uid, time.monotonic())

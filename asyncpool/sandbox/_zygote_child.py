@@ -379,10 +379,15 @@ def run_judge_child(
     directory, ``tempfile``'s directory and ``tmp_path``'s parent), where the solution works
     too: a file either writes is the other's, as in-process. Same uid as the solution, the
     judge is still non-dumpable (the solution can neither trace it nor read its memory); the
-    solution can signal it, which only fails its own check."""
+    solution can signal it, which only fails its own check. It joins the run's cgroup, so that
+    the run's uid serves again only once it and all it started are dead."""
     try:
         _leave_server(server)
         os.setsid()
+        if workdir is not None:
+            # Of the run (its cgroup, empty only once this judge and all it started are dead):
+            # the run's uid is free again only then.
+            join_cgroup(server.cgroup_joins)
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
         header, _, tests = read_fd(fds.tests).partition(b"\0")
