@@ -2875,26 +2875,24 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     Around them, as pytest: the xunit-style ``setup_module``/``teardown_module``,
     ``setup_function``/``teardown_function``, ``setup_class``/``teardown_class`` and
     ``setup_method``/``teardown_method`` (with their argument when they take one); the marks
-    ``skip``, ``skipif`` (a bool condition: see :func:`_condition`), ``xfail`` (a failure
-    that is an ``Exception``, of ``raises`` when given, is no failure; a pass is one only when
-    ``strict``) and ``usefixtures``, on the test, its class, its parameter set or the
-    module's ``pytestmark``; ``pytest.skip()`` and
-    ``pytest.xfail()`` inside a test. Only pytest's own mark objects count: a value the
-    solution names ``pytestmark`` is none.
+    ``skip``, ``skipif`` (a bool condition: see :func:`_condition`), ``xfail`` (a failure that
+    is an ``Exception``, of ``raises`` when given, is no failure; a pass is one only when
+    ``strict``) and ``usefixtures``, on the test, its class, its parameter set or the module's
+    ``pytestmark``; ``pytest.skip()`` and ``pytest.xfail()`` inside a test. Only pytest's own
+    mark objects count: a value the solution names ``pytestmark`` is none.
 
-    Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``request`` (:class:`_Request`:
-    a fixture with ``params`` runs each test that needs it once per param), ``tmp_path``,
+    Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``request`` (:class:`_Request`: a
+    fixture with ``params`` runs each test that needs it once per param), ``tmp_path``,
     ``tmpdir`` and ``tmp_path_factory`` where the check shares a directory with the solution
-    (:data:`_WORKDIR`: the tests name a file API), ``monkeypatch``
-    (pytest's own, undone after the test; what it patches is the tests' process: a patched
-    ``sys.stdin`` or ``builtins.input`` is what the solution reads, see
-    :meth:`_Peer.serve_input`, but ``setenv`` and attributes of the ``solution`` module do not
-    reach the solution's process)
-    and the tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures
-    torn down after their scope: the test, its class, or the module for ``module``,
-    ``package`` and ``session``; ``autouse`` ones set up for every test). A test that needs
-    another (a parameter nothing gives: ``caplog``, ``recwarn``) fails the check, naming
-    it: skipping the test would judge less than the tests ask."""
+    (:data:`_WORKDIR`: the tests name a file API), ``monkeypatch`` (pytest's own, undone after
+    the test; what it patches is the tests' process: a patched ``sys.stdin`` or
+    ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, but ``setenv``
+    and attributes of the ``solution`` module do not reach the solution's process) and the
+    tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures torn down
+    after their scope: the test, its class, or the module for ``module``, ``package`` and
+    ``session``; ``autouse`` ones set up for every test). A test that needs another (a parameter
+    nothing gives: ``caplog``, ``recwarn``) fails the check, naming it: skipping the test would
+    judge less than the tests ask."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
     for obj in list(namespace.values()):

@@ -397,7 +397,8 @@ def _read_all(fd: int) -> bytes:
 #: judge shares the run's working directory (``FLAG_SHARED_FS``: a judge forked for the check,
 #: under the run's uid, instead of a long-lived one). Read from the tests' text alone, so the
 #: route (and the verdict) never depends on the machine or its load; a false match only costs
-#: that fork (~1 ms).
+#: that fork: HumanEval checks routed so took 8.4-9.2 ms of CPU against 5.4-5.6 ms (3 rounds
+#: of 300, alternating; no HumanEval test matches).
 _FILE_USE = re.compile(
     rb"\b(?:tmp_?path\w*|tmpdir\w*|tempfile|open|Path|pathlib|os\.(?:path|remove|unlink|"
     rb"rename|replace|listdir|scandir|walk|makedirs|mkdir|rmdir|stat|getcwd|chdir)|shutil|"
