@@ -1215,6 +1215,48 @@ CORPUS: list[Case] = [
         "import sys\nsys.setrecursionlimit(20000)\nassert depth(8000) == 8000\n",
     ),
     Case(
+        "builtins.open patched with mock_open: read, iterated, written and asserted",
+        _d("""
+            def first(path):
+                with open(path) as f:
+                    return f.readline().strip()
+            def count(path):
+                with open(path) as f:
+                    return sum(1 for _ in f)
+            def save(path, text):
+                with open(path, "w") as f:
+                    f.write(text)
+        """),
+        _d("""
+            def first(path):
+                with open(path) as f:
+                    return f.readline()
+            def count(path):
+                with open(path) as f:
+                    return sum(1 for _ in f)
+            def save(path, text):
+                with open(path, "w") as f:
+                    f.write(text)
+        """),
+        _d("""
+            from unittest.mock import mock_open, patch
+            with patch("builtins.open", mock_open(read_data="hello\\nworld\\n")):
+                assert first("any.txt") == "hello" and count("any.txt") == 2
+            m = mock_open()
+            with patch("builtins.open", m):
+                save("out.txt", "hi")
+            m.assert_called_once_with("out.txt", "w")
+            m().write.assert_called_once_with("hi")
+            with patch("builtins.open", side_effect=FileNotFoundError):
+                try:
+                    first("missing")
+                except FileNotFoundError:
+                    pass
+                else:
+                    assert False
+        """),
+    ),
+    Case(
         "module state and a cache across calls",
         _d("""
             import functools

@@ -54,6 +54,14 @@ def _forge(body: str, kind: str = "R") -> str:
     return code
 
 
+#: A solution that reads its pid through ``open`` (the judge's pid if it were the judge's open).
+PID_FROM_OPEN = _d("""
+    def solve():
+        with open("/proc/self/stat") as f:
+            return int(f.read().split()[0])
+""")
+
+
 ATTACKS: list[tuple[str, str, str]] = [
     (
         "a handle whose __eq__ and __ne__ lie",
@@ -310,6 +318,30 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
         "import os, colorsys\nassert os.path.exists('colorsys.py')\n"
         "assert colorsys.rgb_to_hsv(*solve([3, 1, 2])) == colorsys.rgb_to_hsv(1, 2, 3)\n",
+    ),
+    (
+        "builtins.open patched by the tests with a function that opens for real",
+        # Were such a patch the solution's open too, the solution would open, in the judge,
+        # any path it likes (the judge's /proc/self/mem): its own open stays. Here it reads
+        # its pid from /proc/self/stat, which is the judge's only through the judge's open.
+        PID_FROM_OPEN,
+        _d("""
+            import builtins, os
+            from unittest.mock import patch
+            real_open = builtins.open
+            with patch("builtins.open", side_effect=lambda *a, **k: real_open(*a, **k)):
+                assert solve() == os.getpid()
+        """),
+    ),
+    (
+        "builtins.open patched by the tests with a mock wrapping the real one",
+        PID_FROM_OPEN,
+        _d("""
+            import builtins, os
+            from unittest.mock import MagicMock, patch
+            with patch("builtins.open", MagicMock(wraps=builtins.open)):
+                assert solve() == os.getpid()
+        """),
     ),
     (
         "forged output on a third stream",

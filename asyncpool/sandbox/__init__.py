@@ -139,7 +139,13 @@ read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys
 (``unittest.mock.patch``, ``monkeypatch.setattr``), an ``input`` they patched; where they
 patched neither, stdin is empty (``input()`` raises ``EOFError``). One round trip per read.
 (Unlike in-process, a ``readline`` the solution took from ``sys.stdin`` at its top level reads
-the tests' stdin too: in-process it would read the harness's own.)
+the tests' stdin too: in-process it would read the harness's own.) A ``builtins.open`` the tests
+patch in (``patch("builtins.open", mock_open(read_data=...))``) is the solution's ``open`` from
+their next request until they restore it: the solution calls their mock back (and may enter and
+exit ``unittest.mock`` objects of theirs), as in-process; only a mock that opens nothing of the
+judge's whatever its arguments: ``mock_open``'s, a plain mock, one whose ``side_effect`` is an
+exception or a list. One that wraps the real ``open`` or calls a function of the tests is not
+(the solution would open, in the judge, a path of its choosing): the solution keeps its own.
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);

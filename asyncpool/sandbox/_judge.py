@@ -1336,6 +1336,44 @@ def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
     return True
 
 
+def _mock_class() -> Any:
+    """``unittest.mock.NonCallableMock`` (every mock's base) where the tests imported
+    ``unittest.mock``, else None."""
+    base = getattr(sys.modules.get("unittest.mock"), "NonCallableMock", None)
+    return base if isinstance(base, type) else None
+
+
+_LIST_ITERATORS: tuple[type, ...] = (type(iter([])), type(iter(())))
+
+
+def _forwarded_open(opener: Any) -> bool:
+    """Whether the ``builtins.open`` the tests patched in is the solution's too: a mock that
+    opens nothing of the judge's, whatever the solution passes it (``mock_open``'s, a plain
+    ``MagicMock``, one whose ``side_effect`` is an exception or a list). Not one that wraps
+    the real ``open`` or calls a function of the tests (which may open the path the solution
+    chose, in the judge: its ``/proc/self/mem``): the solution keeps its own ``open`` then."""
+    base = _mock_class()
+    if base is None or not isinstance(opener, base):
+        return False
+    if vars(opener).get("_mock_wraps") is not None:
+        return False
+    effect = vars(opener).get("_mock_side_effect")
+    return (
+        effect is None
+        or isinstance(effect, BaseException)
+        or (isinstance(effect, type) and issubclass(effect, BaseException))
+        or type(effect) in _LIST_ITERATORS  # side_effect=[...]: the tests' values in turn
+        or getattr(effect, "__module__", None) == "unittest.mock"  # mock_open's own
+    )
+
+
+def _mock_context(op: str, obj: Any) -> bool:
+    """Whether the solution may enter or exit this object of the tests: one of
+    ``unittest.mock``'s (``with open(path) as f`` on the ``mock_open`` the tests patched in)."""
+    base = _mock_class()
+    return op in ("enter", "exit") and base is not None and isinstance(obj, base)
+
+
 _BINARY = {
     "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
     "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
@@ -1373,8 +1411,10 @@ class _Peer:
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
         self.backeds: dict[int, Any] = {}
-        # The judge's side: the recursion limit the solution was last told of (see request).
+        # The judge's side: the recursion limit and the ``builtins.open`` the solution was last
+        # told of (see request).
         self.limit = sys.getrecursionlimit()
+        self.opener: Any = builtins.open
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
         self.depth = 0
@@ -1606,6 +1646,16 @@ class _Peer:
                 limit = sys.getrecursionlimit()
                 enc.value(None if limit == self.limit else limit)
                 self.limit = limit
+                # The tests' ``builtins.open`` when they patched or restored it (``patch(
+                # "builtins.open", mock_open(read_data=...))``): in-process it is the
+                # solution's too. Theirs crosses as a handle, the solution calls it back;
+                # True: the solution's own (see _forwarded_open).
+                opener = builtins.open
+                if opener is not self.opener:
+                    self.opener = opener
+                    enc.value(opener if _forwarded_open(opener) else True)
+                else:
+                    enc.value(None)
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -1692,12 +1742,17 @@ class _Peer:
         received = dec.refs[:]  # the containers of the request: written back if changed
         pushed = dec.value() if not self.trusted else ()
         limit = dec.value() if not self.trusted else None
+        opener = dec.value() if not self.trusted else None
         dec.end()
         if limit is not None:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
             with contextlib.suppress(ValueError, RecursionError):  # below the current depth
                 sys.setrecursionlimit(limit)
+        if opener is not None:
+            if opener is not True and type(opener) not in _PROXY_TYPES:
+                raise CodecError("malformed open")
+            builtins.open = _JUDGE_OPEN if opener is True else opener
         if type(args) is not tuple or type(kwargs) is not dict:
             raise CodecError("malformed request")
         if not all(type(k) is str for k in kwargs):
@@ -1710,7 +1765,12 @@ class _Peer:
         kind = b"R"
         self.depth += 1
         try:
-            if self.trusted and not _OPS[op] and not _settable(op, target, args):
+            if (
+                self.trusted
+                and not _OPS[op]
+                and not _settable(op, target, args)
+                and not _mock_context(op, target)
+            ):
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
         except StopIteration:
@@ -1944,6 +2004,7 @@ _PEER: _Peer | None = None
 #: None when the check shares none (a long-lived judge's checks).
 _WORKDIR: str | None = None
 _JUDGE_INPUT = builtins.input
+_JUDGE_OPEN = builtins.open
 _EMPTY_READS: dict[str, Any] = {"read": "", "readline": "", "readlines": []}
 
 
