@@ -1257,6 +1257,66 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "unittest.mock patches of random, time, print and the solution's own helper",
+        _d("""
+            import random, time
+            def roll():
+                return random.randint(1, 6)
+            def retry(f, n):
+                for _ in range(n):
+                    try:
+                        return f()
+                    except ValueError:
+                        time.sleep(30)
+                return None
+            def greet(name):
+                print(f"hi {name}")
+            def fetch():
+                return 1
+            def double():
+                return fetch() * 2
+        """),
+        _d("""
+            import random, time
+            def roll():
+                return random.randint(1, 6)
+            def retry(f, n):
+                for _ in range(n):
+                    try:
+                        return f()
+                    except ValueError:
+                        time.sleep(30)
+                return None
+            def greet(name):
+                print(f"hello {name}")
+            def fetch():
+                return 1
+            def double():
+                return fetch() * 2
+        """),
+        _d("""
+            from unittest.mock import patch
+            with patch("random.randint", return_value=4):
+                assert roll() == 4
+            assert 1 <= roll() <= 6
+            calls = []
+            def flaky():
+                calls.append(1)
+                if len(calls) < 3:
+                    raise ValueError
+                return "ok"
+            with patch("time.sleep") as sleep:
+                assert retry(flaky, 5) == "ok"
+            assert sleep.call_count == 2
+            with patch("builtins.print") as shown:
+                greet("ann")
+            shown.assert_called_once_with("hi ann")
+            with patch("solution.fetch", return_value=5):
+                assert double() == 10
+            assert double() == 2
+        """),
+    ),
+    Case(
         "module state and a cache across calls",
         _d("""
             import functools
@@ -2188,6 +2248,40 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "monkeypatch.setattr of random and of the solution's helper, undone after the test",
+        _d("""
+            import random
+            def roll():
+                return random.randint(1, 6)
+            def fetch():
+                return 1
+            def double():
+                return fetch() * 2
+        """),
+        _d("""
+            import random
+            def roll():
+                return random.randint(1, 6)
+            def fetch():
+                return 1
+            def double():
+                return fetch() + 2
+        """),
+        _d("""
+            import random
+            from solution import roll, double
+
+            def test_patched(monkeypatch):
+                monkeypatch.setattr(random, "randint", lambda a, b: 5)
+                assert roll() == 5
+                monkeypatch.setattr("solution.fetch", lambda: 7)
+                assert double() == 14
+
+            def test_undone():
+                assert 1 <= roll() <= 6 and double() == 2
+        """),
+    ),
+    (
         "xunit setup and teardown: module, function, class and method",
         _d("""
             class Stack:
@@ -2412,6 +2506,7 @@ PYTEST_SLOW = {
     "xunit setup and teardown: module, function, class and method",
     "a module-scoped fixture named by name=, usefixtures, capfd",
     "fixtures with params: request.param, addfinalizer, node.name, a scoped one",
+    "monkeypatch.setattr of random and of the solution's helper, undone after the test",
 }
 
 

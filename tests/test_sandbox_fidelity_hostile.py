@@ -595,6 +595,36 @@ def test_a_failed_bound_names_its_reason() -> None:
     assert "nested more than 50 deep" in result.stdout_tail
 
 
+def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
+    """Every ``module.attribute`` the judge module's code reads (its wire runs in the solution's
+    process too) is of a module whose patches stay the tests' own, or is such an attribute: a
+    patch the tests make (``patch("datetime.datetime", ...)``) must not break the wire."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(_judge.__file__).read_text())
+    modules = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    used = {
+        (node.value.id, node.attr)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in modules
+    }
+    assert ("datetime", "datetime") in used  # the scan sees the wire's uses
+    reached = {
+        (module, attr) for module, attr in used
+        if module not in _judge._UNFORWARDED and (module, attr) not in _judge._UNFORWARDED_ATTRS
+    }  # fmt: skip
+    # sys is never forwarded either; os.path is a module of its own (posixpath)
+    assert reached <= {("os", "path")}, reached
+
+
 @pytest.mark.parametrize("key", [b"../../x", b"/etc/xy", b"Etc/.\x00x", b"Etc/UT "])
 def test_a_zoneinfo_key_that_is_a_path_is_refused_by_the_decoder(key: bytes) -> None:
     """A ``datetime``'s ``ZoneInfo`` crosses as its key, which the receiver opens under the

@@ -139,13 +139,23 @@ read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys
 (``unittest.mock.patch``, ``monkeypatch.setattr``), an ``input`` they patched; where they
 patched neither, stdin is empty (``input()`` raises ``EOFError``). One round trip per read.
 (Unlike in-process, a ``readline`` the solution took from ``sys.stdin`` at its top level reads
-the tests' stdin too: in-process it would read the harness's own.) A ``builtins.open`` the tests
-patch in (``patch("builtins.open", mock_open(read_data=...))``) is the solution's ``open`` from
-their next request until they restore it: the solution calls their mock back (and may enter and
-exit ``unittest.mock`` objects of theirs), as in-process; only a mock that opens nothing of the
-judge's whatever its arguments: ``mock_open``'s, a plain mock, one whose ``side_effect`` is an
-exception or a list. One that wraps the real ``open`` or calls a function of the tests is not
-(the solution would open, in the judge, a path of its choosing): the solution keeps its own.
+the tests' stdin too: in-process it would read the harness's own.)
+
+Patches: a module attribute the tests patch (``unittest.mock.patch`` in any form, pytest's
+``monkeypatch.setattr``: ``patch("random.randint", return_value=4)``, ``patch("time.sleep")``,
+``patch("builtins.print")``, ``patch("builtins.open", mock_open(read_data=...))``,
+``patch("solution.fetch", ...)``) is patched in the solution's process too from their next
+request until they undo it, as in-process: the value crosses as values do, a mock or a function
+of the tests as a handle that the solution calls back (it may enter and exit the tests' mocks:
+``with open(path) as f``). Not forwarded: ``sys``'s attributes (the solution's output already
+reaches the tests' ``sys.stdout``), those of the modules the wire itself uses as it runs
+(``datetime``, ``decimal``, ``collections``, ``pathlib``, ``struct``, ``io``...:
+``_judge._UNFORWARDED``; ``patch("datetime.datetime", ...)`` stays the tests'), and, for
+``open`` and the other built-ins and modules that reach files, processes or code
+(``os``, ``shutil``, ``subprocess``...: ``_judge._STRICT_MODULES``), anything but an inert mock
+(``mock_open``'s, a plain mock, one whose ``side_effect`` is an exception or a list): one that
+wraps the real function or calls one of the tests' would open or run, in the judge, what the
+solution chose. The solution keeps its own then.
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
@@ -190,8 +200,8 @@ cannot be written through);
 of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``,
 ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with ``params`` run each
 test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``) and
-``monkeypatch`` are provided (``monkeypatch`` patches the tests' process: ``sys.stdin`` and
-``builtins.input`` reach the solution, ``setenv`` and the ``solution`` module's attributes do
+``monkeypatch`` are provided (``monkeypatch`` patches the tests' process: ``sys.stdin``,
+``builtins.input`` and module attributes reach the solution, see "Patches", ``setenv`` does
 not); a test that needs another (``caplog``, ``recwarn``...) fails the check, naming it: the
 solution's log records and warnings are not the tests'; a ``skipif``/``xfail`` condition must
 be a bool (a string one fails the check); and ``import pytest`` needs pytest where the judge

@@ -1346,18 +1346,16 @@ def _mock_class() -> Any:
 _LIST_ITERATORS: tuple[type, ...] = (type(iter([])), type(iter(())))
 
 
-def _forwarded_open(opener: Any) -> bool:
-    """Whether the ``builtins.open`` the tests patched in is the solution's too: a mock that
-    opens nothing of the judge's, whatever the solution passes it (``mock_open``'s, a plain
-    ``MagicMock``, one whose ``side_effect`` is an exception or a list). Not one that wraps
-    the real ``open`` or calls a function of the tests (which may open the path the solution
-    chose, in the judge: its ``/proc/self/mem``): the solution keeps its own ``open`` then."""
+def _inert_mock(value: Any) -> bool:
+    """Whether ``value`` is a mock that does nothing of the judge's whatever it is called with:
+    ``mock_open``'s, a plain ``MagicMock``, one whose ``side_effect`` is an exception or a
+    list. Not one that wraps a real function or calls one of the tests'."""
     base = _mock_class()
-    if base is None or not isinstance(opener, base):
+    if base is None or not isinstance(value, base):
         return False
-    if vars(opener).get("_mock_wraps") is not None:
+    if vars(value).get("_mock_wraps") is not None:
         return False
-    effect = vars(opener).get("_mock_side_effect")
+    effect = vars(value).get("_mock_side_effect")
     return (
         effect is None
         or isinstance(effect, BaseException)
@@ -1365,6 +1363,132 @@ def _forwarded_open(opener: Any) -> bool:
         or type(effect) in _LIST_ITERATORS  # side_effect=[...]: the tests' values in turn
         or getattr(effect, "__module__", None) == "unittest.mock"  # mock_open's own
     )
+
+
+#: The tests' ``unittest.mock`` patches of a module's attribute in force, in the order they
+#: began: ``(patch, module, attribute)``, kept by :func:`_watch_patches`; ``_PATCH_COUNT[0]``
+#: counts their changes (a request carries them only after one).
+_PATCHES: list[tuple[Any, types.ModuleType, str]] = []
+_PATCH_COUNT = [0]
+#: Modules whose patches stay the tests' own: ``sys`` (the solution's output already reaches
+#: the tests' ``sys.stdout``), the judge's and the tests', and every module whose attributes
+#: the solution's side of the wire uses as it runs (the codec builds ``datetime.datetime``,
+#: ``decimal.Decimal``...): patched there, they would break the wire, not the solution (a test
+#: checks that this and :data:`_UNFORWARDED_ATTRS` cover every such use in this module).
+_UNFORWARDED = frozenset({
+    "sys", "_asyncpool_judge", "__main__", "datetime", "decimal", "fractions", "uuid",
+    "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
+    "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
+    "copy", "tempfile", "unittest",
+})  # fmt: skip
+#: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
+#: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
+_UNFORWARDED_ATTRS = frozenset({
+    ("os", "read"), ("os", "write"), ("os", "_exit"), ("os", "environ"),
+    ("os", "sched_setaffinity"), ("builtins", "input"),
+})  # fmt: skip
+#: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
+#: called with the solution's arguments, anything else could open, run or read, in the judge,
+#: what the solution chose (``open("/proc/self/mem")`` through a spy of the real ``open``).
+_STRICT_MODULES = frozenset({
+    "os", "posixpath", "os.path", "shutil", "io", "pathlib", "subprocess", "glob", "socket",
+    "importlib", "ctypes", "pickle", "marshal",
+})  # fmt: skip
+_STRICT_BUILTINS = frozenset({
+    "open", "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "vars",
+    "globals", "locals", "dir", "breakpoint",
+})  # fmt: skip
+
+
+def _watch_patches() -> None:
+    """Record the tests' ``unittest.mock.patch``es of a module's attribute (``patch(
+    "random.randint", return_value=3)``, ``patch("builtins.open", mock_open(...))``,
+    ``patch("solution.fetch")``), however they are used (``with``, a decorator, ``start()``),
+    by wrapping ``_patch.__enter__``/``__exit__`` once per process: in-process they patch the
+    solution's module too, so each request of the judge carries them (see
+    :func:`_forwarded_patches`)."""
+    import unittest.mock
+
+    cls: Any = getattr(unittest.mock, "_patch", None)
+    if cls is None or getattr(cls, "_asyncpool_watched", False):
+        return
+    enter, leave = cls.__enter__, cls.__exit__
+
+    def __enter__(self: Any) -> Any:
+        result = enter(self)
+        target = getattr(self, "target", None)
+        if isinstance(target, types.ModuleType) and type(self.attribute) is str:
+            _PATCHES.append((self, target, self.attribute))
+            _PATCH_COUNT[0] += 1
+        return result
+
+    def __exit__(self: Any, *exc_info: Any) -> Any:
+        try:
+            return leave(self, *exc_info)
+        finally:
+            for i, entry in enumerate(_PATCHES):
+                if entry[0] is self:
+                    del _PATCHES[i]
+                    _PATCH_COUNT[0] += 1
+                    break
+
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+    cls._asyncpool_watched = True
+
+
+def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
+    """The tests' patches in force that reach the solution: ``(module, attribute, value)``,
+    the value crossing as values do (a mock or a function of the tests as a handle, which the
+    solution calls back). Not those of :data:`_UNFORWARDED`; those of :data:`_STRICT_MODULES`
+    and :data:`_STRICT_BUILTINS` only with an inert mock."""
+    out = []
+    for _, module, attr in _PATCHES:
+        name = getattr(module, "__name__", None)
+        if type(name) is not str or name in _UNFORWARDED or (name, attr) in _UNFORWARDED_ATTRS:
+            continue
+        value = vars(module).get(attr, _UNSET)
+        if value is _UNSET:
+            continue
+        strict = name in _STRICT_MODULES or (name == "builtins" and attr in _STRICT_BUILTINS)
+        if strict and not _inert_mock(value):
+            continue
+        out.append((name, attr, value))
+    return tuple(out)
+
+
+def _apply_patches(peer: _Peer, patches: Any) -> None:
+    """The solution's side: undo the patches of the judge's last list, then make this one's
+    (see :func:`_forwarded_patches`): ``solution`` is the solution's own namespace; another
+    module is imported if it is not yet."""
+    if type(patches) is not tuple:
+        raise CodecError("malformed patches")
+    for space, attr, original in reversed(peer.patched):
+        if original is _UNSET:
+            space.pop(attr, None)
+        else:
+            space[attr] = original
+    peer.patched = []
+    for entry in patches:
+        if (
+            type(entry) is not tuple
+            or len(entry) != 3
+            or type(entry[0]) is not str
+            or type(entry[1]) is not str
+            or not entry[1].isidentifier()
+        ):
+            raise CodecError("malformed patch")
+        name, attr, value = entry
+        if name == "solution":
+            space = peer.namespace
+        else:
+            try:
+                space = vars(importlib.import_module(name))
+            except Exception:  # a module of the tests' alone: nothing of the solution's to patch
+                continue
+        if type(space) is not dict:
+            continue
+        peer.patched.append((space, attr, space.get(attr, _UNSET)))
+        space[attr] = value
 
 
 def _mock_context(op: str, obj: Any) -> bool:
@@ -1411,10 +1535,14 @@ class _Peer:
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
         self.backeds: dict[int, Any] = {}
-        # The judge's side: the recursion limit and the ``builtins.open`` the solution was last
-        # told of (see request).
+        # The judge's side: the recursion limit and the count of the tests' patches the
+        # solution was last told of (see request).
         self.limit = sys.getrecursionlimit()
-        self.opener: Any = builtins.open
+        self.patch_count = 0
+        # The solution's side: its namespace, and what the judge's patches replaced there and
+        # in other modules' (see _apply_patches).
+        self.namespace: dict[str, Any] = {}
+        self.patched: list[tuple[dict[str, Any], str, Any]] = []
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
         self.depth = 0
@@ -1646,16 +1774,11 @@ class _Peer:
                 limit = sys.getrecursionlimit()
                 enc.value(None if limit == self.limit else limit)
                 self.limit = limit
-                # The tests' ``builtins.open`` when they patched or restored it (``patch(
-                # "builtins.open", mock_open(read_data=...))``): in-process it is the
-                # solution's too. Theirs crosses as a handle, the solution calls it back;
-                # True: the solution's own (see _forwarded_open).
-                opener = builtins.open
-                if opener is not self.opener:
-                    self.opener = opener
-                    enc.value(opener if _forwarded_open(opener) else True)
-                else:
-                    enc.value(None)
+                # The tests' patches in force, when they changed (``patch("random.randint",
+                # return_value=3)``): in-process they patch the solution's modules too.
+                count = _PATCH_COUNT[0]
+                enc.value(None if count == self.patch_count else _forwarded_patches())
+                self.patch_count = count
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -1742,17 +1865,15 @@ class _Peer:
         received = dec.refs[:]  # the containers of the request: written back if changed
         pushed = dec.value() if not self.trusted else ()
         limit = dec.value() if not self.trusted else None
-        opener = dec.value() if not self.trusted else None
+        patches = dec.value() if not self.trusted else None
         dec.end()
         if limit is not None:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
             with contextlib.suppress(ValueError, RecursionError):  # below the current depth
                 sys.setrecursionlimit(limit)
-        if opener is not None:
-            if opener is not True and type(opener) not in _PROXY_TYPES:
-                raise CodecError("malformed open")
-            builtins.open = _JUDGE_OPEN if opener is True else opener
+        if patches is not None:
+            _apply_patches(self, patches)
         if type(args) is not tuple or type(kwargs) is not dict:
             raise CodecError("malformed request")
         if not all(type(k) is str for k in kwargs):
@@ -2004,7 +2125,6 @@ _PEER: _Peer | None = None
 #: None when the check shares none (a long-lived judge's checks).
 _WORKDIR: str | None = None
 _JUDGE_INPUT = builtins.input
-_JUDGE_OPEN = builtins.open
 _EMPTY_READS: dict[str, Any] = {"read": "", "readline": "", "readlines": []}
 
 
@@ -2579,6 +2699,7 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     global _PEER
     _pin(cpu)
     peer = _PEER = _Peer(fd, trusted=False)
+    peer.namespace = namespace  # what the judge's patches of ``solution`` set
     names: dict[str, Any] = {}
     standard: dict[str, str] = {}
     constants: list[str] = []
@@ -2811,6 +2932,10 @@ def judge_check(
             peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
         code, used = _compiled(tests)
+        _PATCHES.clear()  # a long-lived judge's earlier check left none in force (or its own)
+        _PATCH_COUNT[0] = 0
+        if "mock" in tests:
+            _watch_patches()
         # The tests run as the script ``__main__``: a module of their own for this check (so
         # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
         main = types.ModuleType("__main__")
@@ -2947,8 +3072,9 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     ``tmpdir`` and ``tmp_path_factory`` where the check shares a directory with the solution
     (:data:`_WORKDIR`: the tests name a file API), ``monkeypatch`` (pytest's own, undone after
     the test; what it patches is the tests' process: a patched ``sys.stdin`` or
-    ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, but ``setenv``
-    and attributes of the ``solution`` module do not reach the solution's process) and the
+    ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, and a
+    module's attribute reaches it, see :func:`_forwarded_patches`, but ``setenv`` does not)
+    and the
     tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures torn down
     after their scope: the test, its class, or the module for ``module``, ``package`` and
     ``session``; ``autouse`` ones set up for every test). A test that needs another (a parameter
@@ -3463,12 +3589,27 @@ class _TmpPathFactory:
 
 def _monkeypatch() -> Any:
     """pytest's own ``MonkeyPatch`` (where pytest is installed: tests that use the fixture
-    are pytest's), else None."""
+    are pytest's), else None; its ``setattr`` of a module's attribute reaches the solution as
+    a ``unittest.mock`` patch does (see :func:`_forwarded_patches`), until ``undo``."""
     try:
         from _pytest.monkeypatch import MonkeyPatch
     except ImportError:
         return None
-    return MonkeyPatch()
+
+    class _Forwarding(MonkeyPatch):  # type: ignore[misc]
+        def setattr(self, *args: Any, **kwargs: Any) -> None:
+            super().setattr(*args, **kwargs)
+            target, name, _ = self._setattr[-1]
+            if isinstance(target, types.ModuleType) and type(name) is str:
+                _PATCHES.append((self, target, name))
+                _PATCH_COUNT[0] += 1
+
+        def undo(self) -> None:
+            super().undo()
+            _PATCHES[:] = [entry for entry in _PATCHES if entry[0] is not self]
+            _PATCH_COUNT[0] += 1
+
+    return _Forwarding()
 
 
 def _calling(function: Any, *args: Any) -> Any:
