@@ -243,24 +243,7 @@ def hold():
 #: look for a ``secret.txt`` in every run directory of their fork server (numbered in order,
 #: the holder's before theirs), by the path their own has in the server's namespace: they must
 #: find their own and no other.
-PROBE_SOLUTION = """
-import os
-with open("secret.txt", "w") as fh:
-    fh.write("mine")
-def look():
-    run = os.path.dirname(os.getcwd())
-    base, own = os.path.dirname(run), int(os.path.basename(run))
-    found = []
-    for n in range(1, own + 100):
-        try:
-            with open(f"{base}/{n}/tmp/secret.txt") as fh:
-                found.append(fh.read())
-        except OSError:
-            pass
-    return found
-"""
-PROBE_TESTS = """
-import os
+_SCAN = """
 run = os.path.dirname(os.getcwd())
 base, own = os.path.dirname(run), int(os.path.basename(run))
 found = []
@@ -270,9 +253,13 @@ for n in range(1, own + 100):
             found.append(fh.read())
     except OSError:
         pass
-assert found == ["mine"], found
-assert look() == ["mine"]
 """
+PROBE_SOLUTION = (
+    'import os\nwith open("secret.txt", "w") as fh:\n    fh.write("mine")\ndef look():\n'
+    + textwrap.indent(_SCAN, "    ")
+    + "    return found\n"
+)
+PROBE_TESTS = "import os\n" + _SCAN + 'assert found == ["mine"], found\nassert look() == ["mine"]\n'
 
 
 def test_the_files_a_check_shares_with_its_tests_are_that_checks_alone() -> None:
