@@ -2282,6 +2282,39 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "the environment the tests set: monkeypatch.setenv and delenv, patch.dict(os.environ)",
+        _d("""
+            import os
+            def mode():
+                return os.environ.get("APP_MODE", "dev")
+            def has(name):
+                return name in os.environ
+        """),
+        _d("""
+            import os
+            def mode():
+                return os.environ.get("APP_MODE", "dev").upper()
+            def has(name):
+                return name in os.environ
+        """),
+        _d("""
+            import os
+            from unittest.mock import patch
+            from solution import mode, has
+
+            def test_setenv(monkeypatch):
+                monkeypatch.setenv("APP_MODE", "prod")
+                assert mode() == "prod"
+                monkeypatch.delenv("APP_MODE")
+                assert mode() == "dev"
+
+            def test_patch_dict():
+                with patch.dict(os.environ, {"APP_MODE": "test", "EXTRA": "1"}):
+                    assert mode() == "test" and has("EXTRA")
+                assert mode() == "dev" and not has("EXTRA")
+        """),
+    ),
+    (
         "xunit setup and teardown: module, function, class and method",
         _d("""
             class Stack:
@@ -2507,6 +2540,7 @@ PYTEST_SLOW = {
     "a module-scoped fixture named by name=, usefixtures, capfd",
     "fixtures with params: request.param, addfinalizer, node.name, a scoped one",
     "monkeypatch.setattr of random and of the solution's helper, undone after the test",
+    "the environment the tests set: monkeypatch.setenv and delenv, patch.dict(os.environ)",
 }
 
 

@@ -144,18 +144,19 @@ the tests' stdin too: in-process it would read the harness's own.)
 Patches: a module attribute the tests patch (``unittest.mock.patch`` in any form, pytest's
 ``monkeypatch.setattr``: ``patch("random.randint", return_value=4)``, ``patch("time.sleep")``,
 ``patch("builtins.print")``, ``patch("builtins.open", mock_open(read_data=...))``,
-``patch("solution.fetch", ...)``) is patched in the solution's process too from their next
-request until they undo it, as in-process: the value crosses as values do, a mock or a function
-of the tests as a handle that the solution calls back (it may enter and exit the tests' mocks:
-``with open(path) as f``). Not forwarded: ``sys``'s attributes (the solution's output already
-reaches the tests' ``sys.stdout``), those of the modules the wire itself uses as it runs
-(``datetime``, ``decimal``, ``collections``, ``pathlib``, ``struct``, ``io``...:
-``_judge._UNFORWARDED``; ``patch("datetime.datetime", ...)`` stays the tests'), and, for
-``open`` and the other built-ins and modules that reach files, processes or code
-(``os``, ``shutil``, ``subprocess``...: ``_judge._STRICT_MODULES``), anything but an inert mock
-(``mock_open``'s, a plain mock, one whose ``side_effect`` is an exception or a list): one that
-wraps the real function or calls one of the tests' would open or run, in the judge, what the
-solution chose. The solution keeps its own then.
+``patch("solution.fetch", ...)``), and the environment they change (``monkeypatch.setenv``,
+``patch.dict(os.environ, ...)``), are the solution's too from their next request until they undo
+them, as in-process: the value crosses as values do, a mock or a function of the tests as a
+handle that the solution calls back (it may enter and exit the tests' mocks: ``with open(path)
+as f``). Not forwarded: ``sys``'s attributes (the solution's output already reaches the tests'
+``sys.stdout``), those of the modules the wire itself uses as it runs (``datetime``,
+``decimal``, ``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._UNFORWARDED``;
+``patch("datetime.datetime", ...)`` stays the tests'), and, for ``open`` and the other built-ins
+and modules that reach files, processes or code (``os``, ``shutil``, ``subprocess``...:
+``_judge._STRICT_MODULES``), anything but an inert mock (``mock_open``'s, a plain mock, one
+whose ``side_effect`` is an exception or a list): one that wraps the real function or calls one
+of the tests' would open or run, in the judge, what the solution chose. The solution keeps its
+own then.
 
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
@@ -201,8 +202,8 @@ of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``,
 ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with ``params`` run each
 test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``) and
 ``monkeypatch`` are provided (``monkeypatch`` patches the tests' process: ``sys.stdin``,
-``builtins.input`` and module attributes reach the solution, see "Patches", ``setenv`` does
-not); a test that needs another (``caplog``, ``recwarn``...) fails the check, naming it: the
+``builtins.input``, module attributes and the environment reach the solution, see "Patches");
+a test that needs another (``caplog``, ``recwarn``...) fails the check, naming it: the
 solution's log records and warnings are not the tests'; a ``skipif``/``xfail`` condition must
 be a bool (a string one fails the check); and ``import pytest`` needs pytest where the judge
 runs.

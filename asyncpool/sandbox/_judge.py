@@ -111,7 +111,7 @@ import uuid
 import weakref
 import zoneinfo
 from array import array as _array
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -1434,13 +1434,40 @@ def _watch_patches() -> None:
 
     cls.__enter__, cls.__exit__ = __enter__, __exit__
     cls._asyncpool_watched = True
+    # ``patch.dict(os.environ, ...)``: the environment crosses whole (see _forwarded_patches)
+    dict_cls: Any = getattr(unittest.mock, "_patch_dict", None)
+    if dict_cls is not None:
+        dict_enter, dict_leave = dict_cls._patch_dict, dict_cls._unpatch_dict
+
+        def _patch_dict(self: Any) -> Any:
+            try:
+                return dict_enter(self)
+            finally:
+                _PATCH_COUNT[0] += 1
+
+        def _unpatch_dict(self: Any) -> Any:
+            try:
+                return dict_leave(self)
+            finally:
+                _PATCH_COUNT[0] += 1
+
+        dict_cls._patch_dict, dict_cls._unpatch_dict = _patch_dict, _unpatch_dict
+
+
+#: The environment when the check began (the fork server's, ``ENV``): the tests' changes to it
+#: (``monkeypatch.setenv``, ``patch.dict(os.environ, ...)``) reach the solution.
+_ENVIRON_AT_START: dict[str, str] = {}
+#: The name of the environment among the patches of a request.
+_ENVIRON = "<environ>"
 
 
 def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     """The tests' patches in force that reach the solution: ``(module, attribute, value)``,
     the value crossing as values do (a mock or a function of the tests as a handle, which the
     solution calls back). Not those of :data:`_UNFORWARDED`; those of :data:`_STRICT_MODULES`
-    and :data:`_STRICT_BUILTINS` only with an inert mock."""
+    and :data:`_STRICT_BUILTINS` only with an inert mock. Then the environment's changes since
+    the check began, ``(_ENVIRON, name, value or None)``: sent with the patches whenever they
+    change (a ``monkeypatch.setenv`` or ``patch.dict`` changes them)."""
     out = []
     for _, module, attr in _PATCHES:
         name = getattr(module, "__name__", None)
@@ -1453,6 +1480,9 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
         if strict and not _inert_mock(value):
             continue
         out.append((name, attr, value))
+    start, now = _ENVIRON_AT_START, os.environ
+    out.extend((_ENVIRON, k, v) for k, v in now.items() if start.get(k) != v)
+    out.extend((_ENVIRON, k, None) for k in start if k not in now)
     return tuple(out)
 
 
@@ -1474,10 +1504,20 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             or len(entry) != 3
             or type(entry[0]) is not str
             or type(entry[1]) is not str
-            or not entry[1].isidentifier()
+            or not (entry[1].isidentifier() or entry[0] == _ENVIRON)
         ):
             raise CodecError("malformed patch")
         name, attr, value = entry
+        if name == _ENVIRON:
+            if (value is not None and type(value) is not str) or not attr or "=" in attr:
+                raise CodecError("malformed environment")
+            peer.patched.append((os.environ, attr, os.environ.get(attr, _UNSET)))
+            with contextlib.suppress(ValueError):  # a NUL: no such variable in-process either
+                if value is None:
+                    os.environ.pop(attr, None)
+                else:
+                    os.environ[attr] = value
+            continue
         if name == "solution":
             space = peer.namespace
         else:
@@ -1542,7 +1582,7 @@ class _Peer:
         # The solution's side: its namespace, and what the judge's patches replaced there and
         # in other modules' (see _apply_patches).
         self.namespace: dict[str, Any] = {}
-        self.patched: list[tuple[dict[str, Any], str, Any]] = []
+        self.patched: list[tuple[MutableMapping[str, Any], str, Any]] = []
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
         self.depth = 0
@@ -2934,6 +2974,8 @@ def judge_check(
         code, used = _compiled(tests)
         _PATCHES.clear()  # a long-lived judge's earlier check left none in force (or its own)
         _PATCH_COUNT[0] = 0
+        _ENVIRON_AT_START.clear()
+        _ENVIRON_AT_START.update(os.environ)
         if "mock" in tests:
             _watch_patches()
         # The tests run as the script ``__main__``: a module of their own for this check (so
@@ -3073,8 +3115,7 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     (:data:`_WORKDIR`: the tests name a file API), ``monkeypatch`` (pytest's own, undone after
     the test; what it patches is the tests' process: a patched ``sys.stdin`` or
     ``builtins.input`` is what the solution reads, see :meth:`_Peer.serve_input`, and a
-    module's attribute reaches it, see :func:`_forwarded_patches`, but ``setenv`` does not)
-    and the
+    module's attribute and the environment reach it, see :func:`_forwarded_patches`) and the
     tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures torn down
     after their scope: the test, its class, or the module for ``module``, ``package`` and
     ``session``; ``autouse`` ones set up for every test). A test that needs another (a parameter
@@ -3603,6 +3644,14 @@ def _monkeypatch() -> Any:
             if isinstance(target, types.ModuleType) and type(name) is str:
                 _PATCHES.append((self, target, name))
                 _PATCH_COUNT[0] += 1
+
+        def setenv(self, *args: Any, **kwargs: Any) -> None:
+            super().setenv(*args, **kwargs)
+            _PATCH_COUNT[0] += 1
+
+        def delenv(self, *args: Any, **kwargs: Any) -> None:
+            super().delenv(*args, **kwargs)
+            _PATCH_COUNT[0] += 1
 
         def undo(self) -> None:
             super().undo()

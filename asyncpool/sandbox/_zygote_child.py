@@ -423,9 +423,9 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     It retires (exits, so the server forks a fresh one) after ``JUDGE_CHECKS`` checks and after
     any anomaly: one :func:`_judge.judge_check` reports (the solution broke the wire or a bound,
     made a request of the tests' objects, or the tests died of a ``BaseException``), a thread
-    left running, a built-in changed by the tests. The random generator and the recursion limit
-    are reset before each check, as a fresh fork of the server would have them. A check it does
-    not finish (timeout, abandon) is ended by killing it."""
+    left running, a built-in or the environment changed by the tests. The random generator and
+    the recursion limit are reset before each check, as a fresh fork of the server would have
+    them. A check it does not finish (timeout, abandon) is ended by killing it."""
     import builtins
     import random
 
@@ -458,6 +458,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         random_state = random.getstate()
         recursion_limit = sys.getrecursionlimit()
         original = dict(builtins.__dict__)
+        environ = dict(os.environ)
         for served in range(1, JUDGE_CHECKS + 1):
             data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
             if not data:
@@ -497,6 +498,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
                 or (threading is not None and threading.active_count() > 1)
                 or len(builtins.__dict__) != len(original)
                 or any(builtins.__dict__.get(k) is not v for k, v in original.items())
+                or os.environ != environ  # the next check's tests would start from it
             )
             retire = anomaly or served >= JUDGE_CHECKS
             ctl.send(b"D\1" if retire else b"D\0")
