@@ -1317,6 +1317,51 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "coroutines of the solution run by the tests' asyncio: run, await, gather, an exception",
+        _d("""
+            import asyncio
+            async def add(a, b):
+                await asyncio.sleep(0.01)
+                return a + b
+            async def boom():
+                await asyncio.sleep(0)
+                raise ValueError("x")
+            class Svc:
+                async def get(self, k):
+                    await asyncio.sleep(0)
+                    return k * 2
+        """),
+        _d("""
+            import asyncio
+            async def add(a, b):
+                await asyncio.sleep(0.01)
+                return a - b
+            async def boom():
+                await asyncio.sleep(0)
+                raise ValueError("x")
+            class Svc:
+                async def get(self, k):
+                    await asyncio.sleep(0)
+                    return k * 2
+        """),
+        _d("""
+            import asyncio
+            assert asyncio.run(add(1, 2)) == 3
+            async def main():
+                first = await add(2, 3)
+                both = await asyncio.gather(add(1, 1), Svc().get(4))
+                return first, both
+            assert asyncio.run(main()) == (5, [2, 8])
+            assert asyncio.iscoroutine(add(0, 0))
+            try:
+                asyncio.run(boom())
+            except ValueError:
+                pass
+            else:
+                assert False
+        """),
+    ),
+    Case(
         "module state and a cache across calls",
         _d("""
             import functools

@@ -98,7 +98,11 @@ untrusted bytes):
   solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds, defaults and annotations
   as values or handles) are requests to the solution. A handle is never equal to, ordered with or
   combined with a value of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says);
-  operations between two handles are the solution's own, as in-process;
+  operations between two handles are the solution's own, as in-process. A coroutine of the
+  solution (an ``async def`` it called) is a coroutine to the tests' ``asyncio``
+  (``asyncio.run(add(1, 2))``, ``await``, ``asyncio.gather``): awaited, it runs to its end in the
+  solution's process, on an event loop of its own there (so several of them awaited together
+  run one after the other, not interleaved);
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);

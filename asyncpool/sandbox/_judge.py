@@ -1284,7 +1284,7 @@ def _solution_exception(
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "copy": False, "deepcopy": False, "signature": False,
+    "copy": False, "deepcopy": False, "signature": False, "await": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
@@ -2062,6 +2062,8 @@ class _Peer:
             if op == "setattr":
                 return setattr(obj, name, args[1])
             return delattr(obj, name)
+        if op == "await":
+            return _run_coroutine(obj)
         if op == "iter":
             return iter(obj)
         if op == "next":
@@ -2446,12 +2448,55 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                 namespace["__dataclass_fields__"] = dict(model.__dataclass_fields__)
             except (TypeError, ValueError):  # not identifiers, keywords, duplicates
                 pass
-        made = type(text, (_Proxy,), namespace)
+        made = type(text, (_CoroutineProxy if text == "coroutine" else _Proxy,), namespace)
         _PROXY_TYPES.add(made)
         return made
 
     found = _made_once(_PROXY_CLASSES, name, make)
     return found
+
+
+class _CoroutineProxy(_Proxy):
+    """A handle of a coroutine of the solution (an ``async def`` of its called): a coroutine to
+    the tests' ``asyncio`` (``asyncio.run(add(1, 2))``, ``await add(1, 2)`` in a coroutine of
+    theirs, ``asyncio.gather``). Awaited, it runs to its end in the solution's process, on an
+    event loop of its own there (:func:`_run_coroutine`), and its value (or exception) is the
+    await's: the tests' loop waits for it as for a coroutine that never suspends (the
+    solution's coroutines awaited together run one after the other, not interleaved)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Any:
+        if False:  # a generator: the request runs when the tests' loop steps it
+            yield None
+        return _peer().request("await", self)
+
+    def send(self, value: Any) -> Any:
+        if value is not None:
+            raise TypeError("can't send non-None value to a just-started coroutine")
+        raise StopIteration(_peer().request("await", self))
+
+    def __next__(self) -> Any:  # what a Task's step calls (PyIter_Send) on an iterator
+        return self.send(None)
+
+    def throw(self, kind: Any, value: Any = None, tb: Any = None) -> Any:
+        raise kind if value is None else value
+
+    def close(self) -> None:
+        _peer().request("getattr", self, ("close",))()
+
+
+collections.abc.Coroutine.register(_CoroutineProxy)
+
+
+def _run_coroutine(obj: Any) -> Any:
+    """The solution's side of an ``await`` of one of its coroutines by the tests: run it to its
+    end on a new event loop (never one of the judge's)."""
+    import asyncio
+
+    if not asyncio.iscoroutine(obj):
+        raise TypeError(f"object {type(obj).__name__} can't be used in 'await' expression")
+    return asyncio.run(obj)
 
 
 class _Backed:
@@ -3693,3 +3738,4 @@ def _describe(exc: BaseException) -> str:
         return "".join(lines[-6:])
     except BaseException:
         return type(exc).__name__
+
