@@ -1379,7 +1379,7 @@ _UNFORWARDED = frozenset({
     "sys", "_asyncpool_judge", "__main__", "datetime", "decimal", "fractions", "uuid",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
-    "copy", "tempfile", "unittest",
+    "copy", "tempfile", "unittest", "asyncio",
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
