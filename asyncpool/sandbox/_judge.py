@@ -1262,15 +1262,15 @@ def _handle_getattr(self: Any, name: str) -> Any:
 
 
 def _solution_exception(
-    name: str, message: str, own: str | None = None, handle: Any = None, kind: Any = None
+    name: str, message: str, handle: Any = None, kind: Any = None
 ) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
     one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`; or, for one of the solution's
-    own classes (``own``, of which ``name`` is the nearest such base), an exception of
-    ``kind``, the judge's class standing for it (:meth:`_Peer.mirror`: ``except InvalidInput``
-    and ``except ValueError`` catch it, as in-process). Its message crosses; the attributes it
-    has of its own are read from ``handle``, the solution's exception."""
-    if own is not None:
+    own classes (of which ``name`` is the nearest such base), an exception of ``kind``, the
+    judge's class standing for it (:meth:`_Peer.mirror`: ``except InvalidInput`` and ``except
+    ValueError`` catch it, as in-process). Its message crosses; the attributes it has of its
+    own are read from ``handle``, the solution's exception."""
+    if kind is not None:
         exc: Exception = kind(message)
         vars(exc)[_HANDLE] = handle
         return exc
@@ -1437,21 +1437,21 @@ def _watch_patches() -> None:
     # ``patch.dict(os.environ, ...)``: the environment crosses whole (see _forwarded_patches)
     dict_cls: Any = getattr(unittest.mock, "_patch_dict", None)
     if dict_cls is not None:
-        dict_enter, dict_leave = dict_cls._patch_dict, dict_cls._unpatch_dict
+        for method in ("_patch_dict", "_unpatch_dict"):
+            setattr(dict_cls, method, _counting(getattr(dict_cls, method)))
 
-        def _patch_dict(self: Any) -> Any:
-            try:
-                return dict_enter(self)
-            finally:
-                _PATCH_COUNT[0] += 1
 
-        def _unpatch_dict(self: Any) -> Any:
-            try:
-                return dict_leave(self)
-            finally:
-                _PATCH_COUNT[0] += 1
+def _counting(function: Any) -> Any:
+    """``function``, counting each call as a change of the tests' patches (see
+    :data:`_PATCH_COUNT`), whether it returns or raises."""
 
-        dict_cls._patch_dict, dict_cls._unpatch_dict = _patch_dict, _unpatch_dict
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _PATCH_COUNT[0] += 1
+
+    return counted
 
 
 #: The environment when the check began (the fork server's, ``ENV``): the tests' changes to it
@@ -1871,10 +1871,10 @@ class _Peer:
                 return kind, value
             if (
                 type(value) is not tuple
-                or len(value) not in (2, 5)
-                or not all(type(p) is str for p in value[:3])
-                or (len(value) == 5 and (
-                    type(value[3]) not in _PROXY_TYPES or not self.mirrored(value[4])
+                or len(value) not in (2, 4)
+                or not all(type(p) is str for p in value[:2])
+                or (len(value) == 4 and (
+                    type(value[2]) not in _PROXY_TYPES or not self.mirrored(value[3])
                 ))
             ):
                 raise CodecError("malformed exception")
@@ -2041,7 +2041,7 @@ class _Peer:
         if _exception_class_spec(kind) is None:  # named oddly: its built-in base will do
             return (passed, message)
         # exc: a handle, for its attributes; its class: the judge's class of its own for it
-        return (passed, message, own, exc, kind)
+        return (passed, message, exc, kind)
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
@@ -3326,9 +3326,14 @@ def _fixture(obj: Any) -> _FixtureDef | None:
 
 def _param_value(value: Any) -> Any:
     """A fixture param as ``request.param`` gives it (a ``pytest.param(v)``'s ``v``)."""
-    if type(value).__name__ == "ParameterSet" and type(value) not in _PROXY_TYPES:
+    if _parameter_set(value):
         return value.values[0] if len(value.values) == 1 else value.values
     return value
+
+
+def _parameter_set(value: Any) -> bool:
+    """Whether ``value`` is a ``pytest.param(...)`` of the tests (never asks a handle)."""
+    return type(value).__name__ == "ParameterSet" and type(value) not in _PROXY_TYPES
 
 
 class _Request:
@@ -3450,7 +3455,7 @@ def _parametrized(fn: Any) -> list[tuple[dict[str, Any], list[Any]]]:
         sets: list[tuple[dict[str, Any], list[Any]]] = []
         for values in argvalues:
             marks: list[Any] = []
-            if type(values).__name__ == "ParameterSet" and type(values) not in _PROXY_TYPES:
+            if _parameter_set(values):
                 marks = _marks(list(values.marks))
                 values = values.values
                 if len(argnames) == 1:
@@ -3690,13 +3695,8 @@ def _monkeypatch() -> Any:
                 _PATCHES.append((self, target, name))
                 _PATCH_COUNT[0] += 1
 
-        def setenv(self, *args: Any, **kwargs: Any) -> None:
-            super().setenv(*args, **kwargs)
-            _PATCH_COUNT[0] += 1
-
-        def delenv(self, *args: Any, **kwargs: Any) -> None:
-            super().delenv(*args, **kwargs)
-            _PATCH_COUNT[0] += 1
+        setenv = _counting(MonkeyPatch.setenv)  # the environment crosses with the patches
+        delenv = _counting(MonkeyPatch.delenv)
 
         def undo(self) -> None:
             super().undo()
