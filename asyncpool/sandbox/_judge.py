@@ -3191,9 +3191,8 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
                 continue
             if name.startswith("test") and isinstance(obj, types.FunctionType):
                 if obj.__module__ == module and id(obj) not in fixture_functions:
-                    run = _TestRun(name, obj, fixtures, autouse, scopes, module_marks)
-                    run.xunit = (own.get("setup_function"), own.get("teardown_function"))
-                    run.call()
+                    xunit = (own.get("setup_function"), own.get("teardown_function"))
+                    _TestRun(name, obj, fixtures, autouse, scopes, module_marks, xunit).call()
             elif not isinstance(obj, type) or obj.__module__ != module:
                 continue
             elif isinstance(testcase, type) and issubclass(obj, testcase):
@@ -3227,15 +3226,14 @@ def _run_test_class(
         for attr, method in list(vars(cls).items()):
             if attr.startswith("test") and isinstance(method, types.FunctionType):
                 instance = cls()
-                run = _TestRun(
-                    f"{name}.{attr}", getattr(instance, attr), fixtures, autouse, scopes, marks,
-                    bound=True,
-                )  # fmt: skip
-                run.xunit = (
+                xunit = (
                     getattr(instance, "setup_method", None),
                     getattr(instance, "teardown_method", None),
                 )
-                run.call()
+                _TestRun(
+                    f"{name}.{attr}", getattr(instance, attr), fixtures, autouse, scopes, marks,
+                    xunit, bound=True,
+                ).call()  # fmt: skip
     finally:
         try:
             scopes.end("class")
@@ -3480,6 +3478,7 @@ class _TestRun:
         autouse: list[str],
         scopes: _Scopes,
         marks: list[Any],
+        xunit: tuple[Any, Any],
         bound: bool = False,
     ) -> None:
         self.name = name
@@ -3489,7 +3488,7 @@ class _TestRun:
         self.scopes = scopes
         self.marks = marks + _marks(getattr(fn, "pytestmark", None))
         self.bound = bound
-        self.xunit: tuple[Any, Any] = (None, None)
+        self.xunit = xunit  # its setup and teardown (setup_function or setup_method), or None
         #: fixture -> index of its param in this run (fixtures with ``params``).
         self.chosen: dict[str, int] = {}
 
