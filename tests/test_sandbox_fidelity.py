@@ -1920,6 +1920,87 @@ CORPUS: list[Case] = [
             assert issubclass(InvalidInput, AppError) and AppError.code == 7
         """),
     ),
+    # -- threads, and the solution module's globals the tests set -------------------------------
+    Case(
+        "the solution's thread pool calls the tests' function",
+        _d("""
+            from concurrent.futures import ThreadPoolExecutor
+            def pmap(fn, xs):
+                with ThreadPoolExecutor(4) as ex:
+                    return list(ex.map(fn, xs))
+        """),
+        _d("""
+            from concurrent.futures import ThreadPoolExecutor
+            def pmap(fn, xs):
+                with ThreadPoolExecutor(4) as ex:
+                    return list(ex.map(fn, xs))[:-1]
+        """),
+        _d("""
+            seen = []
+            def square(x):
+                seen.append(x)
+                return x * x
+            assert pmap(square, range(40)) == [x * x for x in range(40)]
+            assert sorted(seen) == list(range(40))
+        """),
+    ),
+    Case(
+        "the tests' threads call a thread-safe class of the solution",
+        _d("""
+            import threading
+            class Counter:
+                def __init__(self):
+                    self.n = 0
+                    self._lock = threading.Lock()
+                def inc(self):
+                    with self._lock:
+                        self.n += 1
+        """),
+        _d("""
+            import threading
+            class Counter:
+                def __init__(self):
+                    self.n = 0
+                    self._lock = threading.Lock()
+                def inc(self):
+                    with self._lock:
+                        self.n += 1 if self.n != 100 else 2
+        """),
+        _d("""
+            import threading
+            c = Counter()
+            def work():
+                for _ in range(50):
+                    c.inc()
+            threads = [threading.Thread(target=work) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert c.n == 200
+        """),
+    ),
+    Case(
+        "the tests set a global of the solution module (solution.DEBUG = True)",
+        _d("""
+            DEBUG = False
+            def mode():
+                return "debug" if DEBUG else "quiet"
+        """),
+        _d("""
+            DEBUG = False
+            def mode():
+                return "quiet"
+        """),
+        _d("""
+            import solution
+            assert mode() == "quiet"
+            solution.DEBUG = True
+            assert mode() == "debug" and solution.mode() == "debug"
+            solution.DEBUG = False
+            assert mode() == "quiet"
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -2562,6 +2643,37 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             )
             def test_params(a, b, q):
                 assert div(a, b) == q
+        """),
+    ),
+    (
+        "pytest.raises(SystemExit) around a function of the solution that calls sys.exit",
+        _d("""
+            import sys
+            def cli(args):
+                if not args:
+                    print("usage: cli N", file=sys.stderr)
+                    sys.exit(2)
+                return int(args[0]) * 2
+        """),
+        _d("""
+            import sys
+            def cli(args):
+                if not args:
+                    sys.exit(1)
+                return int(args[0]) * 2
+        """),
+        _d("""
+            import pytest
+            from solution import cli
+
+            def test_doubles():
+                assert cli(["4"]) == 8
+
+            def test_usage(capsys):
+                with pytest.raises(SystemExit) as info:
+                    cli([])
+                assert info.value.code == 2
+                assert "usage" in capsys.readouterr().err
         """),
     ),
 ]

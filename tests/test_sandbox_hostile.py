@@ -87,6 +87,10 @@ HACKS: list[tuple[str, str, str]] = [
     ("quit(0)", "check", "quit(0)\n"),
     ("raise SystemExit", "asserts", "raise SystemExit\n"),
     ("SystemExit from inside the function", "check", "def rank(xs):\n    raise SystemExit(0)\n"),
+    # The solution's exit in a call is raised in the tests (pytest.raises(SystemExit) catches
+    # it): uncaught at their top level, it must not pass for their unittest.main()'s exit 0.
+    ("sys.exit(0) inside the function, tests at top level", "asserts",
+     "import sys\ndef rank(xs):\n    sys.exit(0)\n"),
     (
         "atexit handler exits 0",
         "check",

@@ -90,6 +90,7 @@ and ``json`` cannot tell a tuple from a list or carry bytes, sets and object ref
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import collections
 import contextlib
@@ -1278,6 +1279,35 @@ def _solution_exception(
     return SolutionError(f"{name}: {message}") if cls is None else cls(message)
 
 
+def _exit_code(code: Any) -> Any:
+    """A ``SystemExit``'s code as it crosses: None, a bool, an int or a str (at most 10,000
+    characters) as itself, anything else as its ``str``, as the exit would print it."""
+    if _plain_exit_code(code):
+        return code
+    try:
+        return str(code)[:10_000]
+    except Exception:
+        return "<unprintable>"
+
+
+def _plain_exit_code(code: Any) -> bool:
+    return code is None or type(code) in (bool, int) or (type(code) is str and len(code) <= 10_000)
+
+
+#: Marks a ``SystemExit`` of the solution (:func:`_solution_exit`) in its ``__dict__``.
+_SOLUTION_EXIT = "_asyncpool_solution_exit"
+
+
+def _solution_exit(code: Any) -> SystemExit:
+    """The solution's ``sys.exit(code)`` in a call, as the tests see it: a ``SystemExit`` they
+    may catch (``pytest.raises(SystemExit)``, ``e.value.code``), marked as the solution's: one
+    that reaches the end of the tests fails the check (it is never their ``unittest.main()``
+    ending, see judge_check)."""
+    exc = SystemExit(code)
+    vars(exc)[_SOLUTION_EXIT] = True
+    return exc
+
+
 #: Requests one side may make on the other's objects; those marked False the judge refuses
 #: the solution (it may call the tests' objects, iterate them and read public attributes; set
 #: only what :func:`_settable` allows).
@@ -1379,7 +1409,7 @@ _UNFORWARDED = frozenset({
     "sys", "_asyncpool_judge", "__main__", "datetime", "decimal", "fractions", "uuid",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
-    "copy", "tempfile", "unittest", "asyncio",
+    "copy", "tempfile", "unittest", "asyncio", "_thread",
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
@@ -1461,14 +1491,50 @@ _ENVIRON_AT_START: dict[str, str] = {}
 _ENVIRON = "<environ>"
 
 
+#: What the tests assigned to the ``solution`` module's attributes (``solution.DEBUG =
+#: True``), kept by :class:`_SolutionModule`: in-process they set the solution's globals.
+_ASSIGNED: dict[str, Any] = {}
+#: What the ``solution`` module held of the solution's when the check began.
+_SOLUTIONS: dict[str, Any] = {}
+
+
+class _SolutionModule(types.ModuleType):
+    """The ``solution`` module the tests import (``import solution``): what the tests assign
+    to its attributes reaches the solution's globals with their next request, as in-process
+    (:data:`_ASSIGNED`, sent among the patches). Only an attribute of this module: a name the
+    tests bind in their own namespace stays theirs (in-process harnesses that exec both in one
+    namespace would hand it to a solution that reads a global of that name)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if type(name) is str and name.isidentifier() and not name.startswith("__"):
+            peer = _PEER
+            if value is _SOLUTIONS.get(name, _UNSET) or (
+                peer is not None and value is peer.live.get(name, _UNSET)
+            ):
+                # The solution's own value put back (a monkeypatch undone): it still has it,
+                # the same object, which a copy sent back would not be.
+                _ASSIGNED.pop(name, None)
+            else:
+                _ASSIGNED[name] = value
+            _PATCH_COUNT[0] += 1
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        if _ASSIGNED.pop(name, _UNSET) is not _UNSET:
+            _PATCH_COUNT[0] += 1
+
+
 def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
-    """The tests' patches in force that reach the solution: ``(module, attribute, value)``,
-    the value crossing as values do (a mock or a function of the tests as a handle, which the
-    solution calls back). Not those of :data:`_UNFORWARDED`; those of :data:`_STRICT_MODULES`
-    and :data:`_STRICT_BUILTINS` only with an inert mock. Then the environment's changes since
-    the check began, ``(_ENVIRON, name, value or None)``: sent with the patches whenever they
-    change (a ``monkeypatch.setenv`` or ``patch.dict`` changes them)."""
-    out = []
+    """The tests' patches in force that reach the solution: ``(module, attribute, value)``;
+    first what they assigned to the ``solution`` module (:data:`_ASSIGNED`), then their
+    patches, each value crossing as values do (a mock or a function of the tests as a handle,
+    which the solution calls back). Not those of :data:`_UNFORWARDED`; those of
+    :data:`_STRICT_MODULES` and :data:`_STRICT_BUILTINS` only with an inert mock. Then the
+    environment's changes since the check began, ``(_ENVIRON, name, value or None)``: sent
+    with the patches whenever they change (a ``monkeypatch.setenv`` or ``patch.dict`` changes
+    them)."""
+    out: list[tuple[str, str, Any]] = [("solution", k, v) for k, v in _ASSIGNED.items()]
     for _, module, attr in _PATCHES:
         name = getattr(module, "__name__", None)
         if type(name) is not str or name in _UNFORWARDED or (name, attr) in _UNFORWARDED_ATTRS:
@@ -1585,6 +1651,10 @@ class _Peer:
         self.patched: list[tuple[MutableMapping[str, Any], str, Any]] = []
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
+        # One exchange on the wire at a time: a request and its reply (with the requests of
+        # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
+        # those requests make requests of their own.
+        self.lock = _thread.RLock()
         self.depth = 0
         self.served = 0
         self.answered = 0
@@ -1693,20 +1763,23 @@ class _Peer:
         the solution's side, after what it printed since the last one (``O``)."""
         if self.output:
             self.flush_output()
-        if self.released:
-            dead = b"".join(_U32.pack(n) for n in sorted(self.released))
-            self.released.clear()
-            _send(self.fd, b"D", dead, kind, body)
-        else:
-            _send(self.fd, kind, body)
+        with self.lock:
+            if self.released:
+                # Swapped, not cleared: a proxy may die in another thread meanwhile.
+                released, self.released = self.released, set()
+                dead = b"".join(_U32.pack(n) for n in sorted(released))
+                _send(self.fd, b"D", dead, kind, body)
+            else:
+                _send(self.fd, kind, body)
 
     def flush_output(self) -> None:
         """The solution's side: send what it printed (``O``: stream number and text)."""
-        output, self.output, self.output_size = self.output, [], 0
-        for stream in (1, 2):
-            text = "".join(t for n, t in output if n == stream)
-            if text:
-                _send(self.fd, b"O", encode((stream, text)))
+        with self.lock:
+            output, self.output, self.output_size = self.output, [], 0
+            for stream in (1, 2):
+                text = "".join(t for n, t in output if n == stream)
+                if text:
+                    _send(self.fd, b"O", encode((stream, text)))
 
     def relay(self, body: bytes) -> None:
         """The judge's side: the solution printed this during a request; written to the tests'
@@ -1797,7 +1870,16 @@ class _Peer:
     def request(
         self, op: str, target: _Proxy, args: tuple[Any, ...] = (), /, **kwargs: Any
     ) -> Any:
+        """Ask the other side ``op`` on its object ``target``; its answer, returned or raised.
+        One thread's exchange at a time (the tests' threads calling a thread-safe class of
+        the solution, the solution's pool calling the tests' function): see :attr:`lock`."""
         # Positional-only: the keywords are the call's own (``twoSum(nums=..., target=9)``).
+        with self.lock:
+            return self._request(op, target, args, kwargs)
+
+    def _request(
+        self, op: str, target: _Proxy, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         if self.broken is not None:
             raise SolutionBroke(self.broken)
         if object.__getattribute__(target, "_owner") is not self:
@@ -1871,13 +1953,18 @@ class _Peer:
                 return kind, value
             if (
                 type(value) is not tuple
-                or len(value) not in (2, 4)
+                or len(value) not in (2, 3, 4)
                 or not all(type(p) is str for p in value[:2])
+                or (len(value) == 3 and (
+                    value[:2] != ("SystemExit", "") or not _plain_exit_code(value[2])
+                ))
                 or (len(value) == 4 and (
                     type(value[2]) not in _PROXY_TYPES or not self.mirrored(value[3])
                 ))
             ):
                 raise CodecError("malformed exception")
+            if len(value) == 3:
+                return kind, _solution_exit(value[2])
             return kind, _solution_exception(*value)
 
     def admit(self) -> None:
@@ -1940,6 +2027,15 @@ class _Peer:
                 result = getattr(sys.exc_info()[1], "value", None)  # a generator's return
         except Exception as exc:
             kind, result = b"X", self.describe(exc)
+        except SystemExit as exc:
+            if self.trusted:
+                if self.failed is None:
+                    self.failed = "a callback of the tests raised SystemExit"
+                raise
+            # The solution's ``sys.exit(2)`` in a call: raised in the tests, as in-process
+            # (``pytest.raises(SystemExit)``); uncaught there, it fails the check (see
+            # _solution_exit), never ends the tests.
+            kind, result = b"X", ("SystemExit", "", _exit_code(exc.code))
         except BaseException as exc:
             # A SystemExit (or the like) of the tests' code in a callback the solution made:
             # never taken for the tests' own end (see judge_check), always a failed check.
@@ -2003,8 +2099,9 @@ class _Peer:
     def ask_judge(self, method: str, arg: str | int) -> Any:
         """The solution's side: read the tests' stdin (see :meth:`serve_input`)."""
         try:
-            self.send(b"I", encode((method, arg)))
-            kind, value = self.wait("stdin", [])
+            with self.lock:
+                self.send(b"I", encode((method, arg)))
+                kind, value = self.wait("stdin", [])
         except (EOFError, OSError, CodecError):
             os._exit(1)
         return _outcome(kind, value)
@@ -2823,7 +2920,11 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     sys.stderr = _Tee(sys.stderr, 2, peer)
     while True:
         try:
-            kind, body = peer.receive()
+            # Not while another thread of the solution waits for the judge's answer (its pool
+            # calling the tests' function); serving is then lock-free, so that such threads
+            # may ask while this one runs the call.
+            with peer.lock:
+                kind, body = peer.receive()
         except EOFError:
             os._exit(0)
         if kind != b"Q":
@@ -3018,6 +3119,8 @@ def judge_check(
         _pin(cpu)
         code, used = _compiled(tests)
         _PATCHES.clear()  # a long-lived judge's earlier check left none in force (or its own)
+        _ASSIGNED.clear()
+        _SOLUTIONS.clear()
         _PATCH_COUNT[0] = 0
         _ENVIRON_AT_START.clear()
         _ENVIRON_AT_START.update(os.environ)
@@ -3046,8 +3149,9 @@ def judge_check(
         # pytest-style tests (KodCode, ACECode: ``from solution import f`` and ``def test_...``)
         # import the solution by its module name: a module of the judge's, for this check only,
         # holding what the tests' namespace holds of the solution.
-        as_module = types.ModuleType("solution")
-        vars(as_module).update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        as_module = _SolutionModule("solution")
+        _SOLUTIONS.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        vars(as_module).update(_SOLUTIONS)
         peer.live_spaces = [namespace, vars(as_module)]
         saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
         sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
@@ -3056,7 +3160,12 @@ def judge_check(
                 exec(code, namespace)
             except SystemExit as done:
                 # ``unittest.main()`` under ``if __name__ == "__main__"`` ends with its verdict:
-                # exit status 0 (False) when every test passed, as when the file is run.
+                # exit status 0 (False) when every test passed, as when the file is run. The
+                # solution's own exit, raised in the tests and not caught there, is no verdict.
+                if vars(done).get(_SOLUTION_EXIT):
+                    raise AssertionError(
+                        f"the solution exited (sys.exit({done.code!r})) in a call of the tests"
+                    ) from None
                 if done.code not in (None, 0, False) or peer.failed is not None:
                     raise AssertionError(f"the tests exited with status {done.code!r}") from None
             else:
