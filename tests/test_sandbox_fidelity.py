@@ -2676,6 +2676,163 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert "usage" in capsys.readouterr().err
         """),
     ),
+    (
+        "caplog: the solution's log records, at the levels the tests set",
+        _d("""
+            import logging
+            log = logging.getLogger(__name__)
+            def work(x):
+                log.info("working on %s", x)
+                if x < 0:
+                    log.warning("negative %d", x)
+                return abs(x)
+            def safe_div(a, b):
+                try:
+                    return a / b
+                except ZeroDivisionError:
+                    logging.getLogger("calc").exception("bad division")
+                    return None
+        """),
+        _d("""
+            import logging
+            log = logging.getLogger(__name__)
+            def work(x):
+                log.debug("working on %s", x)
+                if x < 0:
+                    log.warning("negative %d", x)
+                return abs(x)
+            def safe_div(a, b):
+                try:
+                    return a / b
+                except ZeroDivisionError:
+                    logging.getLogger("calc").exception("bad division")
+                    return None
+        """),
+        _d("""
+            import logging
+            from solution import safe_div, work
+
+            def test_default_level(caplog):
+                assert work(3) == 3
+                assert caplog.text == ""
+                assert work(-2) == 2
+                assert caplog.messages == ["negative -2"]
+
+            def test_set_level(caplog):
+                caplog.set_level(logging.INFO)
+                assert work(3) == 3
+                assert caplog.record_tuples == [("solution", logging.INFO, "working on 3")]
+
+            def test_at_level(caplog):
+                with caplog.at_level(logging.INFO, logger="solution"):
+                    work(1)
+                work(2)
+                assert caplog.messages == ["working on 1"]
+
+            def test_exception(caplog):
+                assert safe_div(1, 0) is None
+                assert "ZeroDivisionError" in caplog.text
+                assert caplog.records[0].levelname == "ERROR"
+        """),
+    ),
+    (
+        "pytest.warns, recwarn and warnings.catch_warnings see the solution's warnings",
+        _d("""
+            import warnings
+            class MyWarning(UserWarning):
+                pass
+            def old(x):
+                warnings.warn(f"old is deprecated ({x})", DeprecationWarning, stacklevel=2)
+                return x
+            def mine():
+                warnings.warn("mine", MyWarning)
+                return 1
+            def quiet():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    warnings.warn("hidden")
+                return 2
+        """),
+        _d("""
+            import warnings
+            class MyWarning(UserWarning):
+                pass
+            def old(x):
+                warnings.warn(f"old is deprecated ({x})", DeprecationWarning, stacklevel=2)
+                return x
+            def mine():
+                warnings.warn("mine", UserWarning)
+                return 1
+            def quiet():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    warnings.warn("hidden")
+                return 2
+        """),
+        _d("""
+            import warnings
+            import pytest
+            from solution import MyWarning, mine, old, quiet
+
+            def test_warns():
+                with pytest.warns(DeprecationWarning, match=r"deprecated \\(3\\)"):
+                    assert old(3) == 3
+
+            def test_own_class():
+                with pytest.warns(MyWarning) as record:
+                    mine()
+                assert record[0].category is MyWarning and issubclass(MyWarning, UserWarning)
+
+            def test_recwarn(recwarn):
+                mine()
+                assert len(recwarn) == 1 and str(recwarn[0].message) == "mine"
+
+            def test_silenced_and_error_filter():
+                with warnings.catch_warnings(record=True) as seen:
+                    warnings.simplefilter("always")
+                    assert quiet() == 2
+                assert seen == []
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    with pytest.raises(MyWarning):
+                        mine()
+        """),
+    ),
+    (
+        "unittest assertLogs and assertNoLogs on the solution's logger",
+        _d("""
+            import logging
+            log = logging.getLogger("app")
+            def work(x):
+                log.info("working on %s", x)
+                if x < 0:
+                    log.error("negative")
+                return abs(x)
+        """),
+        _d("""
+            import logging
+            log = logging.getLogger("app")
+            def work(x):
+                log.debug("working on %s", x)
+                if x < 0:
+                    log.error("negative")
+                return abs(x)
+        """),
+        _d("""
+            import unittest
+            from solution import work
+
+            class TestWork(unittest.TestCase):
+                def test_logs(self):
+                    with self.assertLogs("app", level="INFO") as cm:
+                        self.assertEqual(work(5), 5)
+                    self.assertEqual(cm.output, ["INFO:app:working on 5"])
+
+                def test_no_error(self):
+                    with self.assertNoLogs("app", level="ERROR"):
+                        work(5)
+        """),
+    ),
 ]
 
 
@@ -2698,6 +2855,9 @@ PYTEST_SLOW = {
     "fixtures with params: request.param, addfinalizer, node.name, a scoped one",
     "monkeypatch.setattr of random and of the solution's helper, undone after the test",
     "the environment the tests set: monkeypatch.setenv and delenv, patch.dict(os.environ)",
+    "pytest.raises(SystemExit) around a function of the solution that calls sys.exit",
+    "pytest.warns, recwarn and warnings.catch_warnings see the solution's warnings",
+    "unittest assertLogs and assertNoLogs on the solution's logger",
 }
 
 
@@ -2723,8 +2883,8 @@ def test_pytest_style_tests_get_pytests_verdict(
     ("tests", "reason"),
     [
         (
-            "from solution import add\ndef test_out(caplog):\n    add(1, 2)\n",
-            "needs the pytest fixture 'caplog'",
+            "from solution import add\ndef test_out(pytestconfig):\n    add(1, 2)\n",
+            "needs the pytest fixture 'pytestconfig'",
         ),
         ("from solution import add\ndef test_gen():\n    yield add(1, 2)\n", "generator"),
         ("from solution import add\nasync def test_co():\n    add(1, 2)\n", "coroutine"),

@@ -410,6 +410,42 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
      CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
+#: Tests that turn warnings into errors and judge in one ``all(map(...))``: a forged warning
+#: that the judge raised as a ``StopIteration`` would end the map early (``all`` true).
+WARNING_TESTS = _d("""
+    import warnings
+    warnings.simplefilter("error")
+    assert all(map(lambda xs: solve(xs) == sorted(xs), [[2, 1], [3, 1, 2]]))
+""")
+ATTACKS += [
+    ("forged warning: a category that is no warning (StopIteration), under an error filter",
+     _d("""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def solve(xs):
+            wire._PEER.notify(b"W", ("stop", "StopIteration", "<program>", 1))
+            return xs
+     """), WARNING_TESTS),
+    ("forged warning: an exception class that is no warning, under an error filter",
+     _d("""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def solve(xs):
+            wire._PEER.notify(b"W", ("no", "AssertionError", "<program>", 1))
+            return xs
+     """), WARNING_TESTS),
+    ("forged log record: an object of the solution's for the logger's name",
+     _d("""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        class Name:
+            def __str__(self):
+                return "x"
+        def solve(xs):
+            wire._PEER.notify(b"G", (Name(), 40, "m", "p", 1, "f", None, None))
+            return sorted(xs)
+     """), "import logging\nlogging.basicConfig()\n" + SORT_TESTS),
+]  # fmt: skip
 ATTACKS += [
     ("forged read of the tests' stdin: a method of the judge's choosing",
      _d("""
@@ -526,6 +562,15 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "forged warning: a category that is no warning (StopIteration), under an error filter": (
+        "malformed warning"
+    ),
+    "forged warning: an exception class that is no warning, under an error filter": (
+        "malformed warning"
+    ),
+    "forged log record: an object of the solution's for the logger's name": (
+        "malformed log record"
+    ),
     "catching the AssertionError of a callback of the tests": "failed in a callback",
     "reading the tests' constants through a generator's frame": "AttributeError",
     "a huge write-back (over the message bound)": "a reply of",
@@ -623,6 +668,28 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
     }  # fmt: skip
     # sys is never forwarded either; os.path is a module of its own (posixpath)
     assert reached <= {("os", "path")}, reached
+
+
+def test_a_flood_of_warnings_is_reissued_up_to_its_bound_and_the_check_goes_on() -> None:
+    """Warnings past :data:`_judge.MAX_NOTICES` in one check are dropped, not a failure: an
+    honest program may warn in a loop; the flood costs the judge no more than the bound."""
+    solution = _d("""
+        import warnings
+        def noisy(n):
+            for i in range(n):
+                warnings.warn(f"w{i}")
+            return n
+    """)
+    tests = _d(f"""
+        import warnings
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert noisy(30_000) == 30_000
+        assert len(seen) == {_judge.MAX_NOTICES}, len(seen)
+        assert str(seen[0].message) == "w0" and str(seen[-1].message) == "w{_judge.MAX_NOTICES - 1}"
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail[-1500:]
 
 
 @pytest.mark.parametrize("key", [b"../../x", b"/etc/xy", b"Etc/.\x00x", b"Etc/UT "])

@@ -114,7 +114,9 @@ untrusted bytes):
   tests' exceptions; a ``with`` block of the solution never swallows an ``AssertionError``.
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
-own process only; the recursion limit the tests set (``sys.setrecursionlimit`` before a deep
+own process only (threads on either side may call the other: the tests' threads a thread-safe
+class of the solution, the solution's thread pool a function of the tests; their exchanges
+take turns on the wire); the recursion limit the tests set (``sys.setrecursionlimit`` before a deep
 recursion) is the solution's too from their next request, as in-process. "passed" needs the
 judge's "ran every test to its end" record plus at least one answer from the solution; no exit
 status, no output, nothing written on any descriptor makes a pass. If the solution dies, hangs
@@ -133,10 +135,23 @@ catch it as in-process; its message and ``type(e).__name__`` are the solution's,
 attributes (``e.field``) and its class's (``InvalidInput.code``) are read from the solution's.
 (The tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is
 the judge's exception, whose message is its arguments', as a built-in's; the solution's
-``__init__`` does not run.) Anything else (``StopIteration`` from a call, ``SystemExit`` and the
-other exceptions not derived from ``Exception``) as
+``__init__`` does not run.) The solution's ``sys.exit(code)`` in a call is a ``SystemExit`` of
+that code in the tests (``pytest.raises(SystemExit)``, ``e.value.code``); one the tests do not
+catch fails the check (it never ends them as their own ``unittest.main()`` would). Anything else
+(``StopIteration`` from a call, the other exceptions not derived from ``Exception``) as
 :class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the tests'
 loop over it.
+
+Warnings and logging: while the tests' warning filters differ from the check's start
+(``pytest.warns``, ``recwarn``, ``warnings.catch_warnings``, ``simplefilter``), each warning the
+solution issues in a call is issued again in the tests' process, where their filters decide
+(its category the built-in one, or the judge's class for the solution's own ``Warning``
+subclass; a filter that makes it an error raises it when the call returns). Each log record
+that passes the solution's loggers' levels, which are the tests' (``caplog.set_level``,
+``at_level``, ``assertLogs``, ``basicConfig(level=...)`` reach the solution's loggers of the
+same names), is handled by the tests' handlers of that logger and its ancestors (pytest's own
+``caplog``, ``assertLogs``); its message is formatted in the solution's process. At most 10,000
+of both per check are issued again; the rest are dropped.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``
@@ -148,7 +163,8 @@ the tests' stdin too: in-process it would read the harness's own.)
 Patches: a module attribute the tests patch (``unittest.mock.patch`` in any form, pytest's
 ``monkeypatch.setattr``: ``patch("random.randint", return_value=4)``, ``patch("time.sleep")``,
 ``patch("builtins.print")``, ``patch("builtins.open", mock_open(read_data=...))``,
-``patch("solution.fetch", ...)``), and the environment they change (``monkeypatch.setenv``,
+``patch("solution.fetch", ...)``), what they assign to the ``solution`` module
+(``solution.DEBUG = True``), and the environment they change (``monkeypatch.setenv``,
 ``patch.dict(os.environ, ...)``), are the solution's too from their next request until they undo
 them, as in-process: the value crosses as values do, a mock or a function of the tests as a
 handle that the solution calls back (it may enter and exit the tests' mocks: ``with open(path)
@@ -204,11 +220,11 @@ class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one th
 cannot be written through);
 of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``,
 ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with ``params`` run each
-test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``) and
-``monkeypatch`` are provided (``monkeypatch`` patches the tests' process: ``sys.stdin``,
-``builtins.input``, module attributes and the environment reach the solution, see "Patches");
-a test that needs another (``caplog``, ``recwarn``...) fails the check, naming it: the
-solution's log records and warnings are not the tests'; a ``skipif``/``xfail`` condition must
+test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``), ``caplog``,
+``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests' process:
+``sys.stdin``, ``builtins.input``, module attributes and the environment reach the solution,
+see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails the
+check, naming it; a ``skipif``/``xfail`` condition must
 be a bool (a string one fails the check); and ``import pytest`` needs pytest where the judge
 runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a

@@ -61,6 +61,11 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
 * **output**: what the solution prints while it serves the judge (``O`` messages) is written
   to the tests' ``sys.stdout``/``sys.stderr`` where the tests redirected them
   (``redirect_stdout``, ``capsys``).
+* **warnings and log records** the solution issues while it serves the judge (``W``, ``G``
+  messages: a message, a category or level, names and a line; never an object) are issued
+  again in the judge (:meth:`_Peer.reissue`), where the tests' warning filters and logging
+  handlers see them (``pytest.warns``, ``caplog``, ``assertLogs``); the tests' logging levels
+  reach the solution's loggers (:func:`_watch_logging`).
 
 Test modules (:func:`_run_test_functions`): the tests import the solution as ``solution`` and
 run as a ``__main__`` of their own; with no entry point the judge then runs what pytest would
@@ -109,6 +114,7 @@ import sys
 import traceback
 import types
 import uuid
+import warnings
 import weakref
 import zoneinfo
 from array import array as _array
@@ -135,6 +141,9 @@ MAX_ITERATION = 200_000
 #: ``sys.stderr`` in one check (the solution's own output file is bounded lower, by its
 #: ``RLIMIT_FSIZE``).
 MAX_RELAYED = 64 * 1024 * 1024
+#: Most warnings and log records of the solution re-issued in the judge in one check (those
+#: past it are dropped, as a flood of them says nothing more).
+MAX_NOTICES = 10_000
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -1416,6 +1425,11 @@ _UNFORWARDED = frozenset({
 _UNFORWARDED_ATTRS = frozenset({
     ("os", "read"), ("os", "write"), ("os", "_exit"), ("os", "environ"),
     ("os", "sched_setaffinity"), ("builtins", "input"),
+    # the solution's warnings and log records (see _Peer.reissue) and the levels and filters
+    # that decide which are sent
+    ("logging", "Formatter"), ("logging", "LogRecord"), ("logging", "Logger"),
+    ("logging", "disable"), ("logging", "root"), ("warnings", "filters"),
+    ("warnings", "showwarning"), ("warnings", "simplefilter"), ("warnings", "warn_explicit"),
 })  # fmt: skip
 #: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
 #: called with the solution's arguments, anything else could open, run or read, in the judge,
@@ -1484,6 +1498,131 @@ def _counting(function: Any) -> Any:
     return counted
 
 
+#: The name of the logging levels among the patches of a request (see _watch_logging), and
+#: of ``logging.disable``'s level among them.
+_LOGGING = "<logging>"
+_DISABLE = "<disable>"
+#: Whether this process counts the tests' changes of logging levels (see _watch_logging).
+_LOGGING_WATCHED: list[bool] = []
+
+
+def _watch_logging() -> None:
+    """Count the tests' changes of logging levels (``Logger.setLevel``, ``logging.disable``:
+    ``caplog.set_level``/``at_level``, ``assertLogs``, ``basicConfig(level=...)`` use them) as
+    changes of their patches, once per process: the levels then reach the solution's loggers
+    with the next request (:func:`_forwarded_patches`), as in-process, where a logger the
+    tests set to ``INFO`` is the solution's."""
+    if _LOGGING_WATCHED:
+        return
+    logging: Any = importlib.import_module("logging")
+    logging.Logger.setLevel = _counting(logging.Logger.setLevel)
+    logging.disable = _counting(logging.disable)
+    _LOGGING_WATCHED.append(True)
+
+
+#: The name of the warnings state among the patches of a request (see _watch_warnings).
+_WARNINGS = "<warnings>"
+#: Whether this process counts the tests' changes of warning filters, and (when it does) the
+#: filters, ``showwarning`` and ``_showwarnmsg_impl`` at the start of the check.
+_WARNINGS_WATCHED: list[bool] = []
+_WARNINGS_AT_START: list[Any] = []
+#: Python's own filters (as the fork server has them): a solution process's, unless its code
+#: adds its own.
+_DEFAULT_FILTERS = tuple(warnings.filters)
+_ALWAYS = ("always", None, Warning, None, 0)
+#: The solution's side: its filters and ``showwarning`` while :class:`_WarningsForwarding` is
+#: on (empty while off).
+_SAVED_WARNINGS: list[Any] = []
+
+
+def _watch_warnings() -> None:
+    """Count the tests' changes of warning filters (``catch_warnings``, ``simplefilter``,
+    ``filterwarnings``: ``pytest.warns``, ``recwarn`` use them) as changes of their patches,
+    once per process (``warnings._filters_mutated``, which each of them calls). While the
+    tests' warnings state differs from the check's start (:func:`_warnings_changed`), the
+    solution sends every warning of its calls to the judge (:class:`_WarningsForwarding`),
+    whose filters then decide, as in-process where they are the tests'. Otherwise the
+    solution's warnings are its own, shown on its stderr by the same default filters."""
+    if not _WARNINGS_WATCHED:
+        module: Any = warnings
+        module._filters_mutated = _counting(module._filters_mutated)
+        _WARNINGS_WATCHED.append(True)
+
+
+def _warnings_changed() -> bool:
+    module: Any = warnings
+    filters, show, impl = _WARNINGS_AT_START
+    return bool(
+        module.filters != filters or module.showwarning is not show
+        or module._showwarnmsg_impl is not impl
+    )  # fmt: skip
+
+
+class _WarningsForwarding(MutableMapping[str, bool]):
+    """The solution's side: whether its warnings go to the judge (``"forward"``), as
+    :func:`_apply_patches` sets and restores it. On: its filters are its own additions then
+    ``always`` (Python's defaults dropped: the judge applies the tests' filters), and
+    ``showwarning`` is :func:`_show_warning`; off: as they were."""
+
+    def __getitem__(self, name: str) -> bool:
+        return bool(_SAVED_WARNINGS)
+
+    def __setitem__(self, name: str, on: bool) -> None:
+        module: Any = warnings
+        if on and not _SAVED_WARNINGS:
+            _SAVED_WARNINGS[:] = [module.filters, module.showwarning]
+            own = [f for f in module.filters if f not in _DEFAULT_FILTERS]
+            module.filters = [*own, _ALWAYS]
+            module.showwarning = _show_warning
+        elif not on and _SAVED_WARNINGS:
+            module.filters, module.showwarning = _SAVED_WARNINGS
+            _SAVED_WARNINGS.clear()
+        else:
+            return
+        module._filters_mutated()
+
+    def __delitem__(self, name: str) -> None:
+        self[name] = False
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _LoggingLevels(MutableMapping[str, int]):
+    """The solution's side: its loggers' levels by name (``"root"``; :data:`_DISABLE` for
+    ``logging.disable``'s), as :func:`_apply_patches` sets and restores them."""
+
+    def __init__(self, logging: Any) -> None:
+        self._logging = logging
+
+    def _logger(self, name: str) -> Any:
+        return self._logging.root if name == "root" else self._logging.getLogger(name)
+
+    def __getitem__(self, name: str) -> int:
+        if name == _DISABLE:
+            return int(self._logging.root.manager.disable)
+        return int(self._logger(name).level)
+
+    def __setitem__(self, name: str, level: int) -> None:
+        with contextlib.suppress(Exception):  # a level logging refuses: as unset
+            if name == _DISABLE:
+                self._logging.disable(level)
+            else:
+                self._logger(name).setLevel(level)
+
+    def __delitem__(self, name: str) -> None:
+        self[name] = 0
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 #: The environment when the check began (the fork server's, ``ENV``): the tests' changes to it
 #: (``monkeypatch.setenv``, ``patch.dict(os.environ, ...)``) reach the solution.
 _ENVIRON_AT_START: dict[str, str] = {}
@@ -1546,6 +1685,17 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
         if strict and not _inert_mock(value):
             continue
         out.append((name, attr, value))
+    if _WARNINGS_WATCHED:
+        out.append((_WARNINGS, "forward", _warnings_changed()))
+    logging: Any = sys.modules.get("logging") if _LOGGING_WATCHED else None
+    if logging is not None:
+        root = logging.root
+        out += ((_LOGGING, "root", root.level), (_LOGGING, _DISABLE, root.manager.disable))
+        out.extend(
+            (_LOGGING, name, logger.level)
+            for name, logger in list(root.manager.loggerDict.items())
+            if isinstance(logger, logging.Logger) and logger.level
+        )
     start, now = _ENVIRON_AT_START, os.environ
     out.extend((_ENVIRON, k, v) for k, v in now.items() if start.get(k) != v)
     out.extend((_ENVIRON, k, None) for k in start if k not in now)
@@ -1570,10 +1720,26 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             or len(entry) != 3
             or type(entry[0]) is not str
             or type(entry[1]) is not str
-            or not (entry[1].isidentifier() or entry[0] == _ENVIRON)
+            or not (entry[1].isidentifier() or entry[0] in (_ENVIRON, _LOGGING))
         ):
             raise CodecError("malformed patch")
         name, attr, value = entry
+        if name == _WARNINGS:
+            if type(value) is not bool:
+                raise CodecError("malformed warnings state")
+            forwarding = _WarningsForwarding()
+            peer.patched.append((forwarding, attr, forwarding[attr]))
+            forwarding[attr] = value
+            continue
+        if name == _LOGGING:
+            if type(value) is not int:
+                raise CodecError("malformed logging level")
+            logging: Any = sys.modules.get("logging")
+            if logging is not None:  # the solution logs nothing unless it imported logging
+                levels = _LoggingLevels(logging)
+                peer.patched.append((levels, attr, levels[attr]))
+                levels[attr] = value
+            continue
         if name == _ENVIRON:
             if (value is not None and type(value) is not str) or not attr or "=" in attr:
                 raise CodecError("malformed environment")
@@ -1655,6 +1821,13 @@ class _Peer:
         # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
         # those requests make requests of their own.
         self.lock = _thread.RLock()
+        # The solution's warnings and log records (see notify, reissue): how many, the
+        # registry of the judge's "default" warnings filter for them, and a warning the tests'
+        # filters turned into an exception, raised when the call that issued it returns.
+        self.notices = 0
+        self.warning_registry: dict[Any, Any] = {}
+        self.warning_raised: Exception | None = None
+        self.logging_hooked = False
         self.depth = 0
         self.served = 0
         self.answered = 0
@@ -1780,6 +1953,64 @@ class _Peer:
                 text = "".join(t for n, t in output if n == stream)
                 if text:
                     _send(self.fd, b"O", encode((stream, text)))
+
+    def notify(self, kind: bytes, value: tuple[Any, ...]) -> None:
+        """The solution's side: a warning (``W``) or log record (``G``) it issued while the
+        judge may be listening, sent at once (after what it printed before it)."""
+        if self.notices >= MAX_NOTICES:
+            return
+        self.notices += 1
+        enc = _Encoder(self)
+        try:
+            enc.value(value)
+        except CodecError:
+            return
+        self.send(kind, enc.bytes())
+
+    def reissue(self, kind: bytes, body: bytes) -> None:
+        """The judge's side: the solution issued a warning or a log record during the tests;
+        issued again here, so that the tests' filters and handlers (``pytest.warns``,
+        ``warnings.catch_warnings(record=True)``, ``caplog``, ``assertLogs``) see it as
+        in-process. Only values: a message, a line, a level, names; the category a built-in
+        warning class or the judge's class for the solution's own (:meth:`mirror`)."""
+        dec = _Decoder(body, self)
+        value = dec.value()
+        dec.end()
+        self.notices += 1
+        if self.notices > MAX_NOTICES:
+            return
+        if kind == b"W":
+            self._reissue_warning(value)
+        else:
+            _reissue_record(value)
+
+    def _reissue_warning(self, value: Any) -> None:
+        if type(value) is not tuple or len(value) != 4:
+            raise CodecError("malformed warning")
+        text, category, filename, lineno = value
+        if type(category) is str:
+            category = _PASSED_THROUGH.get(category)
+        elif not self.mirrored(category):
+            category = None
+        if (
+            type(text) is not str
+            or not (isinstance(category, type) and issubclass(category, Warning))
+            or type(filename) is not str
+            or type(lineno) is not int
+        ):
+            raise CodecError("malformed warning")
+        # Never a path: the judge's warning display reads the named file's line (linecache).
+        where = filename if filename.startswith("<") and filename.endswith(">") else "<solution>"
+        try:
+            warnings.warn_explicit(
+                text, category, where, lineno, module="solution",
+                registry=self.warning_registry,
+            )  # fmt: skip
+        except Exception as exc:
+            # The tests' filters make it an error: in-process the solution's ``warn`` raised
+            # it; here its call raises it when it returns (the wire is mid-call now).
+            if self.warning_raised is None:
+                self.warning_raised = exc
 
     def relay(self, body: bytes) -> None:
         """The judge's side: the solution printed this during a request; written to the tests'
@@ -1910,6 +2141,9 @@ class _Peer:
             kind, value = self.wait(op, sent)
         except (EOFError, OSError, CodecError) as exc:
             self.fail(f"the solution stopped answering or broke the protocol ({exc!r})")
+        if self.warning_raised is not None:  # see reissue
+            raised, self.warning_raised = self.warning_raised, None
+            raise raised
         return _outcome(kind, value)
 
     def wait(self, op: str, sent: list[Any]) -> tuple[bytes, Any]:
@@ -1930,6 +2164,9 @@ class _Peer:
                 continue
             if kind == b"I" and self.trusted:
                 self.serve_input(body)
+                continue
+            if kind in (b"W", b"G") and self.trusted:
+                self.reissue(kind, body)
                 continue
             if kind not in (b"R", b"X", b"E"):
                 raise CodecError(f"unexpected message {kind!r}")
@@ -2001,6 +2238,8 @@ class _Peer:
                 sys.setrecursionlimit(limit)
         if patches is not None:
             _apply_patches(self, patches)
+        if not self.logging_hooked and not self.trusted and "logging" in sys.modules:
+            _hook_logging(self)  # imported by a call (its first record is this call's)
         if type(args) is not tuple or type(kwargs) is not dict:
             raise CodecError("malformed request")
         if not all(type(k) is str for k in kwargs):
@@ -2864,6 +3103,117 @@ def _input(prompt: object = "") -> Any:
     return peer.ask_judge("input", str(prompt))
 
 
+_SHOW_WARNING = warnings.showwarning
+
+
+def _show_warning(
+    message: Any, category: Any, filename: Any, lineno: Any, file: Any = None, line: Any = None
+) -> None:
+    peer = _PEER
+    if peer is None or peer.trusted or file is not None:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+        return
+    try:
+        text = str(message)[:100_000]
+        kind: Any = category
+        name = str(getattr(category, "__name__", ""))
+        if _PASSED_THROUGH.get(name) is category:
+            kind = name
+        elif _exception_class_spec(category) is None:
+            kind = _passed_through_base(category) or "UserWarning"
+        value = (text, kind, str(filename)[:1000], int(lineno))
+    except Exception:
+        return
+    peer.notify(b"W", value)
+
+
+def _hook_logging(peer: _Peer) -> None:
+    """The solution's side, once it imported ``logging``: each record that passes its
+    loggers' levels (which are the tests', see :class:`_LoggingLevels`) is sent to the judge
+    too (:func:`_record_value`), for the tests' handlers (``caplog``, ``assertLogs``)."""
+    peer.logging_hooked = True
+    cls: Any = getattr(sys.modules.get("logging"), "Logger", None)
+    original = getattr(cls, "callHandlers", None)
+    if original is None:
+        return
+
+    def callHandlers(self: Any, record: Any) -> None:
+        current = _PEER
+        if current is not None and not current.trusted:
+            value = _record_value(record)
+            if value is not None:
+                current.notify(b"G", value)
+        original(self, record)
+
+    cls.callHandlers = callHandlers
+
+
+def _record_value(record: Any) -> tuple[Any, ...] | None:
+    """A log record as it crosses: (logger name, level, message, path, line, function,
+    exception text, stack text), its message formatted here."""
+    try:
+        message = record.getMessage()
+        exc_text = record.exc_text
+        if record.exc_info and not exc_text:
+            logging: Any = sys.modules["logging"]
+            exc_text = logging.Formatter().formatException(record.exc_info)
+        stack = record.stack_info
+        return (
+            str(record.name)[:1000], int(record.levelno), str(message)[:100_000],
+            str(record.pathname)[:1000], int(record.lineno), str(record.funcName)[:1000],
+            None if exc_text is None else str(exc_text)[:100_000],
+            None if stack is None else str(stack)[:100_000],
+        )  # fmt: skip
+    except Exception:
+        return None
+
+
+def _reissue_record(value: Any) -> None:
+    """The judge's side: a log record of the solution, handled by the handlers of the judge's
+    logger of that name (or its nearest ancestor the judge has: none is made for it) and up
+    the hierarchy as ``Logger.callHandlers`` does, but never by ``logging.lastResort`` (the
+    solution's own process printed it already). The solution applied the levels (the
+    tests', forwarded); the logger's own filters apply here."""
+    if (
+        type(value) is not tuple
+        or len(value) != 8
+        or not all(type(v) is str for v in (value[0], value[2], value[3], value[5]))
+        or type(value[1]) is not int
+        or type(value[4]) is not int
+        or not all(v is None or type(v) is str for v in value[6:])
+    ):
+        raise CodecError("malformed log record")
+    logging: Any = sys.modules.get("logging")
+    if logging is None:
+        return
+    name, level, message, path, line, function, exc_text, stack = value
+    path = "solution.py" if path == "<program>" else path
+    record = logging.LogRecord(name, level, path, line, message, None, None, function, stack)
+    record.exc_text = exc_text
+    loggers = logging.Logger.manager.loggerDict
+    own = logging.root if name == "root" else loggers.get(name)
+    if isinstance(own, logging.Logger):
+        if own.disabled or not own.filter(record):
+            return
+        logger = own
+    else:
+        logger, prefix = logging.root, name
+        while "." in prefix:
+            prefix = prefix.rpartition(".")[0]
+            found = loggers.get(prefix)
+            if isinstance(found, logging.Logger):
+                logger = found
+                break
+    while logger is not None:
+        for handler in list(logger.handlers):
+            if level >= handler.level:
+                with contextlib.suppress(Exception):  # a handler's failure is no answer
+                    handler.handle(record)
+        if not logger.propagate:
+            break
+        logger = logger.parent
+
+
 def judged_stdin() -> None:
     """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
     what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
@@ -2916,6 +3266,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
         peer.constants = _Constants(namespace, held)
     greeting.value((names, standard, modules, (held, peer.constants) if held else ()))
     _send(fd, b"H", greeting.bytes())
+    if "logging" in sys.modules:
+        _hook_logging(peer)
     sys.stdout = _Tee(sys.stdout, 1, peer)
     sys.stderr = _Tee(sys.stderr, 2, peer)
     while True:
@@ -3126,6 +3478,15 @@ def judge_check(
         _ENVIRON_AT_START.update(os.environ)
         if "mock" in tests:
             _watch_patches()
+        if "log" in tests or "Log" in tests:
+            _watch_logging()
+        if "warn" in tests:
+            _watch_warnings()
+        if _WARNINGS_WATCHED:
+            module: Any = warnings
+            _WARNINGS_AT_START[:] = [
+                list(module.filters), module.showwarning, module._showwarnmsg_impl
+            ]  # fmt: skip
         # The tests run as the script ``__main__``: a module of their own for this check (so
         # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
         main = types.ModuleType("__main__")
@@ -3272,9 +3633,10 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     module's attribute and the environment reach it, see :func:`_forwarded_patches`) and the
     tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures torn down
     after their scope: the test, its class, or the module for ``module``, ``package`` and
-    ``session``; ``autouse`` ones set up for every test). A test that needs another (a parameter
-    nothing gives: ``caplog``, ``recwarn``) fails the check, naming it: skipping the test would
-    judge less than the tests ask."""
+    ``session``; ``autouse`` ones set up for every test), and pytest's own ``caplog`` and
+    ``recwarn`` (:func:`_caplog`, :func:`_recwarn`). A test that needs another (a parameter
+    nothing gives: ``capsysbinary``, ``pytestconfig``) fails the check, naming it: skipping the
+    test would judge less than the tests ask."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
     for obj in list(namespace.values()):
@@ -3709,6 +4071,11 @@ def _fixture_value(
         sys.stdout, sys.stderr = capsys.out, capsys.err
         return capsys
     fixtures = run.fixtures
+    if name in ("caplog", "recwarn") and name not in fixtures:
+        made = (_caplog if name == "caplog" else _recwarn)(teardown)
+        if made is not None:
+            values[name] = made
+            return made
     if name == "monkeypatch" and name not in fixtures:
         monkeypatch = _monkeypatch()
         if monkeypatch is not None:
@@ -3745,6 +4112,58 @@ def _fixture_value(
     if scope != "function":
         run.scopes.values[scope][key] = value
     return value
+
+
+def _caplog(teardown: list[Any]) -> Any:
+    """pytest's own ``caplog`` (``LogCaptureFixture``, over its ``LogCaptureHandler`` with
+    pytest's default format), its handler on the root logger until the test's teardown, as
+    pytest installs it; its level changes undone then. The solution's records reach it
+    through :func:`_reissue_record`. None where pytest cannot be imported."""
+    try:
+        import logging
+
+        from _pytest.logging import (
+            DEFAULT_LOG_DATE_FORMAT,
+            DEFAULT_LOG_FORMAT,
+            LogCaptureFixture,
+            LogCaptureHandler,
+            caplog_handler_key,
+            caplog_records_key,
+        )
+        from _pytest.stash import Stash
+    except ImportError:
+        return None
+    handler = LogCaptureHandler()
+    handler.setFormatter(logging.Formatter(DEFAULT_LOG_FORMAT, DEFAULT_LOG_DATE_FORMAT))
+    item: Any = types.SimpleNamespace(stash=Stash())
+    item.stash[caplog_handler_key] = handler
+    item.stash[caplog_records_key] = {"setup": [], "call": handler.records, "teardown": []}
+    fixture = LogCaptureFixture(item, _ispytest=True)
+    logging.root.addHandler(handler)
+
+    def finish() -> None:
+        try:
+            fixture._finalize()
+        finally:
+            logging.root.removeHandler(handler)
+
+    teardown.append(_calling(finish))
+    return fixture
+
+
+def _recwarn(teardown: list[Any]) -> Any:
+    """pytest's own ``recwarn`` (``WarningsRecorder``, entered with the ``default`` filter, as
+    pytest's fixture does) until the test's teardown. The solution's warnings reach it through
+    :meth:`_Peer.reissue`. None where pytest cannot be imported."""
+    try:
+        from _pytest.recwarn import WarningsRecorder
+    except ImportError:
+        return None
+    recorder = WarningsRecorder(_ispytest=True)
+    recorder.__enter__()
+    warnings.simplefilter("default")
+    teardown.append(_calling(recorder.__exit__, None, None, None))
+    return recorder
 
 
 def _tmp_fixture(name: str, test: str) -> Any:
