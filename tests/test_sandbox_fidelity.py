@@ -1920,6 +1920,72 @@ CORPUS: list[Case] = [
             assert issubclass(InvalidInput, AppError) and AppError.code == 7
         """),
     ),
+    # -- pandas ------------------------------------------------------------------------------------
+    Case(
+        "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",
+        _d("""
+            import pandas as pd
+            def totals(df):
+                return df.groupby("k", as_index=False)["v"].sum()
+            def join(a, b):
+                return pd.merge(a, b, on="id")
+            def clean(s):
+                return s.fillna(0).astype(int)
+            def last(df):
+                return pd.to_datetime(df["d"]).max()
+        """),
+        _d("""
+            import pandas as pd
+            def totals(df):
+                return df.groupby("k", as_index=False)["v"].max()
+            def join(a, b):
+                return pd.merge(a, b, on="id")
+            def clean(s):
+                return s.fillna(0).astype(int)
+            def last(df):
+                return pd.to_datetime(df["d"]).max()
+        """),
+        _d("""
+            import numpy as np
+            import pandas as pd
+            df = pd.DataFrame({"k": ["a", "b", "a"], "v": [1, 2, 3]})
+            expected = pd.DataFrame({"k": ["a", "b"], "v": [4, 2]})
+            pd.testing.assert_frame_equal(totals(df), expected)
+            assert totals(df).equals(expected)
+            a = pd.DataFrame({"id": [1, 2], "x": [3, 4]})
+            r = join(a, pd.DataFrame({"id": [2, 1], "y": [5, 6]}))
+            assert list(r.columns) == ["id", "x", "y"]
+            assert r.sort_values("id")["y"].tolist() == [6, 5]
+            s = clean(pd.Series([1.0, np.nan, 3.0]))
+            pd.testing.assert_series_equal(s, pd.Series([1, 0, 3]))
+            d = pd.DataFrame({"d": ["2020-01-01", "2021-05-06"]})
+            assert last(d) == pd.Timestamp("2021-05-06")
+        """),
+    ),
+    Case(
+        "pandas: the tests' DataFrame changed in place (dropna(inplace=True), a new column)",
+        _d("""
+            def clean(df):
+                df.dropna(inplace=True)
+                df.reset_index(drop=True, inplace=True)
+                df["double"] = df["a"] * 2
+                return df
+        """),
+        _d("""
+            def clean(df):
+                df = df.dropna().reset_index(drop=True)
+                df["double"] = df["a"] * 2
+                return df
+        """),
+        _d("""
+            import numpy as np
+            import pandas as pd
+            df = pd.DataFrame({"a": [1.0, np.nan, 3.0]})
+            assert clean(df) is df
+            assert df["a"].tolist() == [1.0, 3.0] and list(df.index) == [0, 1]
+            assert df["double"].tolist() == [2.0, 6.0]
+        """),
+    ),
     # -- threads, and the solution module's globals the tests set -------------------------------
     Case(
         "the solution's thread pool calls the tests' function",

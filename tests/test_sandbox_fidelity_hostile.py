@@ -410,6 +410,19 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
      CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
+ATTACKS += [
+    ("forged reply: a pandas Series of a dtype pandas looks up by name (category)",
+     _forge('b"q" + wire.encode(("S", "category", ("a",), ("R", 0, 1, 1, None), None))'),
+     "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a pandas frame whose columns are fewer than its data",
+     _forge('b"p" + wire.encode(("F", ("R", 0, 1, 1, None), ("R", 0, 1, 1, None), '
+            '(("int64", np.array([1])), ("int64", np.array([2])))))')
+     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+     "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a pandas frame under the tag of the other pandas values",
+     _forge('b"q" + wire.encode(("F", ("R", 0, 0, 1, None), ("R", 0, 0, 1, None), ()))'),
+     "import pandas as pd\n" + SORT_TESTS),
+]  # fmt: skip
 #: Tests that turn warnings into errors and judge in one ``all(map(...))``: a forged warning
 #: that the judge raised as a ``StopIteration`` would end the map early (``all`` true).
 WARNING_TESTS = _d("""
@@ -562,6 +575,15 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "forged reply: a pandas Series of a dtype pandas looks up by name (category)": (
+        "pandas dtype not allowed"
+    ),
+    "forged reply: a pandas frame whose columns are fewer than its data": (
+        "malformed pandas value (ValueError)"
+    ),
+    "forged reply: a pandas frame under the tag of the other pandas values": (
+        "malformed pandas value"
+    ),
     "forged warning: a category that is no warning (StopIteration), under an error filter": (
         "malformed warning"
     ),

@@ -75,12 +75,18 @@ untrusted bytes):
   copy), ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset
   time zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
   system's zone files), numpy arrays and scalars of numeric, bool, ``datetime64`` and
-  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes), ``array.array``
-  objects of numbers, the built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by
-  name), named tuples without methods of their own (rebuilt as the judge's own named tuple class),
-  ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most
-  100 deep, 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a
-  patched ``__eq__``) is not a value;
+  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes), pandas
+  ``DataFrame``, ``Series`` and ``Index`` (range, multi, date and plain ones) of those dtypes,
+  of Python objects, of strings and of the nullable ones (``Int64``, ``boolean``...; not
+  ``category`` nor a time zone: those cross as handles), ``Timestamp``, ``Timedelta``, ``NaT``
+  and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
+  changes in place, ``dropna(inplace=True)`` or a new column, is changed in the tests' process
+  too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``,
+  ``list``, ``ValueError``: the judge's own, by name), named tuples without methods of their
+  own (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}``
+  holds; rebuilt as a view of a new dict); nested at most 100 deep, 4 million items, 64 MiB
+  per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a
+  value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
@@ -203,30 +209,26 @@ import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
-Where the semantics still differ from in-process: a numpy array or an ``array.array`` the tests
-pass is not written back; identity across the wire holds for handles, for containers the tests
-passed and within one reply, not for a value two replies return; a handle's ``isinstance``
-against the tests' classes is false; ``type(handle)`` is a proxy class of the judge named as
-the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
+Where the semantics still differ from in-process: a numpy array, a pandas ``Series`` or an
+``array.array`` the tests pass is not written back; identity across the wire holds for handles, for
+containers the tests passed and within one reply, not for a value two replies return; a handle's
+``isinstance`` against the tests' classes is false; ``type(handle)`` is a proxy class of the judge
+named as the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
 and a test's subclass of a class of the solution does not work, but for its exception classes,
-above; of a dataclass's handle,
-``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass`` work, ``replace`` does
-not); a
-class the tests define is not a name of the solution (a solution that calls a ``ListNode`` only
-the tests define gets a ``NameError``: give the solution its own, as LeetCodeDataset's prompt
-does); module state is the solution's own (``random.seed`` in the solution does not reseed the
-tests' ``random``); a value-backed object compares as its base value even where the solution's
-class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the tests pass
-cannot be written through);
-of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``,
-``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with ``params`` run each
-test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``), ``caplog``,
-``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests' process:
-``sys.stdin``, ``builtins.input``, module attributes and the environment reach the solution,
-see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails the
-check, naming it; a ``skipif``/``xfail`` condition must
-be a bool (a string one fails the check); and ``import pytest`` needs pytest where the judge
-runs.
+above; of a dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass``
+work, ``replace`` does not); a class the tests define is not a name of the solution (a solution that
+calls a ``ListNode`` only the tests define gets a ``NameError``: give the solution its own, as
+LeetCodeDataset's prompt does); module state is the solution's own (``random.seed`` in the solution
+does not reseed the tests' ``random``); a value-backed object compares as its base value even where
+the solution's class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the
+tests pass cannot be written through); of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path``
+(and ``tmpdir``, ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with
+``params`` run each test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``),
+``caplog``, ``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests'
+process: ``sys.stdin``, ``builtins.input``, module attributes and the environment reach the
+solution, see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails
+the check, naming it; a ``skipif``/``xfail`` condition must be a bool (a string one fails the
+check); and ``import pytest`` needs pytest where the judge runs.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

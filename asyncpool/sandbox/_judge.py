@@ -1,8 +1,8 @@
 """The judge of ``sandbox.run_tests``: tests in a trusted process, the solution behind a wire.
 
 Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`, by file path: it never imports the
-``asyncpool`` package), standard library only (numpy, when a value needs it, is imported
-lazily). Each ``run_tests`` has two processes:
+``asyncpool`` package), standard library only (numpy and pandas, when a value needs them, are
+imported lazily). Each ``run_tests`` has two processes:
 
 * the **solution** process (jailed, its own sandbox uid) runs the solution's source as a module
   named ``solution`` (not ``__main__``: a ``__main__`` block does not run, as under in-process
@@ -31,8 +31,12 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
-  unpickled), ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back, as
-  numpy's), named tuples with nothing of their own but fields (rebuilt with
+  unpickled), pandas ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date and
+  plain ones) of those dtypes and of Python objects, strings and nullable numbers
+  (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and values, never
+  unpickled; a DataFrame is written back like the containers below), ``Timestamp``,
+  ``Timedelta``, ``NaT`` and ``NA``, ``array.array`` objects of numbers (:data:`_ARRAY_CODES`;
+  not written back, as numpy's), named tuples with nothing of their own but fields (rebuilt with
   ``collections.namedtuple`` of the checked name and fields), ``dict`` views
   (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by name: the receiver's
   own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is not a value.
@@ -343,20 +347,29 @@ class _Encoder:
                 raise CodecError("cannot send a handle here")
             out += (b"y", _U32.pack(object.__getattribute__(value, "_id")))
         else:
-            self.other(value, kind, depth)
+            self.other(value, kind, depth, content)
 
-    def mutable(self, value: Any, kind: type, depth: int, content: bool) -> None:
-        out = self.out
+    def numbered(self, value: Any, content: bool) -> bool:
+        """Give the mutable container ``value`` the next number of this message, and say so
+        (its contents follow); or write a reference to it (a container of the request being
+        answered, or one this message has numbered already) and say that nothing follows.
+        ``content``: the contents always (a write-back)."""
         key = id(value)
         if not content:
             if key in self.back:
-                out += (b"a", _U32.pack(self.back[key]))
-                return
+                self.out += (b"a", _U32.pack(self.back[key]))
+                return False
             if key in self.seen:
-                out += (b"@", _U32.pack(self.seen[key]))
-                return
+                self.out += (b"@", _U32.pack(self.seen[key]))
+                return False
         self.seen[key] = len(self.seen)
         self.force.append(value)
+        return True
+
+    def mutable(self, value: Any, kind: type, depth: int, content: bool) -> None:
+        if not self.numbered(value, content):
+            return
+        out = self.out
         if kind is list or kind is set or kind is _deque:
             items = list(value)
             if kind is _deque:
@@ -383,7 +396,7 @@ class _Encoder:
                 self.value(key_, depth + 1)
                 self.value(item, depth + 1)
 
-    def other(self, value: Any, kind: type, depth: int) -> None:
+    def other(self, value: Any, kind: type, depth: int, content: bool = False) -> None:
         out = self.out
         peer = self.peer
         if kind in _BACKED_CLASSES or kind is _Mirror or (
@@ -437,6 +450,16 @@ class _Encoder:
             )
         elif self.numpy(value, kind):
             pass
+        elif (spec := _pandas_spec(value, kind)) is not None:
+            # A DataFrame is a mutable container (numbered, written back: ``df["c"] = ...``
+            # in the solution changes the tests' frame); its other values are not.
+            if spec[0] != "F":
+                out.append(b"q")
+            elif self.numbered(value, content):
+                out.append(b"p")
+            else:
+                return
+            self.value(spec, depth + 1)
         elif kind is type and id(value) in _BUILTIN_TYPE_NAMES:
             name = _BUILTIN_TYPE_NAMES[id(value)]
             out += (b"e", _U32.pack(len(name)), name)
@@ -479,6 +502,150 @@ class _Encoder:
                 self.out += (_U32.pack(len(data)), data)
                 return True
         return False
+
+
+#: pandas dtypes (by name) whose columns, Series and Index cross as values, besides numpy's
+#: (:data:`_NUMPY_DTYPES`): Python objects, strings, and the nullable numbers and bool (their
+#: missing values cross as None). Not ``category`` (its categories' order), nor a time zone.
+_PANDAS_DTYPES = frozenset({
+    "object", "str", "string", "boolean", "Float32", "Float64",
+    *(f"{u}Int{bits}" for u in ("", "U") for bits in (8, 16, 32, 64)),
+})  # fmt: skip
+
+
+def _pandas_column(pd: Any, values: Any) -> tuple[str, Any] | None:
+    """A Series' or Index's ``(dtype name, values)``: a numpy array of an allowed dtype, else
+    a tuple of its Python values (``NA``/``NaT`` as None); None when its dtype crosses not."""
+    dtype = values.dtype
+    name = str(dtype)
+    np: Any = sys.modules.get("numpy")
+    if isinstance(dtype, np.dtype) and dtype.str in _numpy_dtypes():
+        return name, values.to_numpy(copy=False)
+    if name not in _PANDAS_DTYPES:
+        return None
+    missing = (pd.NA, pd.NaT)
+    return name, tuple(None if v is missing[0] or v is missing[1] else v for v in values)
+
+
+def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
+    kind = type(index)
+    if kind is pd.RangeIndex:
+        return ("R", index.start, index.stop, index.step, index.name)
+    if kind is pd.MultiIndex:
+        return ("X", tuple(index), tuple(index.names))
+    if kind not in (pd.Index, pd.DatetimeIndex, pd.TimedeltaIndex):
+        return None
+    column = _pandas_column(pd, index)
+    if column is None:
+        return None
+    freq = getattr(index, "freqstr", None) if kind is not pd.Index else None
+    return ("I", *column, index.name, freq)
+
+
+def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
+    """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
+    dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` or
+    ``Timedelta`` without a time zone, ``NaT`` or ``NA`` crosses: as a value (a tuple of
+    names, dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never
+    pickled; None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
+    pd = sys.modules.get("pandas")
+    if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
+        return None
+    if kind is pd.DataFrame:
+        columns = _pandas_index(pd, value.columns)
+        index = _pandas_index(pd, value.index)
+        data = [_pandas_column(pd, value.iloc[:, i]) for i in range(value.shape[1])]
+        if columns is None or index is None or None in data:
+            return None
+        return ("F", columns, index, tuple(data))
+    if kind is pd.Series:
+        index = _pandas_index(pd, value.index)
+        column = _pandas_column(pd, value)
+        return None if index is None or column is None else ("S", *column, index, value.name)
+    if kind in (pd.Index, pd.RangeIndex, pd.MultiIndex, pd.DatetimeIndex, pd.TimedeltaIndex):
+        return _pandas_index(pd, value)
+    if kind in (pd.Timestamp, pd.Timedelta) and getattr(value, "tz", None) is None:
+        kind_name = "T" if kind is pd.Timestamp else "D"
+        raw = value.to_datetime64() if kind is pd.Timestamp else value.to_timedelta64()
+        return (kind_name, raw)
+    if value is pd.NaT:
+        return ("NaT",)
+    if value is pd.NA:
+        return ("NA",)
+    return None
+
+
+def _import_pandas() -> Any:
+    np = _import_numpy()  # and its thread pools at one thread
+    del np
+    try:
+        return importlib.import_module("pandas")
+    except ImportError as exc:
+        raise CodecError("a pandas value, and pandas cannot be imported here") from exc
+
+
+def _pandas_array(pd: Any, dtype: Any, values: Any) -> Any:
+    """The values of a column (see :func:`_pandas_column`) as an array of that dtype."""
+    np = _import_numpy()
+    if type(dtype) is not str:
+        raise CodecError("malformed pandas dtype")
+    if type(values) is np.ndarray:
+        if values.ndim != 1 or str(values.dtype) != dtype:
+            raise CodecError("malformed pandas column")
+        return values
+    if type(values) is not tuple or dtype not in _PANDAS_DTYPES:
+        raise CodecError("pandas dtype not allowed")
+    if dtype == "object":
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+        return array
+    return pd.array(list(values), dtype=dtype)
+
+
+def _pandas_value(spec: Any, depth: int) -> Any:
+    """The pandas value :func:`_pandas_spec` described, rebuilt by pandas' constructors from
+    plain values and numpy arrays (checked: dtypes from the allowed lists only)."""
+    pd = _import_pandas()
+    if type(spec) is not tuple or not spec or type(spec[0]) is not str or depth > 2:
+        raise CodecError("malformed pandas value")
+    kind, rest = spec[0], spec[1:]
+    if kind == "F" and len(rest) == 3 and type(rest[2]) is tuple:
+        columns = _pandas_value(rest[0], depth + 1)
+        index = _pandas_value(rest[1], depth + 1)
+        arrays = {}
+        for i, column in enumerate(rest[2]):
+            if type(column) is not tuple or len(column) != 2:
+                raise CodecError("malformed pandas column")
+            arrays[i] = _pandas_array(pd, *column)
+        frame = pd.DataFrame(arrays, index=index)
+        frame.columns = columns
+        return frame
+    if kind == "S" and len(rest) == 4:
+        index = _pandas_value(rest[2], depth + 1)
+        return pd.Series(_pandas_array(pd, rest[0], rest[1]), index=index, name=rest[3])
+    if kind == "I" and len(rest) == 4 and (rest[3] is None or type(rest[3]) is str):
+        array = _pandas_array(pd, rest[0], rest[1])
+        if rest[3] is not None:
+            maker = pd.DatetimeIndex if rest[0].startswith("datetime64") else pd.TimedeltaIndex
+            return maker(array, freq=rest[3][:100], name=rest[2])
+        return pd.Index(array, name=rest[2], tupleize_cols=False)
+    if kind == "R" and len(rest) == 4 and all(type(v) is int for v in rest[:3]):
+        return pd.RangeIndex(rest[0], rest[1], rest[2], name=rest[3])
+    if kind == "X" and len(rest) == 2 and type(rest[0]) is tuple and type(rest[1]) is tuple:
+        if not all(type(t) is tuple for t in rest[0]):
+            raise CodecError("malformed pandas MultiIndex")
+        return pd.MultiIndex.from_tuples(list(rest[0]), names=list(rest[1]))
+    np = _import_numpy()
+    if kind in ("T", "D") and len(rest) == 1 and isinstance(rest[0], np.generic):
+        wanted = np.datetime64 if kind == "T" else np.timedelta64
+        if not isinstance(rest[0], wanted):
+            raise CodecError("malformed pandas time")
+        return (pd.Timestamp if kind == "T" else pd.Timedelta)(rest[0])
+    if kind == "NaT" and not rest:
+        return pd.NaT
+    if kind == "NA" and not rest:
+        return pd.NA
+    raise CodecError("malformed pandas value")
 
 
 #: What ``collections.namedtuple`` (or ``typing.NamedTuple``) puts in a class of its own.
@@ -940,6 +1107,25 @@ class _Decoder:
         data = self._raw(dtype, 1)
         return np.frombuffer(data, dtype=dtype)[0]
 
+    # pandas
+
+    def _pandas(self, depth: int, frame: bool = False) -> Any:
+        spec = self.value(depth + 1)
+        if (type(spec) is tuple and spec[:1] == ("F",)) is not frame:
+            raise CodecError("malformed pandas value")
+        try:
+            return _pandas_value(spec, 0)
+        except CodecError:
+            raise
+        except Exception as exc:  # pandas refused the parts (lengths, a level, a freq)
+            raise CodecError(f"malformed pandas value ({type(exc).__name__})") from None
+
+    def _frame(self, depth: int) -> Any:
+        slot = len(self.refs)  # numbered before its contents, as the encoder numbers it
+        self.refs.append(None)
+        self.refs[slot] = out = self._pandas(depth, frame=True)
+        return out
+
     # handles
 
     def _theirs(self, depth: int) -> Any:
@@ -1057,6 +1243,7 @@ _TAGS: dict[bytes, Any] = {
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
+    b"p": _Decoder._frame, b"q": _Decoder._pandas,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -1074,8 +1261,16 @@ def decode(data: bytes) -> Any:
 # -- write-back ----------------------------------------------------------------------------------
 
 
+def _frame(value: Any) -> bool:
+    pd = sys.modules.get("pandas")
+    return pd is not None and type(value) is pd.__dict__.get("DataFrame")
+
+
 def _snapshot(container: Any) -> Any:
-    """What ``container`` holds now, to tell later whether it changed (by identity)."""
+    """What ``container`` holds now, to tell later whether it changed (by identity; a
+    DataFrame by its values, index, columns and dtypes)."""
+    if _frame(container):
+        return container.copy(deep=True)
     if type(container) is bytearray:
         return bytes(container)
     if type(container) is _Namespace:
@@ -1086,6 +1281,11 @@ def _snapshot(container: Any) -> Any:
 
 
 def _changed(container: Any, snap: Any) -> bool:
+    if _frame(container):
+        return not (
+            container.columns.equals(snap.columns) and container.index.equals(snap.index)
+            and container.dtypes.equals(snap.dtypes) and container.equals(snap)
+        )  # fmt: skip
     if type(container) is bytearray:
         return bool(bytes(container) != snap)
     if type(container) is _Namespace:
@@ -1123,6 +1323,10 @@ def _apply(target: Any, new: Any) -> None:
     elif kind is _Namespace:
         vars(target).clear()
         vars(target).update(vars(new))
+    elif _frame(target):
+        # pandas' own in-place replacement (what its ``inplace=True`` methods use): there is
+        # no public way to give a DataFrame another's rows and columns in place.
+        target._update_inplace(new)
     else:  # dict, Counter, defaultdict: dict's own methods (Counter.update adds)
         dict.clear(target)
         dict.update(target, new)
