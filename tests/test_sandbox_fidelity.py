@@ -1920,6 +1920,48 @@ CORPUS: list[Case] = [
             assert issubclass(InvalidInput, AppError) and AppError.code == 7
         """),
     ),
+    Case(
+        "a generator to the tests' type checks (GeneratorType, inspect, send), a mock's spec",
+        _d("""
+            def running_total():
+                total = 0
+                while True:
+                    x = yield total
+                    total += x
+            class Repo:
+                def get(self, key):
+                    raise NotImplementedError
+            def lookup(repo, key):
+                return repo.get(key) or "none"
+        """),
+        _d("""
+            def running_total():
+                total = 0
+                while True:
+                    x = yield total
+                    total = x
+            class Repo:
+                def get(self, key):
+                    raise NotImplementedError
+            def lookup(repo, key):
+                return repo.get(key) or "none"
+        """),
+        _d("""
+            import collections.abc
+            import inspect
+            import types
+            from unittest.mock import MagicMock
+            g = running_total()
+            assert isinstance(g, types.GeneratorType) and inspect.isgenerator(g)
+            assert isinstance(g, collections.abc.Generator)
+            assert next(g) == 0 and g.send(3) == 3 and g.send(4) == 7
+            g.close()
+            repo = MagicMock(spec=Repo)
+            repo.get.return_value = "v"
+            assert lookup(repo, 1) == "v"
+            repo.get.assert_called_once_with(1)
+        """),
+    ),
     # -- pandas ------------------------------------------------------------------------------------
     Case(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",

@@ -410,6 +410,20 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
      CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
+ATTACKS.append(
+    ("a class of the solution named generator, to pass the tests' generator check",
+     _d("""
+        class generator:
+            def __init__(self, xs):
+                self.xs = sorted(xs)
+            def __iter__(self):
+                return iter(self.xs)
+        def solve(xs):
+            return generator(xs)
+     """),
+     "import types\nr = solve([3, 1, 2])\nassert isinstance(r, types.GeneratorType)\n"
+     "assert list(r) == [1, 2, 3]\n"),
+)  # fmt: skip
 ATTACKS += [
     ("forged reply: a pandas Series of a dtype pandas looks up by name (category)",
      _forge('b"q" + wire.encode(("S", "category", ("a",), ("R", 0, 1, 1, None), None))'),

@@ -1527,7 +1527,7 @@ def _solution_exit(code: Any) -> SystemExit:
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "copy": False, "deepcopy": False, "signature": False, "await": False,
+    "copy": False, "deepcopy": False, "signature": False, "await": False, "dir": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
@@ -2604,6 +2604,8 @@ class _Peer:
             return delattr(obj, name)
         if op == "await":
             return _run_coroutine(obj)
+        if op == "dir":
+            return sorted(name for name in dir(obj) if type(name) is str)
         if op == "iter":
             return iter(obj)
         if op == "next":
@@ -2817,6 +2819,13 @@ class _Proxy:
     def __copy__(self) -> Any:
         return _peer().request("copy", self)
 
+    def __dir__(self) -> list[str]:
+        """The solution's ``dir()`` of its object (``MagicMock(spec=Repo)`` reads it)."""
+        names = _checked(_peer().request("dir", self), list, "dir()")
+        if not all(type(name) is str for name in names):
+            raise TypeError("dir() of the solution's object returned a name that is no str")
+        return list(names)
+
     def __deepcopy__(self, memo: Any) -> Any:
         # The copy is the solution's (``copy.deepcopy`` there); ``memo`` keeps one copy per
         # handle within one ``deepcopy`` of the tests, as in-process.
@@ -2946,6 +2955,8 @@ def _class_name(kind: type) -> bytes:
     a dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
     bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
     handle as in-process (:func:`_proxy_class`)."""
+    if kind is types.GeneratorType:
+        return _GENERATOR_NAME
     name = kind.__name__
     if type(name) is not str:
         return b""
@@ -2959,6 +2970,12 @@ def _class_name(kind: type) -> bytes:
         if len(fields) <= 4000:
             out += b"\0" + fields
     return out
+
+
+#: The name a generator's handle crosses with: ``generator`` then a NUL, which no class of the
+#: solution's can cross with (a name has no NUL, a dataclass's fields follow the NUL), so that
+#: only a real generator's handle is a :class:`_GeneratorProxy`.
+_GENERATOR_NAME = b"generator\0"
 
 
 def _proxy_class(name: bytes) -> type[_Proxy] | None:
@@ -2988,7 +3005,12 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                 namespace["__dataclass_fields__"] = dict(model.__dataclass_fields__)
             except (TypeError, ValueError):  # not identifiers, keywords, duplicates
                 pass
-        made = type(text, (_CoroutineProxy if text == "coroutine" else _Proxy,), namespace)
+        base = (
+            _GeneratorProxy if name == _GENERATOR_NAME
+            else _CoroutineProxy if text == "coroutine"
+            else _Proxy
+        )  # fmt: skip
+        made = type(text, (base,), namespace)
         _PROXY_TYPES.add(made)
         return made
 
@@ -3027,6 +3049,32 @@ class _CoroutineProxy(_Proxy):
 
 
 collections.abc.Coroutine.register(_CoroutineProxy)
+
+
+class _GeneratorProxy(_Proxy):
+    """A handle of a generator of the solution: a generator to the tests' type checks
+    (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator(g)``,
+    ``collections.abc.Generator``), as in-process; its ``send``, ``throw`` and ``close`` are
+    the generator's (requests). Its ``__class__`` says ``GeneratorType`` (as a mock's says its
+    spec's); ``type(g)`` is still this proxy class."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> Any:
+        return types.GeneratorType
+
+    def send(self, value: Any) -> Any:
+        return _peer().request("getattr", self, ("send",))(value)
+
+    def throw(self, *args: Any) -> Any:
+        return _peer().request("getattr", self, ("throw",))(*args)
+
+    def close(self) -> Any:
+        return _peer().request("getattr", self, ("close",))()
+
+
+collections.abc.Generator.register(_GeneratorProxy)
 
 
 def _run_coroutine(obj: Any) -> Any:
