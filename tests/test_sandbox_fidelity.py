@@ -1962,6 +1962,64 @@ CORPUS: list[Case] = [
             repo.get.assert_called_once_with(1)
         """),
     ),
+    Case(
+        "the tests derive from the solution's abstract class (template method, classmethod)",
+        _d("""
+            from abc import ABC, abstractmethod
+            class Shape(ABC):
+                def __init__(self, name):
+                    self.name = name
+                    self._described = 0
+                @abstractmethod
+                def area(self):
+                    ...
+                def describe(self):
+                    self._described += 1
+                    return f"{self.name}: {self.area()}"
+                @classmethod
+                def unit(cls):
+                    return cls("unit")
+            def total_area(shapes):
+                return sum(s.area() for s in shapes)
+        """),
+        _d("""
+            from abc import ABC, abstractmethod
+            class Shape(ABC):
+                def __init__(self, name):
+                    self.name = name
+                    self._described = 0
+                @abstractmethod
+                def area(self):
+                    ...
+                def describe(self):
+                    return f"{self.name}: {self.area() + 1}"
+                @classmethod
+                def unit(cls):
+                    return cls("unit")
+            def total_area(shapes):
+                return sum(s.area() for s in shapes)
+        """),
+        _d("""
+            class Square(Shape):
+                def __init__(self, name, side):
+                    super().__init__(name)
+                    self.side = side
+                def area(self):
+                    return self.side ** 2
+            class Incomplete(Shape):
+                pass
+            s = Square("sq", 3)
+            assert s.describe() == "sq: 9" and s._described == 1 and s.name == "sq"
+            assert isinstance(s, Shape) and issubclass(Square, Shape)
+            assert total_area([Square("a", 1), Square("b", 2)]) == 5
+            try:
+                Incomplete("x")
+            except TypeError:
+                pass
+            else:
+                raise AssertionError("an abstract method left out")
+        """),
+    ),
     # -- pandas ------------------------------------------------------------------------------------
     Case(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",

@@ -411,6 +411,19 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
 ATTACKS.append(
+    ("a base class of the solution whose __eq__ says True, compared with the tests' value",
+     _d("""
+        class Base:
+            def __eq__(self, other):
+                return True
+            __hash__ = object.__hash__
+        def solve(xs):
+            return xs
+     """),
+     "class Box(Base):\n    def __init__(self, v):\n        self.v = v\n"
+     "assert Box(solve([3, 1, 2])) == [1, 2, 3]\n"),
+)  # fmt: skip
+ATTACKS.append(
     ("a class of the solution named generator, to pass the tests' generator check",
      _d("""
         class generator:

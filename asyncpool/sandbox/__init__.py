@@ -214,10 +214,10 @@ Where the semantics still differ from in-process: a numpy array, a pandas ``Seri
 containers the tests passed and within one reply, not for a value two replies return; a handle's
 ``isinstance`` against the tests' classes is false; ``type(handle)`` is a proxy class of the judge
 named as the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
-and a test's subclass of a class of the solution does not work, but for its exception classes,
-above; of a dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass``
-work, ``replace`` does not); a class the tests define is not a name of the solution (a solution that
-calls a ``ListNode`` only the tests define gets a ``NameError``: give the solution its own, as
+and a class of the tests derived from one of the solution (below) is the judge's own class; of a
+dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass`` work,
+``replace`` does not); a class the tests define is not a name of the solution (a solution that calls
+a ``ListNode`` only the tests define gets a ``NameError``: give the solution its own, as
 LeetCodeDataset's prompt does); module state is the solution's own (``random.seed`` in the solution
 does not reseed the tests' ``random``); a value-backed object compares as its base value even where
 the solution's class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the
@@ -229,6 +229,17 @@ process: ``sys.stdin``, ``builtins.input``, module attributes and the environmen
 solution, see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails
 the check, naming it; a ``skipif``/``xfail`` condition must be a bool (a string one fails the
 check); and ``import pytest`` needs pytest where the judge runs.
+
+Classes of the tests derived from the solution's (``class Square(Shape)``, an incomplete
+subclass of an abstract class): derived instead from a stand-in the judge makes for the
+solution's class, whose methods, properties, ``staticmethod``s and ``classmethod``s call the
+solution's with the tests' instance (or class) as a handle, so a template method of the
+solution calls the tests' override, as in-process; abstract methods stay abstract (an incomplete
+subclass cannot be instantiated); ``isinstance(Square(...), Shape)`` and ``issubclass`` hold in
+the tests. The solution's methods may set the instance's attributes (``_private`` ones too).
+Its comparisons and arithmetic run only between two objects of the solution's (never against
+a value of the tests). In the solution's process the instance is a handle: its own
+``isinstance(self, Shape)``, ``super()`` and ``type(self)(...)`` on it do not work as in-process.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

@@ -51,6 +51,10 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   only from those built-in classes and its other such classes, never from anything the
   message names otherwise (``StopIteration``), so that ``except InvalidInput`` in the tests
   works; its class attributes are read from the handle.
+* **stand-ins**: a class of the tests derived from a class of the solution derives instead
+  from a class the judge makes for it (:meth:`_Peer.stand_in`, via ``_Proxy.__mro_entries__``)
+  whose methods call the solution's with the tests' instance as a handle; comparisons and
+  arithmetic only between two objects of the solution's.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
@@ -100,6 +104,7 @@ and ``json`` cannot tell a tuple from a list or carry bytes, sets and object ref
 from __future__ import annotations
 
 import _thread
+import abc
 import builtins
 import collections
 import contextlib
@@ -1528,6 +1533,7 @@ _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
     "copy": False, "deepcopy": False, "signature": False, "await": False, "dir": False,
+    "members": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
@@ -1550,6 +1556,120 @@ _INTERNALS = (
 )
 
 
+#: Dunder methods of the solution's class a stand-in forwards (see _Peer.stand_in); those of
+#: :data:`_PAIRED_DUNDERS` only when the other operand is the solution's too.
+_PAIRED_DUNDERS = frozenset({
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__",
+    "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__and__", "__or__",
+    "__xor__", "__matmul__",
+})  # fmt: skip
+_FORWARDED_DUNDERS = _PAIRED_DUNDERS | {
+    "__init__", "__repr__", "__str__", "__len__", "__iter__", "__next__", "__getitem__",
+    "__setitem__", "__delitem__", "__contains__", "__bool__", "__hash__", "__call__",
+    "__neg__", "__pos__", "__abs__", "__invert__",
+}
+#: The judge's stand-ins for classes of the solution (see _Peer.stand_in): an instance of a
+#: tests' class derived from one is shared with the solution (its methods set its state).
+_STAND_INS: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+def _members(cls: Any) -> tuple[Any, ...]:
+    """The solution's side of :meth:`_Peer.stand_in`: ``(name, abstract names, members)``,
+    each member ``(name, kind, value)``: ``function``, ``static``, ``class`` (the function),
+    ``property`` (getter, setter, deleter) or ``value``, from the class and its bases but
+    ``object``, the nearest first."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cannot derive a class from a {type(cls).__name__}")
+    out: list[tuple[str, str, Any]] = []
+    seen: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        for name, raw in list(vars(klass).items()):
+            if type(name) is not str or name in seen:
+                continue
+            seen.add(name)
+            if name.startswith("__") and name not in _FORWARDED_DUNDERS:
+                continue
+            if isinstance(raw, staticmethod):
+                out.append((name, "static", raw.__func__))
+            elif isinstance(raw, classmethod):
+                out.append((name, "class", raw.__func__))
+            elif isinstance(raw, property):
+                out.append((name, "property", (raw.fget, raw.fset, raw.fdel)))
+            elif isinstance(raw, types.FunctionType):
+                out.append((name, "function", raw))
+            elif not hasattr(type(raw), "__get__"):  # not another kind of descriptor
+                out.append((name, "value", raw))
+    abstract = tuple(sorted(n for n in getattr(cls, "__abstractmethods__", ()) if type(n) is str))
+    mro = tuple(k for k in cls.__mro__[:-1] if k.__module__ != "builtins")
+    return (cls.__name__, abstract, tuple(out), mro)
+
+
+def _forwarding(function: Any, abstract: bool, paired: bool = False) -> Any:
+    """A method of a stand-in: the solution's ``function`` called with the instance first;
+    ``paired`` (a comparison, an arithmetic operator): only when the other operand is the
+    solution's too (a handle, or another such instance), else ``NotImplemented``, as a
+    handle's (:class:`_Proxy`): the solution never decides how the tests' objects compare
+    with a value of the tests."""
+
+    def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if paired and not (
+            len(args) == 1 and (type(args[0]) in _PROXY_TYPES or _shared(args[0]))
+        ):
+            return NotImplemented
+        return function(self, *args, **kwargs)
+
+    if abstract:
+        method.__isabstractmethod__ = True  # type: ignore[attr-defined]
+    return method
+
+
+def _stand_in_class(described: Any) -> type:
+    """The stand-in class :func:`_members` described (checked: names, kinds, handles)."""
+    if (
+        type(described) is not tuple
+        or len(described) != 4
+        or type(described[0]) is not str
+        or not described[0].isidentifier()
+        or type(described[1]) is not tuple
+        or not all(type(n) is str for n in described[1])
+        or type(described[2]) is not tuple
+        or len(described[2]) > 10_000
+    ):
+        raise TypeError("the solution described its class wrongly")
+    name, abstract, members, _ = described
+    namespace: dict[str, Any] = {"__module__": "solution", "__qualname__": name}
+    for member in members:
+        if type(member) is not tuple or len(member) != 3 or type(member[0]) is not str:
+            raise TypeError("the solution described its class wrongly")
+        key, kind, value = member
+        if not key.isidentifier() or (key.startswith("__") and key not in _FORWARDED_DUNDERS):
+            raise TypeError("the solution described its class wrongly")
+        handle = type(value) in _PROXY_TYPES
+        if kind == "function" and handle:
+            namespace[key] = _forwarding(value, key in abstract, key in _PAIRED_DUNDERS)
+        elif kind == "value" and key == "__hash__" and value is None:  # __eq__ without it
+            namespace[key] = None
+        elif kind == "static" and handle:
+            namespace[key] = staticmethod(value)
+        elif kind == "class" and handle:
+            namespace[key] = classmethod(_forwarding(value, False))
+        elif kind == "property" and type(value) is tuple and len(value) == 3 and all(
+            v is None or type(v) in _PROXY_TYPES for v in value
+        ):
+            parts = [None if v is None else _forwarding(v, key in abstract) for v in value]
+            namespace[key] = property(*parts)
+        elif kind == "value" and not key.startswith("__"):
+            namespace[key] = value
+        else:
+            raise TypeError("the solution described its class wrongly")
+    return abc.ABCMeta(name, (), namespace) if abstract else type(name, (), namespace)
+
+
+def _shared(obj: Any) -> bool:
+    """Whether ``obj`` (of the tests) is an instance of a class derived from a stand-in."""
+    return any(k in _STAND_INS for k in type(obj).__mro__)
+
+
 def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
     """Whether the solution may set (or delete) this attribute of one of the tests' objects:
     public data of an instance of the tests' own plain classes, as LeetCode's linked lists and
@@ -1558,15 +1678,25 @@ def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
     the class itself has but a slot (so neither a test's method, property or other
     descriptor, nor a class-wide setting such as a tolerance, changes for the tests); never an
     attribute whose value is callable (a test's ``self.check = ...``); never an instance of a
-    class with a metaclass, or deriving from anything but the tests' classes and ``object``."""
+    class with a metaclass, or deriving from anything but the tests' classes and ``object``.
+
+    An instance of a tests' class derived from a class of the solution (its stand-in, see
+    :meth:`_Peer.stand_in`) is the solution's object too: its methods keep their state there,
+    so its ``_private`` names are settable, and a data default of the solution's class may be
+    shadowed, as in-process; its methods and the tests' class-wide values still may not."""
     if op not in ("setattr", "delattr") or not args or type(args[0]) is not str:
         return False
     name: str = args[0]
-    if not name.isidentifier() or name.startswith("_") or isinstance(obj, type):
+    if isinstance(obj, type):
+        return False
+    shared = _shared(obj)
+    if not name.isidentifier() or name.startswith("__" if shared else "_"):
         return False
     mro = type(obj).__mro__
+    metaclasses = (type, abc.ABCMeta) if shared else (type,)  # a stand-in's may be ABCMeta
     if mro[-1] is not object or not all(
-        type(k) is type and vars(k).get("__module__") == "__main__" for k in mro[:-1]
+        k in _STAND_INS or (type(k) in metaclasses and vars(k).get("__module__") == "__main__")
+        for k in mro[:-1]
     ):
         return False
     own = getattr(obj, "__dict__", None)
@@ -1574,7 +1704,10 @@ def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
         return not callable(own[name])
     for k in mro:
         if name in vars(k):
-            slot = type(vars(k)[name]) is types.MemberDescriptorType
+            held = vars(k)[name]
+            if shared and k in _STAND_INS:  # a default of the solution's class
+                return not callable(held) and not hasattr(type(held), "__get__")
+            slot = type(held) is types.MemberDescriptorType
             return slot and not callable(getattr(obj, name, None))
     return True
 
@@ -1634,6 +1767,7 @@ _UNFORWARDED_ATTRS = frozenset({
     ("logging", "Formatter"), ("logging", "LogRecord"), ("logging", "Logger"),
     ("logging", "disable"), ("logging", "root"), ("warnings", "filters"),
     ("warnings", "showwarning"), ("warnings", "simplefilter"), ("warnings", "warn_explicit"),
+    ("abc", "ABCMeta"),  # the stand-ins of the solution's abstract classes (_stand_in_class)
 })  # fmt: skip
 #: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
 #: called with the solution's arguments, anything else could open, run or read, in the judge,
@@ -2021,6 +2155,9 @@ class _Peer:
         self.patched: list[tuple[MutableMapping[str, Any], str, Any]] = []
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
+        # The judge's stand-ins for the solution's classes the tests derived from, by number.
+        self.stand_ins: dict[int, type] = {}
+        self.stand_in_bases: dict[type, tuple[_Proxy, ...]] = {}
         # One exchange on the wire at a time: a request and its reply (with the requests of
         # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
         # those requests make requests of their own.
@@ -2111,6 +2248,30 @@ class _Peer:
         except TypeError:  # bases repeated, or whose layouts or orders conflict
             made = _Mirror(name, (_PASSED_THROUGH[base],), namespace)
         mirrors[n] = made
+        return made
+
+    def stand_in(self, proxy: _Proxy) -> type:
+        """The judge's class standing for the solution's class ``proxy`` as a base of a class of
+        the tests (made once per check, at most :data:`MAX_MADE_CLASSES`): its methods,
+        ``staticmethod``s, ``classmethod``s, properties and ``__init__``, ``__repr__``,
+        ``__str__``, ``__len__``, ``__iter__`` and ``__getitem__`` call the solution's with the
+        tests' instance (or class) as a handle; its other values are the class's own; its
+        abstract methods are abstract here too (``abc.ABCMeta``: an incomplete subclass cannot
+        be instantiated). Never its comparisons, ``__hash__``, ``__bool__`` or ``__exit__``:
+        how the tests' objects compare and whether their failures pass stays the tests'."""
+        n = object.__getattribute__(proxy, "_id")
+        found = self.stand_ins.get(n)
+        if found is not None:
+            return found
+        if len(self.stand_ins) + len(self.mirrors) >= MAX_MADE_CLASSES:
+            raise TypeError(f"more than {MAX_MADE_CLASSES} classes of the solution")
+        described = self.request("members", proxy)
+        made = _stand_in_class(described)
+        bases = tuple(b for b in described[3] if type(b) in _PROXY_TYPES)
+        self.stand_ins[n] = made
+        # the classes of its MRO, by number (issubclass(Mine, Base) for the solution's Base)
+        self.stand_in_bases[made] = bases
+        _STAND_INS.add(made)
         return made
 
     def mirrored(self, cls: Any) -> bool:
@@ -2592,7 +2753,10 @@ class _Peer:
             return _UNARY[op](obj)
         if op in ("getattr", "setattr", "delattr"):
             name = args[0] if args else None
-            if type(name) is not str or (self.trusted and name.startswith(_HIDDEN)):
+            if type(name) is not str or (
+                self.trusted and name.startswith(_HIDDEN)
+                and not (name[:1] == "_" and name[:2] != "__" and _shared(obj))
+            ):
                 raise AttributeError(name if type(name) is str else "?")
             if op == "getattr":
                 found = getattr(obj, name)
@@ -2606,6 +2770,8 @@ class _Peer:
             return _run_coroutine(obj)
         if op == "dir":
             return sorted(name for name in dir(obj) if type(name) is str)
+        if op == "members":
+            return _members(obj)
         if op == "iter":
             return iter(obj)
         if op == "next":
@@ -2844,13 +3010,28 @@ class _Proxy:
 
     def __instancecheck__(self, obj: Any) -> bool:
         if type(obj) not in _PROXY_TYPES and type(obj) not in _BACKED_CLASSES:
-            return False
+            return self.__subclasscheck__(type(obj))
         return bool(_checked(_peer().request("isinstance", self, (obj,)), bool, "isinstance()"))
 
     def __subclasscheck__(self, cls: Any) -> bool:
         if type(cls) not in _PROXY_TYPES:
-            return False
+            # a class of the tests derived from this one or a subclass (see __mro_entries__)
+            peer = _PEER
+            if peer is None or not isinstance(cls, type):
+                return False
+            n = object.__getattribute__(self, "_id")
+            return any(
+                object.__getattribute__(base, "_id") == n
+                for k in cls.__mro__ for base in peer.stand_in_bases.get(k, ())
+            )  # fmt: skip
         return bool(_checked(_peer().request("issubclass", self, (cls,)), bool, "issubclass()"))
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        """A class of the tests derived from a class of the solution (``class Square(Shape)``,
+        ``class Incomplete(Shape): pass``): derived instead from the judge's stand-in for it
+        (:meth:`_Peer.stand_in`), whose methods run in the solution's process on the tests'
+        instance (a handle there), as in-process."""
+        return (_peer().stand_in(self),)
 
     def __eq__(self, other: object) -> Any:
         return _peer().request("eq", self, (other,)) if _both(self, other) else NotImplemented
