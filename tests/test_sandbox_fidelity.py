@@ -2020,6 +2020,73 @@ CORPUS: list[Case] = [
                 raise AssertionError("an abstract method left out")
         """),
     ),
+    Case(
+        "the tests derive from solution classes whose methods use isinstance, super, type(self)",
+        _d("""
+            from dataclasses import dataclass
+            class Vector:
+                def __init__(self, *c):
+                    self.c = c
+                def __eq__(self, other):
+                    return isinstance(other, Vector) and self.c == other.c
+                __hash__ = None
+                def __add__(self, other):
+                    return type(self)(*(a + b for a, b in zip(self.c, other.c)))
+            class Rect:
+                def __init__(self, w, h):
+                    self.w, self.h = w, h
+                def area(self):
+                    return self.w * self.h
+            class Square(Rect):
+                def __init__(self, side):
+                    super().__init__(side, side)
+            @dataclass
+            class Point:
+                x: int
+                y: int = 0
+                def norm(self):
+                    return abs(self.x) + abs(self.y)
+        """),
+        _d("""
+            from dataclasses import dataclass
+            class Vector:
+                def __init__(self, *c):
+                    self.c = c
+                def __eq__(self, other):
+                    return isinstance(other, Vector) and self.c == other.c
+                __hash__ = None
+                def __add__(self, other):
+                    return Vector(*(a + b for a, b in zip(self.c, other.c)))
+            class Rect:
+                def __init__(self, w, h):
+                    self.w, self.h = w, h
+                def area(self):
+                    return self.w * self.h
+            class Square(Rect):
+                def __init__(self, side):
+                    super().__init__(side, side)
+            @dataclass
+            class Point:
+                x: int
+                y: int = 0
+                def norm(self):
+                    return abs(self.x) + abs(self.y)
+        """),
+        _d("""
+            class V3(Vector):
+                pass
+            class Tile(Square):
+                pass
+            class Point3(Point):
+                def scaled(self, k):
+                    return Point3(self.x * k, self.y * k)
+            s = V3(1, 2) + V3(3, 4)
+            assert type(s) is V3 and s == V3(4, 6) and s != V3(1, 2)
+            assert Tile(3).area() == 9 and isinstance(Tile(1), Rect)
+            p = Point3(1, -2)
+            assert p.norm() == 3 and p.scaled(2).norm() == 6 and repr(p) == "Point3(x=1, y=-2)"
+        """),
+    ),
     # -- pandas ------------------------------------------------------------------------------------
     Case(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",

@@ -411,6 +411,10 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
 ATTACKS.append(
+    ("forged reply: a shared object, which only the judge may send",
+     _forge('b"o" + U32(0) + wire.encode((int, None, "x", ()))'), SORT_TESTS),
+)  # fmt: skip
+ATTACKS.append(
     ("a base class of the solution whose __eq__ says True, compared with the tests' value",
      _d("""
         class Base:
@@ -602,6 +606,9 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "forged reply: a shared object, which only the judge may send": (
+        "a shared object where none may be"
+    ),
     "forged reply: a pandas Series of a dtype pandas looks up by name (category)": (
         "pandas dtype not allowed"
     ),

@@ -238,8 +238,11 @@ solution calls the tests' override, as in-process; abstract methods stay abstrac
 subclass cannot be instantiated); ``isinstance(Square(...), Shape)`` and ``issubclass`` hold in
 the tests. The solution's methods may set the instance's attributes (``_private`` ones too).
 Its comparisons and arithmetic run only between two objects of the solution's (never against
-a value of the tests). In the solution's process the instance is a handle: its own
-``isinstance(self, Shape)``, ``super()`` and ``type(self)(...)`` on it do not work as in-process.
+a value of the tests). In the solution's process the instance is an instance of a subclass of
+the solution's class made there, whose state (and the tests' overrides and values) it reads and
+writes in the judge: ``isinstance(self, Shape)``, ``super()`` and ``type(self)(...)`` (made by
+the tests' class, in the judge) work as in-process. Not so for a solution class derived from a
+built-in (``dict``): its tests' subclass is a plain class of the tests.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

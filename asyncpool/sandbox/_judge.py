@@ -53,8 +53,10 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   works; its class attributes are read from the handle.
 * **stand-ins**: a class of the tests derived from a class of the solution derives instead
   from a class the judge makes for it (:meth:`_Peer.stand_in`, via ``_Proxy.__mro_entries__``)
-  whose methods call the solution's with the tests' instance as a handle; comparisons and
-  arithmetic only between two objects of the solution's.
+  whose methods call the solution's with the tests' instance; comparisons and arithmetic
+  only between two objects of the solution's. Such an instance crosses to the solution as
+  ``o`` (judge to solution only): an instance of a subclass of the solution's class made
+  there (:meth:`_Peer.shared`), whose state stays in the judge.
 * **handles**: anything else one side hands the other (the solution's instances, classes,
   functions, generators, ``map`` objects, bound methods; the tests' lambdas and objects) is a
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
@@ -476,6 +478,13 @@ class _Encoder:
         ):
             out += (b"E", _U32.pack(self.peer.export(value)))
             self.value(spec, depth + 1)
+        elif peer is not None and peer.stand_in_of and (
+            (base := peer.shared_base(kind)) is not None
+        ):
+            # an instance of a tests' class derived from a class of the solution: there, an
+            # instance of that class (see _Peer.shared)
+            out += (b"o", _U32.pack(peer.export(value)))
+            self.value((base, kind, str(kind.__name__)[:200], _own_names(kind)), depth + 1)
         elif self.peer is not None and isinstance(value, _BACKED_BASES):
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(_base_value(value), depth + 1)
@@ -1133,6 +1142,12 @@ class _Decoder:
 
     # handles
 
+    def _shared(self, depth: int) -> Any:
+        if self.peer is None or self.peer.trusted:
+            raise CodecError("a shared object where none may be")
+        n = self.number()
+        return self.peer.shared(n, self.value(depth + 1))
+
     def _theirs(self, depth: int) -> Any:
         if self.peer is None:
             raise CodecError("a handle where none may be")
@@ -1248,7 +1263,7 @@ _TAGS: dict[bytes, Any] = {
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
-    b"p": _Decoder._frame, b"q": _Decoder._pandas,
+    b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -1663,6 +1678,75 @@ def _stand_in_class(described: Any) -> type:
         else:
             raise TypeError("the solution described its class wrongly")
     return abc.ABCMeta(name, (), namespace) if abstract else type(name, (), namespace)
+
+
+def _own_names(kind: type) -> tuple[str, ...]:
+    """The public and ``_private`` names the tests' classes of ``kind``'s MRO define before
+    the first stand-in: on the solution's side they are read from the tests' object."""
+    names: set[str] = set()
+    for k in kind.__mro__:
+        if k in _STAND_INS:
+            break
+        names.update(n for n in vars(k) if type(n) is str and not n.startswith("__"))
+    return tuple(sorted(n for n in names if n.isidentifier()))
+
+
+def _forwarded_attribute(name: str) -> property:
+    def get(self: Any) -> Any:
+        return _peer().request("getattr", self, (name,))
+
+    def put(self: Any, value: Any) -> None:
+        _peer().request("setattr", self, (name, value))
+
+    return property(get, put)
+
+
+_IMMUTABLE_DEFAULTS = frozenset(
+    {type(None), bool, int, float, complex, str, bytes, tuple, frozenset}
+)
+
+
+def _shared_class(cls: type, tests_class: Any, class_name: str, names: tuple[str, ...]) -> type:
+    """The solution's side of :meth:`_Peer.shared`: a subclass of ``cls`` for instances of the
+    tests' ``tests_class`` (a handle) derived from it. The names the tests' classes define read
+    the tests' object (their overrides, their values); every other attribute the solution's
+    class does not have, and every write, is a request to the judge, where the object's state
+    lives. Made (``type(self)(...)``) it is made by the tests' class, in the judge; its
+    ``__init__`` here does nothing (the judge's ran the solution's)."""
+
+    def __new__(klass: Any, *args: Any, **kwargs: Any) -> Any:
+        return tests_class(*args, **kwargs)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self: Any, name: str) -> Any:
+        return _peer().request("getattr", self, (name,))
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        _peer().request("setattr", self, (name, value))
+
+    def __delattr__(self: Any, name: str) -> None:
+        _peer().request("delattr", self, (name,))
+
+    namespace: dict[str, Any] = {
+        "__new__": __new__, "__init__": __init__, "__getattr__": __getattr__,
+        "__setattr__": __setattr__, "__delattr__": __delattr__, "__del__": _Proxy.__del__,
+        "__module__": "__main__",
+    }  # fmt: skip
+    # The class's immutable data defaults too (a dataclass's ``y: int = 0``): the instance's
+    # own value, if any, is the judge's. (A class-wide list stays the class's, shared.)
+    defaults = {
+        n for k in cls.__mro__[:-1] for n, v in vars(k).items()
+        if type(n) is str and not n.startswith("__") and n.isidentifier()
+        and type(v) in _IMMUTABLE_DEFAULTS
+    }  # fmt: skip
+    for name in {*names, *defaults}:
+        namespace[name] = _forwarded_attribute(name)
+    name = class_name if class_name.isidentifier() else cls.__name__
+    made = type(cls)(name, (cls,), namespace)
+    _PROXY_TYPES.add(made)
+    return made
 
 
 def _shared(obj: Any) -> bool:
@@ -2138,7 +2222,7 @@ class _Peer:
         # Made at the first proxy: the solution's side makes none unless the tests hand it an
         # object, and a WeakValueDictionary in a freshly forked solution costs ~100 µs of
         # copy-on-write faults (24 pages of the weakref machinery written).
-        self.proxies: weakref.WeakValueDictionary[int, _Proxy] | None = None
+        self.proxies: weakref.WeakValueDictionary[int, Any] | None = None
         self.released: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
         # Value-backed handles by number, for the peer's life: identity holds (an enum member
@@ -2158,6 +2242,9 @@ class _Peer:
         # The judge's stand-ins for the solution's classes the tests derived from, by number.
         self.stand_ins: dict[int, type] = {}
         self.stand_in_bases: dict[type, tuple[_Proxy, ...]] = {}
+        self.stand_in_of: dict[type, _Proxy] = {}
+        # The solution's side: its classes for the tests' classes derived from its own.
+        self.shared_classes: dict[tuple[int, int, tuple[str, ...]], type] = {}
         # One exchange on the wire at a time: a request and its reply (with the requests of
         # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
         # those requests make requests of their own.
@@ -2269,9 +2356,61 @@ class _Peer:
         made = _stand_in_class(described)
         bases = tuple(b for b in described[3] if type(b) in _PROXY_TYPES)
         self.stand_ins[n] = made
+        self.stand_in_of[made] = proxy
         # the classes of its MRO, by number (issubclass(Mine, Base) for the solution's Base)
         self.stand_in_bases[made] = bases
         _STAND_INS.add(made)
+        return made
+
+    def shared_base(self, kind: type) -> _Proxy | None:
+        """The judge's side: the solution's class that ``kind`` (a class of the tests) derives
+        from through its stand-in, if any."""
+        for k in kind.__mro__:
+            found = self.stand_in_of.get(k)
+            if found is not None:
+                return found
+        return None
+
+    def shared(self, n: int, spec: Any) -> Any:
+        """The solution's side: the judge's object ``n``, an instance of a tests' class derived
+        from the solution's class ``cls``: an instance of a class of the solution's made for
+        it (:func:`_shared_class`), so that the solution's methods run on it as on their own
+        (``isinstance(self, Shape)``, ``super()``, ``type(self)(...)``), while its state and
+        the tests' own attributes stay in the judge (every read and write a request)."""
+        if (
+            type(spec) is not tuple
+            or len(spec) != 4
+            or not isinstance(spec[0], type)
+            or type(spec[1]) not in _PROXY_TYPES
+            or type(spec[2]) is not str
+            or type(spec[3]) is not tuple
+            or not all(type(name) is str and name.isidentifier() for name in spec[3])
+        ):
+            raise CodecError("malformed shared object")
+        proxies = self.proxies
+        if proxies is None:
+            proxies = self.proxies = weakref.WeakValueDictionary()
+        found = proxies.get(n)
+        if found is not None:
+            return found
+        cls, tests_class, class_name, names = spec
+        key = (id(cls), object.__getattribute__(tests_class, "_id"), names)
+        local = self.shared_classes.get(key)
+        if local is None:
+            try:
+                local = _shared_class(cls, tests_class, class_name, names)
+            except TypeError:  # a class that cannot be derived from here (a layout, a final)
+                return self.proxy(n)
+            self.shared_classes[key] = local
+        made: Any
+        try:
+            made = object.__new__(local)
+        except TypeError:  # a built-in base (dict): a plain handle then
+            return self.proxy(n)
+        object.__setattr__(made, "_id", n)
+        object.__setattr__(made, "_owner", self)
+        proxies[n] = made
+        self.released.discard(n)
         return made
 
     def mirrored(self, cls: Any) -> bool:
