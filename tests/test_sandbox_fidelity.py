@@ -2087,6 +2087,56 @@ CORPUS: list[Case] = [
             assert p.norm() == 3 and p.scaled(2).norm() == 6 and repr(p) == "Point3(x=1, y=-2)"
         """),
     ),
+    Case(
+        "the tests eval the solution's repr and output, exec its code, unpickle its bytes",
+        _d("""
+            import pickle
+            class Point:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __repr__(self):
+                    return f"Point({self.x}, {self.y})"
+                def __eq__(self, other):
+                    return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+            def show(n):
+                print(list(range(n)))
+            def adder_code(n):
+                return f"def add(x):\\n    return x + {n}\\n"
+            def serialize(data):
+                return pickle.dumps(data)
+        """),
+        _d("""
+            import pickle
+            class Point:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __repr__(self):
+                    return f"Point({self.y}, {self.x})"
+                def __eq__(self, other):
+                    return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+            def show(n):
+                print(list(range(n)))
+            def adder_code(n):
+                return f"def add(x):\\n    return x + {n}\\n"
+            def serialize(data):
+                return pickle.dumps(data)
+        """),
+        _d("""
+            import contextlib
+            import io
+            import pickle
+            p = Point(1, 2)
+            assert eval(repr(p)) == p
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                show(3)
+            assert eval(out.getvalue()) == [0, 1, 2]
+            exec(adder_code(5))
+            assert add(1) == 6
+            data = {"a": [1, 2], "b": (3.5, None)}
+            assert pickle.loads(serialize(data)) == data
+        """),
+    ),
     # -- pandas ------------------------------------------------------------------------------------
     Case(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",

@@ -410,6 +410,47 @@ CHECKER_ATTACKS: list[tuple[str, str, str]] = [
      CHECKER + "r = solve([3, 1, 2], c)\nassert c.ok(r)\n"),
 ]  # fmt: skip
 ATTACKS += CHECKER_ATTACKS
+#: Code that, run in the judge, writes a pass on every pipe it holds (the verdict's among them)
+#: and exits: what a text of the solution's does if the tests' eval, exec or unpickling runs it
+#: in the judge (each attack below passes where the judge runs it: checked).
+VERDICT_PAYLOAD = (
+    "[__import__('os').write(fd, b'P') for fd in range(3, 64)"
+    " if __import__('os').path.lexists(f'/proc/self/fd/{fd}')"
+    " and __import__('os').readlink(f'/proc/self/fd/{fd}').startswith('pipe:')]"
+    " and __import__('os')._exit(0)"
+)
+WRITES_PAYLOAD = (
+    "def gen(path):\n    with open(path, 'w') as f:\n"
+    f"        f.write('x = ' + {VERDICT_PAYLOAD!r})\n"
+)
+ATTACKS += [
+    ("a __repr__ that is code writing the verdict, for tests that eval(repr(x))",
+     "class P:\n    def __init__(self, x):\n        self.x = x\n"
+     f"    def __repr__(self):\n        return {VERDICT_PAYLOAD!r}\n",
+     "p = P(1)\nassert eval(repr(p)).x == 2\n"),
+    ("printed code writing the verdict, for tests that eval what it printed",
+     f"def show():\n    print({VERDICT_PAYLOAD!r})\n",
+     "import io, contextlib\nf = io.StringIO()\nwith contextlib.redirect_stdout(f):\n"
+     "    show()\nassert eval(f.getvalue()) == [9]\n"),
+    ("generated code writing the verdict, for tests that exec it",
+     f"def make_code():\n    return 'x = ' + {VERDICT_PAYLOAD!r}\n",
+     "exec(make_code())\nassert add(1) == 6\n"),
+    ("a pickle that runs code writing the verdict, for tests that unpickle what it returned",
+     "import pickle\nclass E:\n    def __reduce__(self):\n"
+     f"        return (eval, ({VERDICT_PAYLOAD!r},))\n"
+     "def serialize(obj):\n    return pickle.dumps(E())\n",
+     "import pickle\nassert pickle.loads(serialize([1, 2])) == [9]\n"),
+    ("a file of code writing the verdict, for tests that exec(open(path).read()) it",
+     WRITES_PAYLOAD,
+     "import os\ngen('g.py')\nns = {}\nexec(open('g.py').read(), ns)\nassert ns['x'] == 5\n"),
+    ("a file of code writing the verdict, for tests that runpy.run_path it",
+     WRITES_PAYLOAD,
+     "import os, runpy\ngen('g.py')\nassert runpy.run_path(os.path.abspath('g.py'))['x'] == 5\n"),
+    ("a module of code writing the verdict, for tests that import it",
+     WRITES_PAYLOAD,
+     "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"
+     "assert genmod.x == 5\n"),
+]  # fmt: skip
 ATTACKS.append(
     ("forged reply: a shared object, which only the judge may send",
      _forge('b"o" + U32(0) + wire.encode((int, None, "x", ()))'), SORT_TESTS),
@@ -606,6 +647,19 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "a __repr__ that is code writing the verdict, for tests that eval(repr(x))": (
+        "AttributeError"
+    ),
+    "generated code writing the verdict, for tests that exec it": "NameError",
+    "a file of code writing the verdict, for tests that runpy.run_path it": (
+        "the judge does not compile code the solution wrote"
+    ),
+    "a module of code writing the verdict, for tests that import it": (
+        "the judge does not compile code the solution wrote"
+    ),
+    "a pickle that runs code writing the verdict, for tests that unpickle what it returned": (
+        "the judge unpickles no builtins.eval"
+    ),
     "forged reply: a shared object, which only the judge may send": (
         "a shared object where none may be"
     ),

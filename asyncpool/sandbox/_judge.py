@@ -92,7 +92,9 @@ no ``__code__``), set only public data attributes of instances of the tests' pla
 (:func:`_settable`: a ``ListNode``'s ``next``, never a method), and never tells it the message
 of the tests' exceptions. An
 ``AssertionError`` raised by the tests' code inside a callback fails the check even if the
-solution catches it.
+solution catches it. Nor does it run code the solution wrote: the tests' ``eval``/``exec`` of a
+text of the solution's runs in the solution's process, and pickles read here name only what
+:func:`_unpickled_global` allows (:func:`guard_judge`).
 
 Bounds (each exceeded one is a "failed" verdict with its reason): :data:`MAX_MESSAGE` bytes,
 :data:`MAX_DEPTH` nesting, :data:`MAX_ITEMS` values per message, :data:`MAX_HANDLES` live objects
@@ -155,6 +157,8 @@ MAX_RELAYED = 64 * 1024 * 1024
 #: Most warnings and log records of the solution re-issued in the judge in one check (those
 #: past it are dropped, as a flood of them says nothing more).
 MAX_NOTICES = 10_000
+#: Most texts of the solution's the judge remembers as possible code (see _Peer.note_text).
+MAX_TEXTS = 100_000
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -839,9 +843,13 @@ class _Decoder:
 
     def _str(self, depth: int) -> Any:
         try:
-            return self.take(self.length()).decode("utf-8", "surrogatepass")
+            text = self.take(self.length()).decode("utf-8", "surrogatepass")
         except UnicodeDecodeError as exc:
             raise CodecError("invalid UTF-8") from exc
+        peer = self.peer
+        if peer is not None and peer.trusted and ("(" in text or "@" in text):
+            peer.note_text(text)
+        return text
 
     def _bytes(self, depth: int) -> Any:
         return self.take(self.length())
@@ -1852,6 +1860,9 @@ _UNFORWARDED_ATTRS = frozenset({
     ("logging", "disable"), ("logging", "root"), ("warnings", "filters"),
     ("warnings", "showwarning"), ("warnings", "simplefilter"), ("warnings", "warn_explicit"),
     ("abc", "ABCMeta"),  # the stand-ins of the solution's abstract classes (_stand_in_class)
+    # the judge's guard (guard_judge: in judges only; the solution's eval and pickle are its own)
+    ("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile"),
+    ("pickle", "Unpickler"), ("pickle", "UnpicklingError"),
 })  # fmt: skip
 #: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
 #: called with the solution's arguments, anything else could open, run or read, in the judge,
@@ -2249,6 +2260,12 @@ class _Peer:
         # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
         # those requests make requests of their own.
         self.lock = _thread.RLock()
+        # The judge's side: the solution's texts that could be code (a call, a decorator), for
+        # the tests' eval/exec (see _guarded_eval), and the solution's evaluator (a handle).
+        self.texts: list[str] = []
+        self.text_size = 0
+        self.texts_overflow = False
+        self.evaluator: Any = None
         # The solution's warnings and log records (see notify, reissue): how many, the
         # registry of the judge's "default" warnings filter for them, and a warning the tests'
         # filters turned into an exception, raised when the call that issued it returns.
@@ -2458,6 +2475,50 @@ class _Peer:
                 if text:
                     _send(self.fd, b"O", encode((stream, text)))
 
+    def note_text(self, text: str) -> None:
+        """The judge's side: remember a text of the solution's that could be code (at most
+        :data:`MAX_TEXTS` of them, :data:`MAX_RELAYED` bytes in all; past that every text
+        with a call is taken for the solution's: see :meth:`derived`)."""
+        if self.texts_overflow:
+            return
+        if len(self.texts) >= MAX_TEXTS or self.text_size + len(text) > MAX_RELAYED:
+            self.texts_overflow = True
+            self.texts.clear()
+            return
+        self.texts.append(text)
+        self.text_size += len(text)
+
+    def evaluate(self, source: Any, mode: str, scope: Any) -> Any:
+        """The judge's side: run the tests' ``eval``/``exec`` of a text of the solution's in
+        the solution's process (:class:`_Evaluator`); ``exec``'s names are bound in ``scope``."""
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            source = bytes(source).decode("utf-8")
+        if self.evaluator is None:
+            raise TypeError("the solution takes no code to run")
+        result = self.request("call", self.evaluator, (str(source), mode))
+        if mode == "eval":
+            return result
+        if type(result) is not dict or not all(
+            type(k) is str and k.isidentifier() and not k.startswith("__") for k in result
+        ):
+            raise TypeError("the solution's exec bound something that is no name")
+        if scope is not None:
+            scope.update(result)
+        return None
+
+    def derived(self, source: Any) -> bool:
+        """Whether ``source`` (code the tests eval, exec or compile) holds a text of the
+        solution's that could be code: one it returned or printed, or the content of a file in
+        the directory it shares with the tests (``exec(open(path).read())``). It then runs in
+        the solution's process, never here."""
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            source = bytes(source).decode("utf-8", "replace")
+        if not isinstance(source, str) or ("(" not in source and "@" not in source):
+            return False
+        if self.texts_overflow or any(text in source for text in self.texts):
+            return True
+        return any(text in source or source in text for text in _workdir_texts())
+
     def notify(self, kind: bytes, value: tuple[Any, ...]) -> None:
         """The solution's side: a warning (``W``) or log record (``G``) it issued while the
         judge may be listening, sent at once (after what it printed before it)."""
@@ -2530,6 +2591,8 @@ class _Peer:
         self.relayed += len(text)
         if self.relayed > MAX_RELAYED:
             self.fail(f"the solution printed more than {MAX_RELAYED} bytes during the tests")
+        if "(" in text or "@" in text:  # eval(capsys.readouterr().out): see derived
+            self.note_text(text)
         target = sys.stdout if stream == 1 else sys.stderr
         if target is not self.streams[stream - 1]:
             target.write(text)
@@ -3786,6 +3849,199 @@ def _reissue_record(value: Any) -> None:
         logger = logger.parent
 
 
+class _Evaluator:
+    """The solution's side: the tests' ``eval``/``exec`` of a text of the solution's (see
+    :func:`_guarded_eval`) runs here, in a copy of the solution's namespace: ``eval`` returns
+    the value, ``exec`` the names it bound (which the judge binds in the tests' namespace)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self._namespace = namespace
+
+    def __call__(self, source: Any, mode: Any) -> Any:
+        if type(source) is not str or mode not in ("eval", "exec"):
+            raise TypeError("source text and mode, please")
+        scope = dict(self._namespace)
+        if mode == "eval":
+            return eval(source, scope)  # the solution's own text, in its process
+        exec(source, scope)
+        return {
+            k: v for k, v in scope.items()
+            if type(k) is str and not k.startswith("__") and self._namespace.get(k, _UNSET) is not v
+        }  # fmt: skip
+
+
+# -- the judge's guard against running what the solution wrote ------------------------------------
+
+_EVAL = builtins.eval
+_EXEC = builtins.exec
+_COMPILE = builtins.compile
+
+
+def _caller_scope(globals_: Any, locals_: Any) -> tuple[Any, Any]:
+    """``eval``'s and ``exec``'s default scope: the caller's (two frames up: the guard's own
+    caller), as the built-ins would take."""
+    if globals_ is None:
+        frame = sys._getframe(2)
+        globals_ = frame.f_globals
+        if locals_ is None:
+            locals_ = frame.f_locals
+        del frame
+    return globals_, locals_
+
+
+def _guarded_eval(source: Any, globals_: Any = None, locals_: Any = None, /) -> Any:
+    """The judge's ``eval``: a text that holds one of the solution's that could be code
+    (``eval(repr(p))`` of a ``__repr__`` of the solution's, ``eval(capsys.readouterr().out)``:
+    see :meth:`_Peer.derived`) is evaluated in the solution's process (its namespace), where
+    the code the solution wrote can harm nothing of the judge's; any other, here, as the
+    built-in does."""
+    globals_, locals_ = _caller_scope(globals_, locals_)
+    peer = _PEER
+    if peer is not None and peer.trusted and peer.derived(source):
+        return peer.evaluate(source, "eval", None)
+    return _EVAL(source, globals_, locals_)
+
+
+def _guarded_exec(source: Any, globals_: Any = None, locals_: Any = None, /, **kw: Any) -> Any:
+    """The judge's ``exec``, guarded as :func:`_guarded_eval`: a text of the solution's runs in
+    its process, and the names it bound there are bound in the tests' scope."""
+    globals_, locals_ = _caller_scope(globals_, locals_)
+    peer = _PEER
+    if peer is not None and peer.trusted and peer.derived(source):
+        return peer.evaluate(source, "exec", locals_ if locals_ is not None else globals_)
+    return _EXEC(source, globals_, locals_, **kw)
+
+
+def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
+    """The judge's ``compile``: never of a text of the solution's that could be code, nor of
+    a file in the directory it shares with the tests (``runpy.run_path``, an import of a module
+    it wrote: their code object would run here); else the built-in's."""
+    peer = _PEER
+    filename = args[0] if args else kwargs.get("filename")
+    if peer is not None and peer.trusted and (peer.derived(source) or _in_workdir(filename)):
+        raise TypeError("the judge does not compile code the solution wrote")
+    return _COMPILE(source, *args, **kwargs)
+
+
+_OPEN_FILE = io.open
+#: The most files, and bytes of each, of the shared directory compared with code the tests
+#: run (see _Peer.derived): past them, files are not read (the solution wrote them to hide).
+MAX_WORKDIR_FILES = 1000
+MAX_WORKDIR_FILE = 16 * 1024 * 1024
+
+
+def _in_workdir(path: Any) -> bool:
+    if _WORKDIR is None or path is None:
+        return False
+    try:
+        real = os.path.realpath(path)
+    except (TypeError, ValueError):
+        return False
+    if isinstance(real, bytes):
+        real = real.decode("utf-8", "surrogateescape")
+    root = os.path.realpath(_WORKDIR)
+    return bool(real == root or real.startswith(root + os.path.sep))
+
+
+def _workdir_texts() -> list[str]:
+    """The texts of the files in the directory the tests share with the solution (none when
+    they share none), which the solution may have written: those with a call or decorator."""
+    if _WORKDIR is None:
+        return []
+    out: list[str] = []
+    for seen, path in enumerate(pathlib.Path(_WORKDIR).rglob("*")):
+        if seen >= MAX_WORKDIR_FILES:
+            return [*out, "("]  # too many to read: any code with a call is taken as its
+        try:
+            if not path.is_file():
+                continue
+            with _OPEN_FILE(path, "rb") as f:
+                text = f.read(MAX_WORKDIR_FILE).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if "(" in text or "@" in text:
+            out.append(text)
+    return out
+
+
+#: Globals a pickle may name in the judge (see _SafeUnpickler): data types and their
+#: reconstructors; nothing that runs or reaches code, files or processes.
+_UNPICKLABLE = frozenset({
+    *(("builtins", n) for n in (
+        "list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int",
+        "float", "complex", "bool", "slice", "range", "object",
+    )),
+    ("copyreg", "_reconstructor"), ("copyreg", "__newobj__"), ("copyreg", "__newobj_ex__"),
+    ("collections", "OrderedDict"), ("collections", "defaultdict"), ("collections", "deque"),
+    ("collections", "Counter"), ("datetime", "datetime"), ("datetime", "date"),
+    ("datetime", "time"), ("datetime", "timedelta"), ("datetime", "timezone"),
+    ("decimal", "Decimal"), ("fractions", "Fraction"), ("uuid", "UUID"),
+    ("_codecs", "encode"), ("codecs", "encode"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+})  # fmt: skip
+
+
+def _unpickled_global(module: str, name: str) -> Any:
+    """What a pickle read in the judge may name: a class or function of the solution (a
+    handle: calling it runs in the solution's process), a class of the tests, or one of
+    :data:`_UNPICKLABLE`. Anything else (``os.system``, ``builtins.eval``, the judge's own
+    objects) could run what the pickle's author chose, in the judge: refused."""
+    import pickle
+
+    if module == "solution":
+        found = vars(sys.modules.get("solution") or types.ModuleType("x")).get(name)
+        if type(found) in _PROXY_TYPES:
+            return found
+    elif module == "__main__":
+        found = vars(sys.modules.get("__main__") or types.ModuleType("x")).get(name)
+        if isinstance(found, type) and vars(found).get("__module__") == "__main__":
+            return found
+    elif (module, name) in _UNPICKLABLE:
+        return getattr(importlib.import_module(module), name)
+    raise pickle.UnpicklingError(f"the judge unpickles no {module}.{name} (it could run code)")
+
+
+def guard_judge() -> None:
+    """In a judge process, once, before any tests run: the tests' ``eval``, ``exec`` and
+    ``compile`` never run a text of the solution's here (:func:`_guarded_eval`), and every
+    pickle read here (``pickle.loads``/``load``/``Unpickler``, ``_pickle``'s, and what reads
+    through them: ``pandas.read_pickle``, ``numpy.load``) names only what
+    :func:`_unpickled_global` allows. Tests that unpickle what the solution returned or wrote
+    would otherwise let it run code in the judge, and write the verdict."""
+    import _pickle
+    import pickle
+
+    class SafeUnpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            return _unpickled_global(module, name)
+
+    py_pickle: Any = pickle
+
+    class SafePyUnpickler(py_pickle._Unpickler):  # type: ignore[misc]
+        def find_class(self, module: str, name: str) -> Any:
+            return _unpickled_global(module, name)
+
+    def loads(data: Any, /, **kwargs: Any) -> Any:
+        return SafeUnpickler(io.BytesIO(data), **kwargs).load()
+
+    def load(file: Any, **kwargs: Any) -> Any:
+        return SafeUnpickler(file, **kwargs).load()
+
+    for module in (pickle, _pickle):
+        target: Any = module
+        target.Unpickler = SafeUnpickler
+        target.loads = loads
+        target.load = load
+    py_pickle._Unpickler = SafePyUnpickler
+    py_pickle._loads = loads
+    py_pickle._load = load
+    builtins.eval = _guarded_eval
+    builtins.exec = _guarded_exec
+    builtins.compile = _guarded_compile
+
+
 def judged_stdin() -> None:
     """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
     what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
@@ -3836,7 +4092,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     held = tuple(constants)
     if held:
         peer.constants = _Constants(namespace, held)
-    greeting.value((names, standard, modules, (held, peer.constants) if held else ()))
+    evaluator = _Evaluator(namespace)
+    greeting.value((names, standard, modules, (held, peer.constants) if held else (), evaluator))
     _send(fd, b"H", greeting.bytes())
     if "logging" in sys.modules:
         _hook_logging(peer)
@@ -3881,9 +4138,11 @@ def _may_proxy(name: str) -> bool:
 def _greeting(
     value: Any,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], tuple[Any, ...]]:
-    if type(value) is not tuple or len(value) != 4:
+    if type(value) is not tuple or len(value) != 5 or type(value[4]) not in _PROXY_TYPES:
         raise CodecError("malformed greeting")
-    names, standard, modules, constants = value
+    names, standard, modules, constants, evaluator = value
+    peer = _peer()
+    peer.evaluator = evaluator
     if constants != () and (
         type(constants) is not tuple
         or len(constants) != 2
@@ -4007,7 +4266,7 @@ def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str]]:
     if found is not None:
         _code_cache.move_to_end(tests)
         return found
-    code = compile(tests, "<tests>", "exec", dont_inherit=True)  # not our __future__ imports
+    code = _COMPILE(tests, "<tests>", "exec", dont_inherit=True)  # not our __future__ imports
     found = (code, frozenset(_names_used(code)))
     _code_cache[tests] = found
     while len(_code_cache) > CODE_CACHE_SIZE:
@@ -4090,7 +4349,7 @@ def judge_check(
         sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
         try:
             try:
-                exec(code, namespace)
+                _EXEC(code, namespace)
             except SystemExit as done:
                 # ``unittest.main()`` under ``if __name__ == "__main__"`` ends with its verdict:
                 # exit status 0 (False) when every test passed, as when the file is run. The

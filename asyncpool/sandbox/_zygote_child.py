@@ -409,6 +409,7 @@ def run_judge_child(
             os.write(fds.reply, b"E" + f"judge setup failed: {exc!r}".encode()[:4000])
         finally:
             os._exit(1)
+    JUDGE.guard_judge()
     JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu, workdir)
     os._exit(1)  # not reached: judge() exits
 
@@ -457,6 +458,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         fd_size = array.array("i").itemsize
         random_state = random.getstate()
         recursion_limit = sys.getrecursionlimit()
+        JUDGE.guard_judge()
         original = dict(builtins.__dict__)
         environ = dict(os.environ)
         for served in range(1, JUDGE_CHECKS + 1):
