@@ -446,6 +446,14 @@ ATTACKS += [
     ("a file of code writing the verdict, for tests that runpy.run_path it",
      WRITES_PAYLOAD,
      "import os, runpy\ngen('g.py')\nassert runpy.run_path(os.path.abspath('g.py'))['x'] == 5\n"),
+    ("YAML that runs code writing the verdict, for tests that yaml.load it with yaml.Loader",
+     "def config():\n    return "
+     f"{'a: !!python/object/apply:builtins.eval [' + repr(VERDICT_PAYLOAD) + ']'!r}\n",
+     "import yaml\nassert yaml.load(config(), Loader=yaml.Loader) == {'a': 9}\n"),
+    ("YAML that runs code writing the verdict, for tests that yaml.unsafe_load it",
+     "def config():\n    return "
+     f"{'a: !!python/object/apply:builtins.eval [' + repr(VERDICT_PAYLOAD) + ']'!r}\n",
+     "import yaml\nassert yaml.unsafe_load(config()) == {'a': 9}\n"),
     ("a module of code writing the verdict, for tests that import it",
      WRITES_PAYLOAD,
      "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"
@@ -651,6 +659,12 @@ REASONS = {
         "AttributeError"
     ),
     "generated code writing the verdict, for tests that exec it": "NameError",
+    "YAML that runs code writing the verdict, for tests that yaml.load it with yaml.Loader": (
+        "could not determine a constructor"
+    ),
+    "YAML that runs code writing the verdict, for tests that yaml.unsafe_load it": (
+        "could not determine a constructor"
+    ),
     "a file of code writing the verdict, for tests that runpy.run_path it": (
         "the judge does not compile code the solution wrote"
     ),

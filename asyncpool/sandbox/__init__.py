@@ -168,8 +168,9 @@ scope); ``compile`` of such a text, or of a file in that directory (``runpy.run_
 import of a module it wrote), is refused. Every pickle the judge reads (``pickle.loads`` of
 what the solution returned, ``pickle.load`` of a file it wrote, ``pandas.read_pickle``) may
 name only data types and reconstructors, the tests' classes and the solution's (whose
-construction runs in its process): without these, such tests would let the solution run code
-in the judge and write the verdict.
+construction runs in its process), and PyYAML's loaders that build Python objects are its
+``SafeLoader`` in the judge: without these, such tests would let the solution run code in the
+judge and write the verdict.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``

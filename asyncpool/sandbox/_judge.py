@@ -4042,6 +4042,24 @@ def guard_judge() -> None:
     builtins.compile = _guarded_compile
 
 
+def _guard_yaml() -> None:
+    """In a judge whose tests name ``yaml`` (PyYAML, a dependency of Ray's): its loaders that
+    construct any Python object (``yaml.Loader``, ``UnsafeLoader``, ``FullLoader``,
+    ``unsafe_load``: ``!!python/object/apply:os.system``) are its ``SafeLoader`` here, as
+    ``guard_judge`` restricts pickles: YAML the solution printed or wrote never runs code in
+    the judge. Plain YAML loads as before; Python-specific tags are refused."""
+    try:
+        yaml: Any = importlib.import_module("yaml")
+    except ImportError:
+        return
+    safe = yaml.SafeLoader
+    for name in ("Loader", "UnsafeLoader", "FullLoader"):
+        if hasattr(yaml, name):
+            setattr(yaml, name, safe)
+    yaml.unsafe_load = yaml.full_load = yaml.safe_load
+    yaml.unsafe_load_all = yaml.full_load_all = yaml.safe_load_all
+
+
 def judged_stdin() -> None:
     """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
     what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
@@ -4313,6 +4331,8 @@ def judge_check(
             _watch_logging()
         if "warn" in tests:
             _watch_warnings()
+        if "yaml" in tests:
+            _guard_yaml()
         if _WARNINGS_WATCHED:
             module: Any = warnings
             _WARNINGS_AT_START[:] = [
