@@ -432,6 +432,11 @@ ATTACKS += [
      f"def show():\n    print({VERDICT_PAYLOAD!r})\n",
      "import io, contextlib\nf = io.StringIO()\nwith contextlib.redirect_stdout(f):\n"
      "    show()\nassert eval(f.getvalue()) == [9]\n"),
+    ("printed code writing the verdict, for tests that eval a piece of what it printed",
+     f"def show():\n    print('result =', {VERDICT_PAYLOAD!r})\n    print('Point(1)')\n",
+     "import io, contextlib\nf = io.StringIO()\nwith contextlib.redirect_stdout(f):\n"
+     "    show()\nline = f.getvalue().split('=', 1)[1].splitlines()[0]\n"
+     "assert eval(line.replace('Point', 'P')) == [9]\n"),
     ("generated code writing the verdict, for tests that exec it",
      f"def make_code():\n    return 'x = ' + {VERDICT_PAYLOAD!r}\n",
      "exec(make_code())\nassert add(1) == 6\n"),

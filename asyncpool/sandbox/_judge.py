@@ -2487,6 +2487,11 @@ class _Peer:
             return
         self.texts.append(text)
         self.text_size += len(text)
+        if "\n" in text:
+            self.texts.extend(
+                line for line in text.splitlines()
+                if len(line) >= 8 and ("(" in line or "@" in line)
+            )
 
     def evaluate(self, source: Any, mode: str, scope: Any) -> Any:
         """The judge's side: run the tests' ``eval``/``exec`` of a text of the solution's in
@@ -2515,9 +2520,13 @@ class _Peer:
             source = bytes(source).decode("utf-8", "replace")
         if not isinstance(source, str) or ("(" not in source and "@" not in source):
             return False
-        if self.texts_overflow or any(text in source for text in self.texts):
-            return True
-        return any(text in source or source in text for text in _workdir_texts())
+        # Its text in the source, or the source cut from its text (``out.split("=")[1]``);
+        # and each of its lines (what survives the tests' ``.replace`` of another line).
+        stripped = source.strip()
+        return self.texts_overflow or any(
+            text in source or stripped in text
+            for text in (*self.texts, *_workdir_texts())
+        )
 
     def notify(self, kind: bytes, value: tuple[Any, ...]) -> None:
         """The solution's side: a warning (``W``) or log record (``G``) it issued while the
