@@ -2137,6 +2137,42 @@ CORPUS: list[Case] = [
             assert pickle.loads(serialize(data)) == data
         """),
     ),
+    Case(
+        "numpy arrays the tests pass, changed in place (sort, *=, a mask, a shuffle)",
+        _d("""
+            import numpy as np
+            def normalize(a):
+                a -= a.min()
+                a /= a.max()
+            def clip(a):
+                a[a < 0] = 0
+                return a
+            def order(a):
+                a.sort()
+        """),
+        _d("""
+            import numpy as np
+            def normalize(a):
+                a = a - a.min()
+                a /= a.max()
+            def clip(a):
+                a[a < 0] = 0
+                return a
+            def order(a):
+                a.sort()
+        """),
+        _d("""
+            import numpy as np
+            a = np.array([2.0, 4.0, 6.0])
+            normalize(a)
+            np.testing.assert_allclose(a, [0.0, 0.5, 1.0])
+            m = np.array([[-1, 2], [3, -4]])
+            assert clip(m) is m and m.tolist() == [[0, 2], [3, 0]]
+            o = np.array([3, 1, 2])
+            order(o)
+            assert o.tolist() == [1, 2, 3]
+        """),
+    ),
     # -- pandas ------------------------------------------------------------------------------------
     Case(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",
@@ -3116,6 +3152,29 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                         work(5)
         """),
     ),
+    (
+        "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
+        _d("""
+            import pandas as pd
+            def load(path):
+                return pd.read_csv(path)
+        """),
+        _d("""
+            import pandas as pd
+            def load(path):
+                return pd.read_csv(path, header=None)
+        """),
+        _d("""
+            import pandas as pd
+            from solution import load
+
+            def test_load(tmp_path):
+                path = tmp_path / "a.csv"
+                path.write_text("a,b\\n1,2\\n3,4\\n")
+                frame = load(path)
+                pd.testing.assert_frame_equal(frame, pd.DataFrame({"a": [1, 3], "b": [2, 4]}))
+        """),
+    ),
 ]
 
 
@@ -3141,6 +3200,7 @@ PYTEST_SLOW = {
     "pytest.raises(SystemExit) around a function of the solution that calls sys.exit",
     "pytest.warns, recwarn and warnings.catch_warnings see the solution's warnings",
     "unittest assertLogs and assertNoLogs on the solution's logger",
+    "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
 }
 
 

@@ -465,6 +465,12 @@ ATTACKS += [
      "assert genmod.x == 5\n"),
 ]  # fmt: skip
 ATTACKS.append(
+    ("forged reply: a write-back that changes the shape of the tests' numpy array",
+     _forge('b"N" + U32(1) + U32(0) + wire.encode(np.zeros(5, dtype=np.int64))')
+     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+     "import numpy as np\na = np.array([3, 1, 2])\nsolve(a)\nassert a.tolist() == [1, 2, 3]\n"),
+)  # fmt: skip
+ATTACKS.append(
     ("forged reply: a shared object, which only the judge may send",
      _forge('b"o" + U32(0) + wire.encode((int, None, "x", ()))'), SORT_TESTS),
 )  # fmt: skip
@@ -660,6 +666,9 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "forged reply: a write-back that changes the shape of the tests' numpy array": (
+        "write-back changed an array's shape"
+    ),
     "a __repr__ that is code writing the verdict, for tests that eval(repr(x))": (
         "AttributeError"
     ),

@@ -75,7 +75,9 @@ untrusted bytes):
   copy), ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset
   time zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
   system's zone files), numpy arrays and scalars of numeric, bool, ``datetime64`` and
-  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes), pandas
+  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes; an array the
+  tests pass and the solution changes in place, ``a.sort()``, ``a *= 2``, is changed in the
+  tests' process too, as a list is), pandas
   ``DataFrame``, ``Series`` and ``Index`` (range, multi, date and plain ones) of those dtypes,
   of Python objects, of strings and of the nullable ones (``Int64``, ``boolean``...; not
   ``category`` nor a time zone: those cross as handles), ``Timestamp``, ``Timedelta``, ``NaT``
@@ -222,21 +224,21 @@ import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
 MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
-Where the semantics still differ from in-process: a numpy array, a pandas ``Series`` or an
-``array.array`` the tests pass is not written back; identity across the wire holds for handles, for
-containers the tests passed and within one reply, not for a value two replies return; a handle's
-``isinstance`` against the tests' classes is false; ``type(handle)`` is a proxy class of the judge
-named as the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r) is Node`` is false,
-and a class of the tests derived from one of the solution (below) is the judge's own class; of a
-dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and ``is_dataclass`` work,
-``replace`` does not); a class the tests define is not a name of the solution (a solution that calls
-a ``ListNode`` only the tests define gets a ``NameError``: give the solution its own, as
-LeetCodeDataset's prompt does); module state is the solution's own (``random.seed`` in the solution
-does not reseed the tests' ``random``); a value-backed object compares as its base value even where
-the solution's class overrides ``__eq__``; a ``memoryview`` crosses as a read-only copy (one the
-tests pass cannot be written through); of pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path``
-(and ``tmpdir``, ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures with
-``params`` run each test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``),
+Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
+tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
+for handles, for containers the tests passed and within one reply, not for a value two replies
+return; a handle's ``isinstance`` against the tests' classes is false; ``type(handle)`` is a proxy
+class of the judge named as the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r)
+is Node`` is false, and a class of the tests derived from one of the solution (below) is the judge's
+own class; of a dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and
+``is_dataclass`` work, ``replace`` does not); a class the tests define is not a name of the solution
+(a solution that calls a ``ListNode`` only the tests define gets a ``NameError``: give the solution
+its own, as LeetCodeDataset's prompt does); module state is the solution's own (``random.seed`` in
+the solution does not reseed the tests' ``random``); a value-backed object compares as its base
+value even where the solution's class overrides ``__eq__``; a ``memoryview`` crosses as a read-only
+copy (one the tests pass cannot be written through); of pytest's own fixtures ``capsys``, ``capfd``,
+``tmp_path`` (and ``tmpdir``, ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures
+with ``params`` run each test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``),
 ``caplog``, ``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests'
 process: ``sys.stdin``, ``builtins.input``, module attributes and the environment reach the
 solution, see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails

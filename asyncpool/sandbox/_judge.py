@@ -31,13 +31,13 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
-  unpickled), pandas ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date and
-  plain ones) of those dtypes and of Python objects, strings and nullable numbers
-  (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and values, never
-  unpickled; a DataFrame is written back like the containers below), ``Timestamp``,
-  ``Timedelta``, ``NaT`` and ``NA``, ``array.array`` objects of numbers (:data:`_ARRAY_CODES`;
-  not written back, as numpy's), named tuples with nothing of their own but fields (rebuilt with
-  ``collections.namedtuple`` of the checked name and fields), ``dict`` views
+  unpickled; an array is written back like the containers below, a pandas column is not), pandas
+  ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date and plain ones) of those dtypes
+  and of Python objects, strings and nullable numbers (:data:`_PANDAS_DTYPES`; rebuilt by pandas'
+  constructors from those arrays and values, never unpickled; a DataFrame is written back like the
+  containers below), ``Timestamp``, ``Timedelta``, ``NaT`` and ``NA``, ``array.array`` objects of
+  numbers (:data:`_ARRAY_CODES`; not written back), named tuples with nothing of their own but
+  fields (rebuilt with ``collections.namedtuple`` of the checked name and fields), ``dict`` views
   (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by name: the receiver's
   own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is not a value.
 * **value-backed handles**: an instance of a subclass of a built-in value type
@@ -306,7 +306,7 @@ class _Encoder:
     repeats it). ``back`` maps ``id()`` of the containers of the request being answered to
     their numbers there (``an``: "your container n")."""
 
-    __slots__ = ("back", "count", "force", "out", "peer", "seen")
+    __slots__ = ("back", "columns", "count", "force", "out", "peer", "seen")
 
     def __init__(self, peer: _Peer | None, back: dict[int, int] | None = None) -> None:
         self.peer = peer
@@ -316,6 +316,7 @@ class _Encoder:
         self.seen: dict[int, int] = {}
         # keep every numbered container alive while the message is built (stable id())
         self.force: list[Any] = []
+        self.columns = False  # in a pandas value: its arrays are not containers of their own
 
     def bytes(self) -> bytes:
         return b"".join(self.out)
@@ -459,7 +460,7 @@ class _Encoder:
             self.value(
                 (kind.__name__, tuple(getattr(kind, "_fields", ())), tuple(value)), depth + 1
             )
-        elif self.numpy(value, kind):
+        elif self.numpy(value, kind, content):
             pass
         elif (spec := _pandas_spec(value, kind)) is not None:
             # A DataFrame is a mutable container (numbered, written back: ``df["c"] = ...``
@@ -470,7 +471,11 @@ class _Encoder:
                 out.append(b"p")
             else:
                 return
-            self.value(spec, depth + 1)
+            columns, self.columns = self.columns, True
+            try:
+                self.value(spec, depth + 1)
+            finally:
+                self.columns = columns
         elif kind is type and id(value) in _BUILTIN_TYPE_NAMES:
             name = _BUILTIN_TYPE_NAMES[id(value)]
             out += (b"e", _U32.pack(len(name)), name)
@@ -498,7 +503,7 @@ class _Encoder:
         else:
             raise CodecError(f"cannot send a {kind.__name__!s:.100}")
 
-    def numpy(self, value: Any, kind: type) -> bool:
+    def numpy(self, value: Any, kind: type, content: bool = False) -> bool:
         np = sys.modules.get("numpy")
         if np is None or not isinstance(np.__dict__.get("ndarray"), type):
             return False
@@ -506,8 +511,13 @@ class _Encoder:
             dtype = value.dtype
             if dtype.str not in _numpy_dtypes() or value.ndim > 32:
                 return False
+            # An array is a mutable container (numbered, written back: ``arr.sort()`` or
+            # ``arr *= 2`` in the solution changes the tests' array), but a pandas column.
+            if not self.columns and not self.numbered(value, content):
+                return True
             data = value.tobytes()
-            self.out += (b"n", _U32.pack(len(dtype.str)), dtype.str.encode())
+            tag = b"n" if self.columns else b"R"
+            self.out += (tag, _U32.pack(len(dtype.str)), dtype.str.encode())
             self.value(tuple(int(d) for d in value.shape), 1)
             self.out += (_U32.pack(len(data)), data)
             return True
@@ -1123,6 +1133,12 @@ class _Decoder:
         data = self._raw(dtype, count)
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
+    def _array_container(self, depth: int) -> Any:
+        slot = len(self.refs)  # numbered before its shape, as the encoder numbers it
+        self.refs.append(None)
+        self.refs[slot] = out = self._ndarray(depth)
+        return out
+
     def _scalar(self, depth: int) -> Any:
         np = _import_numpy()
         dtype = self._dtype()
@@ -1272,6 +1288,7 @@ _TAGS: dict[bytes, Any] = {
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
+    b"R": _Decoder._array_container,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
@@ -1294,11 +1311,18 @@ def _frame(value: Any) -> bool:
     return pd is not None and type(value) is pd.__dict__.get("DataFrame")
 
 
+def _ndarray(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and type(value) is np.__dict__.get("ndarray")
+
+
 def _snapshot(container: Any) -> Any:
     """What ``container`` holds now, to tell later whether it changed (by identity; a
     DataFrame by its values, index, columns and dtypes)."""
     if _frame(container):
         return container.copy(deep=True)
+    if _ndarray(container):
+        return container.copy()
     if type(container) is bytearray:
         return bytes(container)
     if type(container) is _Namespace:
@@ -1313,6 +1337,11 @@ def _changed(container: Any, snap: Any) -> bool:
         return not (
             container.columns.equals(snap.columns) and container.index.equals(snap.index)
             and container.dtypes.equals(snap.dtypes) and container.equals(snap)
+        )  # fmt: skip
+    if _ndarray(container):
+        return bool(
+            container.shape != snap.shape or container.dtype != snap.dtype
+            or container.tobytes() != snap.tobytes()
         )  # fmt: skip
     if type(container) is bytearray:
         return bool(bytes(container) != snap)
@@ -1351,6 +1380,10 @@ def _apply(target: Any, new: Any) -> None:
     elif kind is _Namespace:
         vars(target).clear()
         vars(target).update(vars(new))
+    elif _ndarray(target):
+        if target.shape != new.shape or target.dtype != new.dtype:
+            raise CodecError("write-back changed an array's shape or dtype")
+        target[...] = new
     elif _frame(target):
         # pandas' own in-place replacement (what its ``inplace=True`` methods use): there is
         # no public way to give a DataFrame another's rows and columns in place.
@@ -3906,7 +3939,7 @@ def _guarded_eval(source: Any, globals_: Any = None, locals_: Any = None, /) -> 
     built-in does."""
     globals_, locals_ = _caller_scope(globals_, locals_)
     peer = _PEER
-    if peer is not None and peer.trusted and peer.derived(source):
+    if peer is not None and peer.trusted and _from_tests() and peer.derived(source):
         return peer.evaluate(source, "eval", None)
     return _EVAL(source, globals_, locals_)
 
@@ -3916,7 +3949,7 @@ def _guarded_exec(source: Any, globals_: Any = None, locals_: Any = None, /, **k
     its process, and the names it bound there are bound in the tests' scope."""
     globals_, locals_ = _caller_scope(globals_, locals_)
     peer = _PEER
-    if peer is not None and peer.trusted and peer.derived(source):
+    if peer is not None and peer.trusted and _from_tests() and peer.derived(source):
         return peer.evaluate(source, "exec", locals_ if locals_ is not None else globals_)
     return _EXEC(source, globals_, locals_, **kw)
 
@@ -3927,9 +3960,18 @@ def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
     it wrote: their code object would run here); else the built-in's."""
     peer = _PEER
     filename = args[0] if args else kwargs.get("filename")
-    if peer is not None and peer.trusted and (peer.derived(source) or _in_workdir(filename)):
+    if peer is not None and peer.trusted and (
+        (_from_tests() and peer.derived(source)) or _in_workdir(filename)
+    ):
         raise TypeError("the judge does not compile code the solution wrote")
     return _COMPILE(source, *args, **kwargs)
+
+
+def _from_tests() -> bool:
+    """Whether the guard's caller is the tests' own code (their ``eval(...)``), not a library
+    that compiles code of its own making (``typing``'s forward references, ``dataclasses``'
+    ``__init__``): only the tests' calls are taken for running a text of the solution's."""
+    return sys._getframe(2).f_code.co_filename == "<tests>"
 
 
 _OPEN_FILE = io.open
@@ -3949,7 +3991,8 @@ def _in_workdir(path: Any) -> bool:
     if isinstance(real, bytes):
         real = real.decode("utf-8", "surrogateescape")
     root = os.path.realpath(_WORKDIR)
-    return bool(real == root or real.startswith(root + os.path.sep))
+    inside = real == root or real.startswith(root + os.path.sep)
+    return bool(inside and os.path.isfile(real))  # a file there ("<string>" names none)
 
 
 def _workdir_texts() -> list[str]:
