@@ -36,6 +36,17 @@ class Case:
     tests: str
     entry_point: str | None = None
 
+    @classmethod
+    def twin(
+        cls, name: str, solution: str, change: tuple[str, str], tests: str,
+        entry_point: str | None = None,
+    ) -> Case:  # fmt: skip
+        """A case whose wrong twin is ``solution`` with one change, ``(old, new)``: the one
+        place where the two differ, read at a glance."""
+        old, new = change
+        assert solution.count(old) == 1, (name, old)
+        return cls(name, solution, solution.replace(old, new), tests, entry_point)
+
 
 def _d(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
@@ -1920,7 +1931,7 @@ CORPUS: list[Case] = [
             assert issubclass(InvalidInput, AppError) and AppError.code == 7
         """),
     ),
-    Case(
+    Case.twin(
         "a generator to the tests' type checks (GeneratorType, inspect, send), a mock's spec",
         _d("""
             def running_total():
@@ -1934,18 +1945,10 @@ CORPUS: list[Case] = [
             def lookup(repo, key):
                 return repo.get(key) or "none"
         """),
-        _d("""
-            def running_total():
-                total = 0
-                while True:
-                    x = yield total
-                    total = x
-            class Repo:
-                def get(self, key):
-                    raise NotImplementedError
-            def lookup(repo, key):
-                return repo.get(key) or "none"
-        """),
+        (
+            '        total += x\n',
+            '        total = x\n',
+        ),
         _d("""
             import collections.abc
             import inspect
@@ -1962,7 +1965,7 @@ CORPUS: list[Case] = [
             repo.get.assert_called_once_with(1)
         """),
     ),
-    Case(
+    Case.twin(
         "the tests derive from the solution's abstract class (template method, classmethod)",
         _d("""
             from abc import ABC, abstractmethod
@@ -1982,23 +1985,11 @@ CORPUS: list[Case] = [
             def total_area(shapes):
                 return sum(s.area() for s in shapes)
         """),
-        _d("""
-            from abc import ABC, abstractmethod
-            class Shape(ABC):
-                def __init__(self, name):
-                    self.name = name
-                    self._described = 0
-                @abstractmethod
-                def area(self):
-                    ...
-                def describe(self):
-                    return f"{self.name}: {self.area() + 1}"
-                @classmethod
-                def unit(cls):
-                    return cls("unit")
-            def total_area(shapes):
-                return sum(s.area() for s in shapes)
-        """),
+        (
+            '        self._described += 1\n'
+            '        return f"{self.name}: {self.area()}"\n',
+            '        return f"{self.name}: {self.area() + 1}"\n',
+        ),
         _d("""
             class Square(Shape):
                 def __init__(self, name, side):
@@ -2020,7 +2011,7 @@ CORPUS: list[Case] = [
                 raise AssertionError("an abstract method left out")
         """),
     ),
-    Case(
+    Case.twin(
         "the tests derive from solution classes whose methods use isinstance, super, type(self)",
         _d("""
             from dataclasses import dataclass
@@ -2047,31 +2038,10 @@ CORPUS: list[Case] = [
                 def norm(self):
                     return abs(self.x) + abs(self.y)
         """),
-        _d("""
-            from dataclasses import dataclass
-            class Vector:
-                def __init__(self, *c):
-                    self.c = c
-                def __eq__(self, other):
-                    return isinstance(other, Vector) and self.c == other.c
-                __hash__ = None
-                def __add__(self, other):
-                    return Vector(*(a + b for a, b in zip(self.c, other.c)))
-            class Rect:
-                def __init__(self, w, h):
-                    self.w, self.h = w, h
-                def area(self):
-                    return self.w * self.h
-            class Square(Rect):
-                def __init__(self, side):
-                    super().__init__(side, side)
-            @dataclass
-            class Point:
-                x: int
-                y: int = 0
-                def norm(self):
-                    return abs(self.x) + abs(self.y)
-        """),
+        (
+            '        return type(self)(*(a + b for a, b in zip(self.c, other.c)))\n',
+            '        return Vector(*(a + b for a, b in zip(self.c, other.c)))\n',
+        ),
         _d("""
             class V3(Vector):
                 pass
@@ -2087,7 +2057,7 @@ CORPUS: list[Case] = [
             assert p.norm() == 3 and p.scaled(2).norm() == 6 and repr(p) == "Point3(x=1, y=-2)"
         """),
     ),
-    Case(
+    Case.twin(
         "the tests eval the solution's repr and output, exec its code, unpickle its bytes",
         _d("""
             import pickle
@@ -2105,22 +2075,10 @@ CORPUS: list[Case] = [
             def serialize(data):
                 return pickle.dumps(data)
         """),
-        _d("""
-            import pickle
-            class Point:
-                def __init__(self, x, y):
-                    self.x, self.y = x, y
-                def __repr__(self):
-                    return f"Point({self.y}, {self.x})"
-                def __eq__(self, other):
-                    return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
-            def show(n):
-                print(list(range(n)))
-            def adder_code(n):
-                return f"def add(x):\\n    return x + {n}\\n"
-            def serialize(data):
-                return pickle.dumps(data)
-        """),
+        (
+            '        return f"Point({self.x}, {self.y})"\n',
+            '        return f"Point({self.y}, {self.x})"\n',
+        ),
         _d("""
             import contextlib
             import io
@@ -2137,7 +2095,7 @@ CORPUS: list[Case] = [
             assert pickle.loads(serialize(data)) == data
         """),
     ),
-    Case(
+    Case.twin(
         "numpy arrays the tests pass, changed in place (sort, *=, a mask, a shuffle)",
         _d("""
             import numpy as np
@@ -2150,17 +2108,10 @@ CORPUS: list[Case] = [
             def order(a):
                 a.sort()
         """),
-        _d("""
-            import numpy as np
-            def normalize(a):
-                a = a - a.min()
-                a /= a.max()
-            def clip(a):
-                a[a < 0] = 0
-                return a
-            def order(a):
-                a.sort()
-        """),
+        (
+            '    a -= a.min()\n',
+            '    a = a - a.min()\n',
+        ),
         _d("""
             import numpy as np
             a = np.array([2.0, 4.0, 6.0])
@@ -2174,7 +2125,7 @@ CORPUS: list[Case] = [
         """),
     ),
     # -- pandas ------------------------------------------------------------------------------------
-    Case(
+    Case.twin(
         "pandas: DataFrame, Series and Timestamp results, compared by pandas' own asserts",
         _d("""
             import pandas as pd
@@ -2187,17 +2138,10 @@ CORPUS: list[Case] = [
             def last(df):
                 return pd.to_datetime(df["d"]).max()
         """),
-        _d("""
-            import pandas as pd
-            def totals(df):
-                return df.groupby("k", as_index=False)["v"].max()
-            def join(a, b):
-                return pd.merge(a, b, on="id")
-            def clean(s):
-                return s.fillna(0).astype(int)
-            def last(df):
-                return pd.to_datetime(df["d"]).max()
-        """),
+        (
+            '    return df.groupby("k", as_index=False)["v"].sum()\n',
+            '    return df.groupby("k", as_index=False)["v"].max()\n',
+        ),
         _d("""
             import numpy as np
             import pandas as pd
@@ -2215,7 +2159,7 @@ CORPUS: list[Case] = [
             assert last(d) == pd.Timestamp("2021-05-06")
         """),
     ),
-    Case(
+    Case.twin(
         "pandas: the tests' DataFrame changed in place (dropna(inplace=True), a new column)",
         _d("""
             def clean(df):
@@ -2224,12 +2168,11 @@ CORPUS: list[Case] = [
                 df["double"] = df["a"] * 2
                 return df
         """),
-        _d("""
-            def clean(df):
-                df = df.dropna().reset_index(drop=True)
-                df["double"] = df["a"] * 2
-                return df
-        """),
+        (
+            '    df.dropna(inplace=True)\n'
+            '    df.reset_index(drop=True, inplace=True)\n',
+            '    df = df.dropna().reset_index(drop=True)\n',
+        ),
         _d("""
             import numpy as np
             import pandas as pd
@@ -2240,7 +2183,7 @@ CORPUS: list[Case] = [
         """),
     ),
     # -- threads, and the solution module's globals the tests set -------------------------------
-    Case(
+    Case.twin(
         "the solution's thread pool calls the tests' function",
         _d("""
             from concurrent.futures import ThreadPoolExecutor
@@ -2248,12 +2191,10 @@ CORPUS: list[Case] = [
                 with ThreadPoolExecutor(4) as ex:
                     return list(ex.map(fn, xs))
         """),
-        _d("""
-            from concurrent.futures import ThreadPoolExecutor
-            def pmap(fn, xs):
-                with ThreadPoolExecutor(4) as ex:
-                    return list(ex.map(fn, xs))[:-1]
-        """),
+        (
+            '        return list(ex.map(fn, xs))\n',
+            '        return list(ex.map(fn, xs))[:-1]\n',
+        ),
         _d("""
             seen = []
             def square(x):
@@ -2263,7 +2204,7 @@ CORPUS: list[Case] = [
             assert sorted(seen) == list(range(40))
         """),
     ),
-    Case(
+    Case.twin(
         "the tests' threads call a thread-safe class of the solution",
         _d("""
             import threading
@@ -2275,16 +2216,10 @@ CORPUS: list[Case] = [
                     with self._lock:
                         self.n += 1
         """),
-        _d("""
-            import threading
-            class Counter:
-                def __init__(self):
-                    self.n = 0
-                    self._lock = threading.Lock()
-                def inc(self):
-                    with self._lock:
-                        self.n += 1 if self.n != 100 else 2
-        """),
+        (
+            '            self.n += 1\n',
+            '            self.n += 1 if self.n != 100 else 2\n',
+        ),
         _d("""
             import threading
             c = Counter()
@@ -2299,18 +2234,17 @@ CORPUS: list[Case] = [
             assert c.n == 200
         """),
     ),
-    Case(
+    Case.twin(
         "the tests set a global of the solution module (solution.DEBUG = True)",
         _d("""
             DEBUG = False
             def mode():
                 return "debug" if DEBUG else "quiet"
         """),
-        _d("""
-            DEBUG = False
-            def mode():
-                return "quiet"
-        """),
+        (
+            '    return "debug" if DEBUG else "quiet"\n',
+            '    return "quiet"\n',
+        ),
         _d("""
             import solution
             assert mode() == "quiet"
@@ -2428,6 +2362,14 @@ def test_fidelity_table_honest_all_passed_twins_all_failed() -> None:
 
 #: (name, solution, wrong twin, a pytest test module). The in-process verdict is pytest's own:
 #: the solution saved as ``solution.py`` beside the tests, ``python -m pytest`` on them.
+def _pytest_twin(
+    name: str, solution: str, change: tuple[str, str], tests: str
+) -> tuple[str, str, str, str]:
+    """A pytest-style case whose wrong twin is ``solution`` with one change (see Case.twin)."""
+    case = Case.twin(name, solution, change, tests)
+    return (case.name, case.solution, case.wrong, case.tests)
+
+
 PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     (
         "pytest style: the tests read the solution module's state after each call",
@@ -2964,7 +2906,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert div(a, b) == q
         """),
     ),
-    (
+    _pytest_twin(
         "pytest.raises(SystemExit) around a function of the solution that calls sys.exit",
         _d("""
             import sys
@@ -2974,13 +2916,11 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                     sys.exit(2)
                 return int(args[0]) * 2
         """),
-        _d("""
-            import sys
-            def cli(args):
-                if not args:
-                    sys.exit(1)
-                return int(args[0]) * 2
-        """),
+        (
+            '        print("usage: cli N", file=sys.stderr)\n'
+            '        sys.exit(2)\n',
+            '        sys.exit(1)\n',
+        ),
         _d("""
             import pytest
             from solution import cli
@@ -2995,7 +2935,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert "usage" in capsys.readouterr().err
         """),
     ),
-    (
+    _pytest_twin(
         "caplog: the solution's log records, at the levels the tests set",
         _d("""
             import logging
@@ -3012,21 +2952,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                     logging.getLogger("calc").exception("bad division")
                     return None
         """),
-        _d("""
-            import logging
-            log = logging.getLogger(__name__)
-            def work(x):
-                log.debug("working on %s", x)
-                if x < 0:
-                    log.warning("negative %d", x)
-                return abs(x)
-            def safe_div(a, b):
-                try:
-                    return a / b
-                except ZeroDivisionError:
-                    logging.getLogger("calc").exception("bad division")
-                    return None
-        """),
+        (
+            '    log.info("working on %s", x)\n',
+            '    log.debug("working on %s", x)\n',
+        ),
         _d("""
             import logging
             from solution import safe_div, work
@@ -3054,7 +2983,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert caplog.records[0].levelname == "ERROR"
         """),
     ),
-    (
+    _pytest_twin(
         "pytest.warns, recwarn and warnings.catch_warnings see the solution's warnings",
         _d("""
             import warnings
@@ -3072,22 +3001,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                     warnings.warn("hidden")
                 return 2
         """),
-        _d("""
-            import warnings
-            class MyWarning(UserWarning):
-                pass
-            def old(x):
-                warnings.warn(f"old is deprecated ({x})", DeprecationWarning, stacklevel=2)
-                return x
-            def mine():
-                warnings.warn("mine", UserWarning)
-                return 1
-            def quiet():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    warnings.warn("hidden")
-                return 2
-        """),
+        (
+            '    warnings.warn("mine", MyWarning)\n',
+            '    warnings.warn("mine", UserWarning)\n',
+        ),
         _d("""
             import warnings
             import pytest
@@ -3117,7 +3034,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                         mine()
         """),
     ),
-    (
+    _pytest_twin(
         "unittest assertLogs and assertNoLogs on the solution's logger",
         _d("""
             import logging
@@ -3128,15 +3045,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                     log.error("negative")
                 return abs(x)
         """),
-        _d("""
-            import logging
-            log = logging.getLogger("app")
-            def work(x):
-                log.debug("working on %s", x)
-                if x < 0:
-                    log.error("negative")
-                return abs(x)
-        """),
+        (
+            '    log.info("working on %s", x)\n',
+            '    log.debug("working on %s", x)\n',
+        ),
         _d("""
             import unittest
             from solution import work
@@ -3152,18 +3064,17 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                         work(5)
         """),
     ),
-    (
+    _pytest_twin(
         "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
         _d("""
             import pandas as pd
             def load(path):
                 return pd.read_csv(path)
         """),
-        _d("""
-            import pandas as pd
-            def load(path):
-                return pd.read_csv(path, header=None)
-        """),
+        (
+            '    return pd.read_csv(path)\n',
+            '    return pd.read_csv(path, header=None)\n',
+        ),
         _d("""
             import pandas as pd
             from solution import load

@@ -514,6 +514,18 @@ ATTACKS += [
      _forge('b"q" + wire.encode(("F", ("R", 0, 0, 1, None), ("R", 0, 0, 1, None), ()))'),
      "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
+def _notifying(notice: str) -> str:
+    """A solution that sends the judge a forged warning or log record (``notice``: the
+    arguments of ``_Peer.notify``) and answers wrong."""
+    return _d(f"""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def solve(xs):
+            wire._PEER.notify({notice})
+            return xs
+    """)
+
+
 #: Tests that turn warnings into errors and judge in one ``all(map(...))``: a forged warning
 #: that the judge raised as a ``StopIteration`` would end the map early (``all`` true).
 WARNING_TESTS = _d("""
@@ -523,21 +535,9 @@ WARNING_TESTS = _d("""
 """)
 ATTACKS += [
     ("forged warning: a category that is no warning (StopIteration), under an error filter",
-     _d("""
-        import sys
-        wire = sys.modules["_asyncpool_judge"]
-        def solve(xs):
-            wire._PEER.notify(b"W", ("stop", "StopIteration", "<program>", 1))
-            return xs
-     """), WARNING_TESTS),
+     _notifying('b"W", ("stop", "StopIteration", "<program>", 1)'), WARNING_TESTS),
     ("forged warning: an exception class that is no warning, under an error filter",
-     _d("""
-        import sys
-        wire = sys.modules["_asyncpool_judge"]
-        def solve(xs):
-            wire._PEER.notify(b"W", ("no", "AssertionError", "<program>", 1))
-            return xs
-     """), WARNING_TESTS),
+     _notifying('b"W", ("no", "AssertionError", "<program>", 1)'), WARNING_TESTS),
     ("forged log record: an object of the solution's for the logger's name",
      _d("""
         import sys
