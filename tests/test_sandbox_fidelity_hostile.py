@@ -459,6 +459,10 @@ ATTACKS += [
      "def config():\n    return "
      f"{'a: !!python/object/apply:builtins.eval [' + repr(VERDICT_PAYLOAD) + ']'!r}\n",
      "import yaml\nassert yaml.unsafe_load(config()) == {'a': 9}\n"),
+    ("a docstring example writing the verdict, for tests that run the solution's doctests",
+     f'def add(a, b):\n    """Add.\n\n    >>> {VERDICT_PAYLOAD}\n    """\n    return a - b\n',
+     "import doctest\ndoctest.run_docstring_examples(add, {'add': add})\n"
+     "assert add(1, 2) == 3\n"),
     ("a module of code writing the verdict, for tests that import it",
      WRITES_PAYLOAD,
      "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"

@@ -161,18 +161,18 @@ same names), is handled by the tests' handlers of that logger and its ancestors 
 ``caplog``, ``assertLogs``); its message is formatted in the solution's process. At most 10,000
 of both per check are issued again; the rest are dropped.
 
-Code the solution wrote never runs in the judge: the tests' ``eval``, ``exec`` and ``compile``
-of a text that holds one the solution returned or printed with a call or a decorator in it
-(``eval(repr(p))``, ``eval(capsys.readouterr().out)``, ``exec(make_code())``), or the content of
-a file in the directory it shares with the tests (``exec(open(path).read())``), run in the
-solution's process, in a copy of its namespace (``exec``'s names are bound in the tests'
-scope); ``compile`` of such a text, or of a file in that directory (``runpy.run_path``, an
-import of a module it wrote), is refused. Every pickle the judge reads (``pickle.loads`` of
-what the solution returned, ``pickle.load`` of a file it wrote, ``pandas.read_pickle``) may
-name only data types and reconstructors, the tests' classes and the solution's (whose
-construction runs in its process), and PyYAML's loaders that build Python objects are its
-``SafeLoader`` in the judge: without these, such tests would let the solution run code in the
-judge and write the verdict.
+Code the solution wrote never runs in the judge: the tests' ``eval``, ``exec`` and ``compile`` (and
+``doctest``'s, running examples the tests asked for) of a text that holds one the solution returned
+or printed with a call or a decorator in it (``eval(repr(p))``, ``eval(capsys.readouterr().out)``,
+``exec(make_code())``, the examples of its docstrings), or the content of a file in the directory it
+shares with the tests (``exec(open(path).read())``), run in the solution's process, in a copy of its
+namespace (``exec``'s names are bound in the tests' scope); ``compile`` of such a text, or of a file
+in that directory (``runpy.run_path``, an import of a module it wrote), is refused. Every pickle the
+judge reads (``pickle.loads`` of what the solution returned, ``pickle.load`` of a file it wrote,
+``pandas.read_pickle``) may name only data types and reconstructors, the tests' classes and the
+solution's (whose construction runs in its process), and PyYAML's loaders that build Python objects
+are its ``SafeLoader`` in the judge: without these, such tests would let the solution run code in
+the judge and write the verdict.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``

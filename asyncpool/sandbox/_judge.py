@@ -3968,10 +3968,14 @@ def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _from_tests() -> bool:
-    """Whether the guard's caller is the tests' own code (their ``eval(...)``), not a library
-    that compiles code of its own making (``typing``'s forward references, ``dataclasses``'
-    ``__init__``): only the tests' calls are taken for running a text of the solution's."""
-    return sys._getframe(2).f_code.co_filename == "<tests>"
+    """Whether the guard's caller is the tests' own code (their ``eval(...)``), or ``doctest``
+    running examples the tests asked for (``doctest.run_docstring_examples(add, ...)`` runs
+    the examples of the solution's docstring), not a library that compiles code of its own
+    making (``typing``'s forward references, ``dataclasses``' ``__init__``, whose generated
+    text a solution could otherwise quote to have it routed): only those calls are taken for
+    running a text of the solution's."""
+    filename = sys._getframe(2).f_code.co_filename
+    return filename == "<tests>" or filename.endswith(("/doctest.py", "\\doctest.py"))
 
 
 _OPEN_FILE = io.open
