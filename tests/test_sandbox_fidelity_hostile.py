@@ -463,6 +463,19 @@ ATTACKS += [
      f'def add(a, b):\n    """Add.\n\n    >>> {VERDICT_PAYLOAD}\n    """\n    return a - b\n',
      "import doctest\ndoctest.run_docstring_examples(add, {'add': add})\n"
      "assert add(1, 2) == 3\n"),
+    ("a logging config whose factory runs a file writing the verdict, for dictConfig",
+     WRITES_PAYLOAD + "def config(path):\n    gen(path)\n    return {'version': 1, 'handlers': "
+     "{'h': {'()': 'runpy.run_path', 'path_name': path}}, 'root': {'handlers': ['h']}}\n",
+     "import logging.config, os\nlogging.config.dictConfig(config(os.path.abspath('c.py')))\n"
+     "assert logging.getLogger().level == 10\n"),
+    ("an ini file whose handler args write the verdict, for fileConfig",
+     "def write_ini(path):\n    with open(path, 'w') as f:\n        f.write('[loggers]\\nkeys=root"
+     "\\n[handlers]\\nkeys=h\\n[formatters]\\nkeys=\\n[logger_root]\\nlevel=DEBUG\\n"
+     "handlers=h\\n[handler_h]\\nclass=StreamHandler\\nargs=(' + "
+     f"{VERDICT_PAYLOAD!r} + ',)\\n')\n",
+     "import logging.config, os\nwrite_ini(os.path.abspath('l.ini'))\n"
+     "logging.config.fileConfig(os.path.abspath('l.ini'))\n"
+     "assert logging.getLogger().level == 99\n"),
     ("a module of code writing the verdict, for tests that import it",
      WRITES_PAYLOAD,
      "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"
@@ -677,6 +690,9 @@ REASONS = {
         "AttributeError"
     ),
     "generated code writing the verdict, for tests that exec it": "NameError",
+    "a logging config whose factory runs a file writing the verdict, for dictConfig": (
+        "Unable to configure handler"
+    ),
     "YAML that runs code writing the verdict, for tests that yaml.load it with yaml.Loader": (
         "could not determine a constructor"
     ),

@@ -170,9 +170,10 @@ namespace (``exec``'s names are bound in the tests' scope); ``compile`` of such 
 in that directory (``runpy.run_path``, an import of a module it wrote), is refused. Every pickle the
 judge reads (``pickle.loads`` of what the solution returned, ``pickle.load`` of a file it wrote,
 ``pandas.read_pickle``) may name only data types and reconstructors, the tests' classes and the
-solution's (whose construction runs in its process), and PyYAML's loaders that build Python objects
-are its ``SafeLoader`` in the judge: without these, such tests would let the solution run code in
-the judge and write the verdict.
+solution's (whose construction runs in its process); PyYAML's loaders that build Python objects are
+its ``SafeLoader`` in the judge; and a logging configuration (``dictConfig``, ``fileConfig``) may
+name only ``logging``'s classes, the tests', the solution's and ``sys.stdout``/``stderr``: without
+these, such tests would let the solution run code in the judge and write the verdict.
 
 Input: while the solution serves the tests, its ``sys.stdin`` (and ``.buffer``) and ``input``
 read what the tests give it, as in-process: an ``io.StringIO`` they put in ``sys.stdin``

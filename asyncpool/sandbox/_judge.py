@@ -3975,7 +3975,12 @@ def _from_tests() -> bool:
     text a solution could otherwise quote to have it routed): only those calls are taken for
     running a text of the solution's."""
     filename = sys._getframe(2).f_code.co_filename
-    return filename == "<tests>" or filename.endswith(("/doctest.py", "\\doctest.py"))
+    return filename == "<tests>" or filename.endswith(_RUNNERS)
+
+
+#: Standard modules that run text the tests hand them: ``doctest`` (examples), and
+#: ``logging.config`` (``fileConfig`` evaluates a file's ``class`` and ``args``).
+_RUNNERS = ("/doctest.py", "/logging/config.py")
 
 
 _OPEN_FILE = io.open
@@ -4096,6 +4101,39 @@ def guard_judge() -> None:
     builtins.eval = _guarded_eval
     builtins.exec = _guarded_exec
     builtins.compile = _guarded_compile
+
+
+def _guard_logging_config() -> None:
+    """In a judge whose tests configure logging (``logging.config.dictConfig`` of a dict the
+    solution returned, ``fileConfig`` of a file it wrote): the names a configuration resolves
+    (a handler's ``class``, a ``()`` factory, ``ext://``) may be only ``logging``'s, the tests'
+    own (``__main__``), the solution's (handles: they run in its process), or ``sys.stdout`` and
+    ``sys.stderr``; any other (``subprocess.getoutput``, ``ctypes.CDLL``) could run what the
+    solution chose, in the judge."""
+    config: Any = importlib.import_module("logging.config")
+    if getattr(config, "_asyncpool_guarded", False):
+        return
+    resolve, resolve_name = config.BaseConfigurator.resolve, config._resolve
+
+    def checked(name: Any) -> None:
+        root = name.split(".")[0] if isinstance(name, str) else None
+        if root not in ("logging", "__main__", "solution") and name not in _CONFIG_STREAMS:
+            raise ValueError(f"the judge resolves no {name!r} in a logging configuration")
+
+    def guarded_resolve(self: Any, name: Any) -> Any:
+        checked(name)
+        return resolve(self, name)
+
+    def guarded_resolve_name(name: Any) -> Any:
+        checked(name)
+        return resolve_name(name)
+
+    config.BaseConfigurator.resolve = guarded_resolve
+    config._resolve = guarded_resolve_name
+    config._asyncpool_guarded = True
+
+
+_CONFIG_STREAMS = frozenset({"sys.stdout", "sys.stderr"})
 
 
 def _guard_yaml() -> None:
@@ -4389,6 +4427,8 @@ def judge_check(
             _watch_warnings()
         if "yaml" in tests:
             _guard_yaml()
+        if "Config" in tests:  # logging.config.dictConfig / fileConfig
+            _guard_logging_config()
         if _WARNINGS_WATCHED:
             module: Any = warnings
             _WARNINGS_AT_START[:] = [
