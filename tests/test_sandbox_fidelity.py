@@ -1225,7 +1225,7 @@ CORPUS: list[Case] = [
         """),
         "import sys\nsys.setrecursionlimit(20000)\nassert depth(8000) == 8000\n",
     ),
-    Case(
+    Case.twin(
         "builtins.open patched with mock_open: read, iterated, written and asserted",
         _d("""
             def first(path):
@@ -1238,17 +1238,10 @@ CORPUS: list[Case] = [
                 with open(path, "w") as f:
                     f.write(text)
         """),
-        _d("""
-            def first(path):
-                with open(path) as f:
-                    return f.readline()
-            def count(path):
-                with open(path) as f:
-                    return sum(1 for _ in f)
-            def save(path, text):
-                with open(path, "w") as f:
-                    f.write(text)
-        """),
+        (
+            '        return f.readline().strip()\n',
+            '        return f.readline()\n',
+        ),
         _d("""
             from unittest.mock import mock_open, patch
             with patch("builtins.open", mock_open(read_data="hello\\nworld\\n")):
@@ -1267,7 +1260,7 @@ CORPUS: list[Case] = [
                     assert False
         """),
     ),
-    Case(
+    Case.twin(
         "unittest.mock patches of random, time, print and the solution's own helper",
         _d("""
             import random, time
@@ -1287,24 +1280,10 @@ CORPUS: list[Case] = [
             def double():
                 return fetch() * 2
         """),
-        _d("""
-            import random, time
-            def roll():
-                return random.randint(1, 6)
-            def retry(f, n):
-                for _ in range(n):
-                    try:
-                        return f()
-                    except ValueError:
-                        time.sleep(30)
-                return None
-            def greet(name):
-                print(f"hello {name}")
-            def fetch():
-                return 1
-            def double():
-                return fetch() * 2
-        """),
+        (
+            '    print(f"hi {name}")\n',
+            '    print(f"hello {name}")\n',
+        ),
         _d("""
             from unittest.mock import patch
             with patch("random.randint", return_value=4):
@@ -1327,7 +1306,7 @@ CORPUS: list[Case] = [
             assert double() == 2
         """),
     ),
-    Case(
+    Case.twin(
         "coroutines of the solution run by the tests' asyncio: run, await, gather, an exception",
         _d("""
             import asyncio
@@ -1342,19 +1321,10 @@ CORPUS: list[Case] = [
                     await asyncio.sleep(0)
                     return k * 2
         """),
-        _d("""
-            import asyncio
-            async def add(a, b):
-                await asyncio.sleep(0.01)
-                return a - b
-            async def boom():
-                await asyncio.sleep(0)
-                raise ValueError("x")
-            class Svc:
-                async def get(self, k):
-                    await asyncio.sleep(0)
-                    return k * 2
-        """),
+        (
+            '    return a + b\n',
+            '    return a - b\n',
+        ),
         _d("""
             import asyncio
             assert asyncio.run(add(1, 2)) == 3
@@ -2563,7 +2533,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert twice("ab") == "abba"
         """),
     ),
-    (
+    _pytest_twin(
         "files the tests and the solution share: tmp_path, tempfile, a relative path",
         _d("""
             import csv, os, tempfile
@@ -2582,23 +2552,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 with open(path, "a") as f:
                     f.write("done\\n")
         """),
-        _d("""
-            import csv, os, tempfile
-            def count_lines(path):
-                with open(path) as f:
-                    return sum(1 for _ in f)
-            def total(path):
-                with open(path, newline="") as f:
-                    return sum(int(row["n"]) for row in csv.DictReader(f))
-            def save_report(lines):
-                fd, path = tempfile.mkstemp(suffix=".txt")
-                with os.fdopen(fd, "w") as f:
-                    f.write("\\n".join(lines[1:]))
-                return path
-            def append_done(path):
-                with open(path, "a") as f:
-                    f.write("done\\n")
-        """),
+        (
+            '        f.write("\\n".join(lines))\n',
+            '        f.write("\\n".join(lines[1:]))\n',
+        ),
         _d("""
             import os, tempfile
             from solution import count_lines, total, save_report, append_done
@@ -2634,7 +2591,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 os.remove("rel.txt")
         """),
     ),
-    (
+    _pytest_twin(
         "monkeypatch.setattr of random and of the solution's helper, undone after the test",
         _d("""
             import random
@@ -2645,15 +2602,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             def double():
                 return fetch() * 2
         """),
-        _d("""
-            import random
-            def roll():
-                return random.randint(1, 6)
-            def fetch():
-                return 1
-            def double():
-                return fetch() + 2
-        """),
+        (
+            '    return fetch() * 2\n',
+            '    return fetch() + 2\n',
+        ),
         _d("""
             import random
             from solution import roll, double
@@ -2668,7 +2620,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert 1 <= roll() <= 6 and double() == 2
         """),
     ),
-    (
+    _pytest_twin(
         "the environment the tests set: monkeypatch.setenv and delenv, patch.dict(os.environ)",
         _d("""
             import os
@@ -2677,13 +2629,10 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             def has(name):
                 return name in os.environ
         """),
-        _d("""
-            import os
-            def mode():
-                return os.environ.get("APP_MODE", "dev").upper()
-            def has(name):
-                return name in os.environ
-        """),
+        (
+            '    return os.environ.get("APP_MODE", "dev")\n',
+            '    return os.environ.get("APP_MODE", "dev").upper()\n',
+        ),
         _d("""
             import os
             from unittest.mock import patch
