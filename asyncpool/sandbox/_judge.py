@@ -2024,7 +2024,24 @@ def _warnings_changed() -> bool:
     )  # fmt: skip
 
 
-class _WarningsForwarding(MutableMapping[str, bool]):
+class _Setting(MutableMapping[str, Any]):
+    """A setting of the solution's process as a mapping, for :func:`_apply_patches` to set and
+    restore by name (``space[attr] = value``) as it does a module's attributes; deleting one
+    sets it to its default. It lists nothing: only those set are ever read back."""
+
+    default: Any = None
+
+    def __delitem__(self, name: str) -> None:
+        self[name] = self.default
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _WarningsForwarding(_Setting):
     """The solution's side: whether its warnings go to the judge (``"forward"``), as
     :func:`_apply_patches` sets and restores it. On: its filters are its own additions then
     ``always`` (Python's defaults dropped: the judge applies the tests' filters), and
@@ -2047,17 +2064,10 @@ class _WarningsForwarding(MutableMapping[str, bool]):
             return
         module._filters_mutated()
 
-    def __delitem__(self, name: str) -> None:
-        self[name] = False
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
+    default = False
 
 
-class _LoggingLevels(MutableMapping[str, int]):
+class _LoggingLevels(_Setting):
     """The solution's side: its loggers' levels by name (``"root"``; :data:`_DISABLE` for
     ``logging.disable``'s), as :func:`_apply_patches` sets and restores them."""
 
@@ -2079,14 +2089,7 @@ class _LoggingLevels(MutableMapping[str, int]):
             else:
                 self._logger(name).setLevel(level)
 
-    def __delitem__(self, name: str) -> None:
-        self[name] = 0
-
-    def __iter__(self) -> Any:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
+    default = 0
 
 
 #: The environment when the check began (the fork server's, ``ENV``): the tests' changes to it
@@ -2350,13 +2353,24 @@ class _Peer:
         """The proxy of the other side's object ``n`` (made at first sight, of ``cls``: the
         :func:`_proxy_class` named as the object's class)."""
         proxies = self.proxies
+        found = None if proxies is None else proxies.get(n)
+        if found is None:
+            found = self._hold(n, lambda: (cls or _Proxy)(n, self))
+        held: _Proxy = found
+        return held
+
+    def _hold(self, n: int, make: Callable[[], Any]) -> Any:
+        """What stands here for the other side's object ``n``: the one held already, else
+        ``make()``'s (a proxy, or a shared object: :meth:`shared`), at most
+        :data:`MAX_HANDLES` live at once."""
+        proxies = self.proxies
         if proxies is None:
             proxies = self.proxies = weakref.WeakValueDictionary()
         found = proxies.get(n)
         if found is None:
             if len(proxies) >= MAX_HANDLES:
                 raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
-            found = proxies[n] = (cls or _Proxy)(n, self)
+            found = proxies[n] = make()
             self.released.discard(n)  # died and came back before its release was sent
         return found
 
@@ -2437,10 +2451,7 @@ class _Peer:
             or not all(type(name) is str and name.isidentifier() for name in spec[3])
         ):
             raise CodecError("malformed shared object")
-        proxies = self.proxies
-        if proxies is None:
-            proxies = self.proxies = weakref.WeakValueDictionary()
-        found = proxies.get(n)
+        found = None if self.proxies is None else self.proxies.get(n)
         if found is not None:
             return found
         cls, tests_class, class_name, names = spec
@@ -2452,16 +2463,17 @@ class _Peer:
             except TypeError:  # a class that cannot be derived from here (a layout, a final)
                 return self.proxy(n)
             self.shared_classes[key] = local
-        made: Any
+
+        def make() -> Any:
+            made: Any = object.__new__(local)
+            object.__setattr__(made, "_id", n)
+            object.__setattr__(made, "_owner", self)
+            return made
+
         try:
-            made = object.__new__(local)
-        except TypeError:  # a built-in base (dict): a plain handle then
+            return self._hold(n, make)
+        except TypeError:  # a built-in base (dict): object.__new__ refuses it, a plain handle
             return self.proxy(n)
-        object.__setattr__(made, "_id", n)
-        object.__setattr__(made, "_owner", self)
-        proxies[n] = made
-        self.released.discard(n)
-        return made
 
     def mirrored(self, cls: Any) -> bool:
         """Whether ``cls`` is one of this check's :meth:`mirror` classes."""
