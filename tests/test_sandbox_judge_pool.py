@@ -4,7 +4,8 @@ Real judged runs through ``run_tests`` (root, as in production: without it every
 judge of its own). A judge serves consecutive checks; it is replaced after
 ``JUDGE_CHECKS`` checks, after a check in which the solution made a request of the tests'
 objects (a callback), after tests that ended in a ``RecursionError``, after a timeout, and after
-tests that changed a built-in; a handle of an earlier check is unusable in a later one.
+tests that changed a built-in or may have changed a module; a handle of an earlier check is
+unusable in a later one.
 """
 
 from __future__ import annotations
@@ -119,14 +120,14 @@ def test_a_handle_kept_from_an_earlier_check_is_unusable_in_a_later_one() -> Non
     # A callback retires that judge: the next two checks are a fresh judge's first two.
     assert run_tests("def g(h):\n    return h(2)\n", "assert g(abs) == 2\n").status == "passed"
     assert _gone(first)
-    # The tests stash the earlier solution's function in a module (trusted tests could; the
-    # judge does not notice module attributes): in a later check it must not reach the new
-    # solution under the old number.
-    stash = "import string\nstring._asyncpool_stale = f\n" + TESTS
+    # The tests stash the earlier solution's function in a module's list (trusted tests could;
+    # the judge compares no module's contents, only attributes the tests may have set): in a
+    # later check it must not reach the new solution under the old number.
+    stash = "import json\njson.__all__.append(f)\n" + TESTS
     assert run_tests(SOLUTION, stash).status == "passed"
     later_tests = (
-        "import string\n"
-        "stale = string._asyncpool_stale\n"  # the same judge: the stash is there
+        "import json\n"
+        "stale = json.__all__.pop()\n"  # the same judge: the stash is there
         "try:\n"
         "    stale(1)\n"
         "except TypeError:\n"
@@ -137,3 +138,55 @@ def test_a_handle_kept_from_an_earlier_check_is_unusable_in_a_later_one() -> Non
     )
     later = run_tests("def f(x):\n    return x + 10\n", later_tests)
     assert later.status == "passed", later.stdout_tail
+
+
+#: What the next check's tests see of the modules (each as a fresh process has it).
+#: (No file API named: tests that name one get a judge forked for them alone.)
+PRISTINE = (
+    "import importlib.util, sys, time\n"
+    "assert getattr(time.sleep, '__name__', None) == 'sleep', time.sleep\n"
+    "assert importlib.util.find_spec.__name__ == 'find_spec', importlib.util.find_spec\n"
+    "assert '/asyncpool-leak' not in sys.path\n"
+)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "import time\ntime.sleep = lambda s: None\n",
+        "import time as t\nt.sleep = print\n",
+        "import importlib.util\nimportlib.util.find_spec = lambda name: None\n",
+        "import time\nsetattr(time, 'sleep', print)\n",
+        "def helper():\n    import time\n    time.sleep = print\nhelper()\n",
+        "from unittest.mock import patch\npatch('time.sleep', lambda s: None).start()\n",
+        "import sys\nsys.path.insert(0, '/asyncpool-leak')\n",
+    ],
+    ids=["assigned", "through an alias", "of a submodule", "setattr", "in a function",
+         "patch started, never stopped", "sys.path"],
+)
+def test_a_module_the_tests_changed_is_not_seen_by_the_next_check(change: str) -> None:
+    # A long-lived judge judges the next check in the same process: tests that leave a module
+    # changed (``time.sleep`` made a no-op) must not change another check's verdict.
+    _one_judge_after_a_check()
+    assert run_tests(SOLUTION, change + TESTS).status == "passed"
+    for _ in range(3):
+        later = run_tests(SOLUTION, PRISTINE + TESTS)
+        assert later.status == "passed", later.stdout_tail
+
+
+def test_tests_that_only_read_modules_and_set_their_own_attributes_keep_the_judge() -> None:
+    # The rule above costs nothing to plain tests: a judge stays for tests that set attributes
+    # of their own objects and of the solution's module, and read modules.
+    first = _one_judge_after_a_check()
+    tests = (
+        "import math, solution, unittest\n"
+        "class Box:\n    pass\n"
+        "b = Box()\nb.v = math.pi\nsolution.DEBUG = True\n"
+        "class T(unittest.TestCase):\n"
+        "    def setUp(self):\n        self.x = f(1)\n"
+        "    def test(self):\n        self.assertEqual(self.x, 2)\n"
+        "unittest.main(exit=False)\n" + TESTS
+    )
+    for _ in range(3):
+        assert run_tests(SOLUTION, tests).status == "passed"
+    assert first in _judges()

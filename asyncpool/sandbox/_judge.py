@@ -119,6 +119,7 @@ import fractions
 import importlib
 import io
 import keyword
+import opcode
 import operator
 import os
 import pathlib
@@ -1881,6 +1882,7 @@ _UNFORWARDED = frozenset({
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
+    "dis", "opcode",  # the judge's reading of the tests' code (_attribute_roots)
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
@@ -4362,6 +4364,73 @@ def _names_used(code: types.CodeType) -> set[str]:
     return found
 
 
+#: Opcodes (one byte each, at even offsets of ``co_code``) with which a code object may change
+#: an attribute of a module: a quick filter before :func:`_attribute_roots` reads it.
+_ATTRIBUTE_WRITES = tuple(bytes([opcode.opmap[n]]) for n in ("STORE_ATTR", "DELETE_ATTR"))
+_IMPORT_NAME = bytes([opcode.opmap["IMPORT_NAME"]])
+
+
+def _attribute_roots(code: types.CodeType) -> frozenset[str]:
+    """The global names of the tests' code whose attributes it may set or delete (``time.sleep
+    = f``, ``os.path.exists = f``, ``del random.seed``, ``setattr(m, ...)``): the roots a
+    long-lived judge checks after the check (see :func:`_changed_modules`). Where the root
+    cannot be read off (an augmented assignment, ``setattr``, a ``__dict__`` write), every
+    global the code object loads counts; ``"<local import>"`` stands for an attribute written
+    through a local name in code that imports (``def test(): import time; time.sleep = f``).
+
+    Read from the bytecode once per source (with the compiled code): tests that write no
+    attribute (plain asserts, HumanEval's ``check``) cost one scan of their opcodes."""
+    roots: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+        ops = current.co_code[::2]
+        unclear = bool({"setattr", "delattr", "__dict__", "vars"} & set(current.co_names))
+        if not unclear and not any(op in ops for op in _ATTRIBUTE_WRITES):
+            continue
+        import dis
+
+        loaded: set[str] = set()
+        root: tuple[bool, str] | None = None  # (global, name) of the chain being loaded
+        for ins in dis.get_instructions(current):
+            name = ins.opname
+            if name in ("LOAD_NAME", "LOAD_GLOBAL"):
+                root = (True, ins.argval)
+                loaded.add(ins.argval)
+            elif name.startswith(("LOAD_FAST", "LOAD_DEREF")):
+                root = (False, ins.argval)
+            elif name in ("LOAD_ATTR", "LOAD_METHOD") and root is not None:
+                continue
+            elif name in ("STORE_ATTR", "DELETE_ATTR"):
+                if root is None:
+                    unclear = True
+                elif root[0]:
+                    roots.add(root[1])
+                elif _IMPORT_NAME in ops:
+                    roots.add("<local import>")
+                root = None
+            else:
+                root = None
+        if unclear:
+            roots |= loaded
+    return frozenset(roots)
+
+
+def _changed_modules(roots: frozenset[str], namespace: dict[str, Any]) -> bool:
+    """Whether the check may have left a module of this process changed for the next check of
+    a long-lived judge: one of the tests' :func:`_attribute_roots` names a module (the
+    ``solution`` module of the check excepted: it is the check's own), or a patch the tests
+    started is still in force (``patch(...).start()`` without ``stop()``)."""
+    if _PATCHES or "<local import>" in roots:
+        return True
+    for name in roots:
+        value = namespace.get(name)
+        if isinstance(value, types.ModuleType) and not isinstance(value, _SolutionModule):
+            return True
+    return False
+
+
 def _import(module: str) -> Any:
     return _import_numpy() if module == "numpy" else importlib.import_module(module)
 
@@ -4378,20 +4447,21 @@ def _standard(module: str, name: str) -> Any:
 #: Compiled tests kept by a long-lived judge, by their source: a training batch checks many
 #: solutions against the same tests, and compiling them is a good part of a check's cost.
 CODE_CACHE_SIZE = 64
-_code_cache: collections.OrderedDict[str, tuple[types.CodeType, frozenset[str]]] = (
-    collections.OrderedDict()
-)
+_code_cache: collections.OrderedDict[
+    str, tuple[types.CodeType, frozenset[str], frozenset[str]]
+] = collections.OrderedDict()
 
 
-def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str]]:
-    """The tests' code and the names it uses, from a bounded LRU cache (a code object is
-    immutable: executing it twice in fresh namespaces is executing the source twice)."""
+def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str], frozenset[str]]:
+    """The tests' code, the names it uses and its :func:`_attribute_roots`, from a bounded LRU
+    cache (a code object is immutable: executing it twice in fresh namespaces is executing the
+    source twice)."""
     found = _code_cache.get(tests)
     if found is not None:
         _code_cache.move_to_end(tests)
         return found
     code = _COMPILE(tests, "<tests>", "exec", dont_inherit=True)  # not our __future__ imports
-    found = (code, frozenset(_names_used(code)))
+    found = (code, frozenset(_names_used(code)), _attribute_roots(code))
     _code_cache[tests] = found
     while len(_code_cache) > CODE_CACHE_SIZE:
         _code_cache.popitem(last=False)
@@ -4406,11 +4476,14 @@ def judge_check(
     ``F<reason>``) and whether the check was an *anomaly* after which a long-lived judge must
     not serve another one: the solution broke the wire or a bound, made any request of the
     tests' objects (callbacks: the only way it runs code of this process), or the check ended
-    in a ``MemoryError``, a ``RecursionError`` or a ``BaseException`` that is no ``Exception``."""
+    in a ``MemoryError``, a ``RecursionError`` or a ``BaseException`` that is no ``Exception``,
+    or the tests may have left a module of this process changed (:func:`_changed_modules`)."""
     global _PEER
     peer = _PEER = _Peer(sock_fd, trusted=True)
     verdict = b"F"
     anomaly = False
+    roots: frozenset[str] = frozenset()
+    namespace: dict[str, Any] = {}
     try:
         try:
             kind, body = _recv(sock_fd)
@@ -4424,7 +4497,7 @@ def judge_check(
         except CodecError as exc:
             peer.fail(f"the solution sent a malformed greeting ({exc})")
         _pin(cpu)
-        code, used = _compiled(tests)
+        code, used, roots = _compiled(tests)
         _PATCHES.clear()  # a long-lived judge's earlier check left none in force (or its own)
         _ASSIGNED.clear()
         _SOLUTIONS.clear()
@@ -4449,7 +4522,7 @@ def judge_check(
         # The tests run as the script ``__main__``: a module of their own for this check (so
         # that ``unittest.main()`` finds their TestCases), with no command-line arguments.
         main = types.ModuleType("__main__")
-        namespace: dict[str, Any] = vars(main)
+        namespace = vars(main)
         namespace["__builtins__"] = builtins
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
@@ -4538,7 +4611,11 @@ def judge_check(
             verdict = b"F" + reason.encode("utf-8", "replace")[:8000]
         except BaseException:
             verdict, anomaly = b"Fthe judge could not describe the failure", True
-    anomaly = anomaly or peer.broken is not None or peer.served > 0
+    try:
+        anomaly = anomaly or peer.broken is not None or peer.served > 0
+        anomaly = anomaly or _changed_modules(roots, namespace)
+    except BaseException:
+        anomaly = True
     _buffers.pop(sock_fd, None)  # its unread bytes are this check's, never the next one's
     _PEER = None
     return verdict[:16000], anomaly

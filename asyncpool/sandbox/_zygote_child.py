@@ -423,8 +423,9 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
 
     It retires (exits, so the server forks a fresh one) after ``JUDGE_CHECKS`` checks and after
     any anomaly: one :func:`_judge.judge_check` reports (the solution broke the wire or a bound,
-    made a request of the tests' objects, or the tests died of a ``BaseException``), a thread
-    left running, a built-in or the environment changed by the tests. The random generator and
+    made a request of the tests' objects, the tests died of a ``BaseException`` or may have
+    changed a module's attribute), a thread left running, a built-in, the environment or
+    ``sys.path`` changed by the tests. The random generator and
     the recursion limit are reset before each check, as a fresh fork of the server would have
     them. A check it does not finish (timeout, abandon) is ended by killing it."""
     import builtins
@@ -461,6 +462,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         JUDGE.guard_judge()
         original = dict(builtins.__dict__)
         environ = dict(os.environ)
+        path = list(sys.path)
         for served in range(1, JUDGE_CHECKS + 1):
             data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
             if not data:
@@ -501,6 +503,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
                 or len(builtins.__dict__) != len(original)
                 or any(builtins.__dict__.get(k) is not v for k, v in original.items())
                 or os.environ != environ  # the next check's tests would start from it
+                or sys.path != path  # (``sys.path.insert(0, ...)`` in pytest-style tests)
             )
             retire = anomaly or served >= JUDGE_CHECKS
             ctl.send(b"D\1" if retire else b"D\0")
