@@ -3014,6 +3014,31 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "skipif and xfail with a string condition, evaluated as pytest does",
+        _d("""
+            def add(a, b):
+                return a + b
+        """),
+        ("    return a + b\n", "    return a - b\n"),
+        _d("""
+            import sys
+            import pytest
+            from solution import add
+
+            @pytest.mark.skipif("sys.version_info < (3, 8)", reason="needs 3.8")
+            def test_add():
+                assert add(1, 2) == 3
+
+            @pytest.mark.skipif("sys.platform.startswith('linux')", reason="not on linux")
+            def test_not_here():
+                assert add(1, 2) == 4
+
+            @pytest.mark.xfail("os.sep == '/'", reason="posix", raises=AssertionError)
+            def test_expected_to_fail():
+                assert add(1, 2) == 4
+        """),
+    ),
+    _pytest_twin(
         "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
         _d("""
             import pandas as pd
@@ -3114,18 +3139,29 @@ def test_pytest_style_test_the_judge_cannot_run_fails_the_check(tests: str, reas
             "def test_x():\n    assert add(1, 2) == 4\n",
             "AssertionError",
         ),
-        (
-            "import pytest\nfrom solution import add\n@pytest.mark.skipif('1 == 1')\n"
-            "def test_x():\n    assert add(1, 2) == 4\n",
-            "evaluates no strings",
-        ),
     ],
-    ids=["strict xfail that passes", "xfail of another exception", "string condition"],
+    ids=["strict xfail that passes", "xfail of another exception"],
 )
 def test_marks_that_do_not_excuse_a_test_fail_the_check(tests: str, reason: str) -> None:
     result = run_tests("def add(a, b):\n    return a + b\n", tests, timeout=30)
     assert result.status == "failed"
     assert reason in result.stdout_tail, result.stdout_tail
+
+
+@pytest.mark.parametrize("mark", ["skipif", "xfail"])
+def test_a_string_condition_the_solution_made_is_never_evaluated(mark: str) -> None:
+    # A string condition is evaluated only when it is a string of the tests' own code: the
+    # solution's string (here one that is true) would be code the solution wrote, skipping or
+    # excusing the failing test.
+    solution = "def add(a, b):\n    return a - b\nCOND = '1 == 1'\n"
+    tests = (
+        "import pytest\nfrom solution import add, COND\n"
+        f"@pytest.mark.{mark}(COND, reason='r')\ndef test_x():\n    assert add(1, 2) == 3\n"
+        "def test_y():\n    assert add(2, 2) == 0\n"
+    )
+    result = run_tests(solution, tests, timeout=30)
+    assert result.status == "failed"
+    assert "not a string of the tests' code" in result.stdout_tail, result.stdout_tail
 
 
 def test_only_pytests_own_mark_objects_are_marks() -> None:

@@ -243,8 +243,10 @@ with ``params`` run each test once per param; ``addfinalizer``, ``getfixturevalu
 ``caplog``, ``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests'
 process: ``sys.stdin``, ``builtins.input``, module attributes and the environment reach the
 solution, see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails
-the check, naming it; a ``skipif``/``xfail`` condition must be a bool (a string one fails the
-check); and ``import pytest`` needs pytest where the judge runs.
+the check, naming it; a ``skipif``/``xfail`` condition is a bool, or a string that is a string
+constant of the tests' own code (evaluated as pytest does, with ``os``, ``sys``, ``platform``
+and the tests' globals; any other string fails the check: it could be the solution's); and
+``import pytest`` needs pytest where the judge runs.
 
 Classes of the tests derived from the solution's (``class Square(Shape)``, an incomplete
 subclass of an abstract class): derived instead from a stand-in the judge makes for the

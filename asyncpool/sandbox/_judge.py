@@ -4546,6 +4546,7 @@ def judge_check(
         _SOLUTIONS.update({k: v for k, v in namespace.items() if not k.startswith("__")})
         vars(as_module).update(_SOLUTIONS)
         peer.live_spaces = [namespace, vars(as_module)]
+        _CHECK[:] = [code, namespace]
         saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
         sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
         try:
@@ -4618,6 +4619,7 @@ def judge_check(
         anomaly = True
     _buffers.pop(sock_fd, None)  # its unread bytes are this check's, never the next one's
     _PEER = None
+    _CHECK[:] = [None, {}]
     return verdict[:16000], anomaly
 
 
@@ -4654,11 +4656,12 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
     Around them, as pytest: the xunit-style ``setup_module``/``teardown_module``,
     ``setup_function``/``teardown_function``, ``setup_class``/``teardown_class`` and
     ``setup_method``/``teardown_method`` (with their argument when they take one); the marks
-    ``skip``, ``skipif`` (a bool condition: see :func:`_condition`), ``xfail`` (a failure that
-    is an ``Exception``, of ``raises`` when given, is no failure; a pass is one only when
-    ``strict``) and ``usefixtures``, on the test, its class, its parameter set or the module's
-    ``pytestmark``; ``pytest.skip()`` and ``pytest.xfail()`` inside a test. Only pytest's own
-    mark objects count: a value the solution names ``pytestmark`` is none.
+    ``skip``, ``skipif`` (a bool condition, or a string of the tests: see :func:`_condition`),
+    ``xfail`` (a failure that is an ``Exception``, of ``raises`` when given, is no failure; a
+    pass is one only when ``strict``) and ``usefixtures``, on the test, its class, its
+    parameter set or the module's ``pytestmark``; ``pytest.skip()`` and ``pytest.xfail()``
+    inside a test. Only pytest's own mark objects count: a value the solution names
+    ``pytestmark`` is none.
 
     Fixtures: ``capsys`` and ``capfd`` (:class:`_CapSys`), ``request`` (:class:`_Request`: a
     fixture with ``params`` runs each test that needs it once per param), ``tmp_path``,
@@ -4903,7 +4906,10 @@ def _marks(value: Any) -> list[Any]:
 
 def _condition(mark: Any) -> bool:
     """Whether a ``skipif``/``xfail`` mark applies: no condition, or any of its conditions
-    true. A string condition (which pytest evaluates) is refused: it could be a value of the
+    true. A string condition is evaluated as pytest does (``os``, ``sys``, ``platform`` and the
+    tests' globals) only when it is a string constant of the tests' own code (see
+    :func:`_tests_strings`): then it is code the tests wrote, and equal text is the same code
+    whoever made the object. Any other string is refused: it could be a value of the
     solution's (``skipif(solution.FLAG)``), and the judge runs no code the solution wrote."""
     conditions = list(mark.args)
     if "condition" in mark.kwargs:
@@ -4912,13 +4918,39 @@ def _condition(mark: Any) -> bool:
         return True
     for condition in conditions:
         if isinstance(condition, str):
-            raise TypeError(
-                f"a {mark.name} mark with the string condition {condition!r:.200}: the judge "
-                "evaluates no strings (give the condition as a bool)"
-            )
+            if type(condition) is not str or condition not in _tests_strings():
+                raise TypeError(
+                    f"a {mark.name} mark with the string condition {condition!r:.200}, which "
+                    "is not a string of the tests' code: the judge evaluates no other strings"
+                )
+            import platform
+
+            scope = {"os": os, "sys": sys, "platform": platform, **_CHECK[1]}
+            code = _COMPILE(condition, f"<{mark.name} condition>", "eval", dont_inherit=True)
+            condition = _EVAL(code, scope)
         if condition:
             return True
     return False
+
+
+#: The running check's tests: their code object and their namespace (for :func:`_condition`).
+_CHECK: list[Any] = [None, {}]
+
+
+def _tests_strings() -> frozenset[str]:
+    """The string constants of the running check's tests' code, nested code included."""
+    code = _CHECK[0]
+    if code is None:
+        return frozenset()
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        for const in stack.pop().co_consts:
+            if type(const) is str:
+                found.add(const)
+            elif isinstance(const, types.CodeType):
+                stack.append(const)
+    return frozenset(found)
 
 
 def _skipped(marks: list[Any]) -> bool:
