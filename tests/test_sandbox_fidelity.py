@@ -2224,6 +2224,34 @@ CORPUS: list[Case] = [
             assert mode() == "quiet"
         """),
     ),
+    Case.twin(
+        "files by a literal /tmp path: the tests write one the solution reads, and back",
+        _d("""
+            import os
+            def count_lines(path):
+                with open(path) as f:
+                    return len(f.read().splitlines())
+            def save(name, text):
+                os.makedirs("/tmp/asyncpool_fidelity", exist_ok=True)
+                with open(os.path.join("/tmp/asyncpool_fidelity", name), "w") as f:
+                    f.write(text)
+        """),
+        (
+            '        return len(f.read().splitlines())\n',
+            '        return len(f.read().split("\\n"))\n',
+        ),
+        _d("""
+            import os
+            with open("/tmp/asyncpool_fidelity_in.txt", "w") as f:
+                f.write("a\\nb\\nc\\n")
+            assert count_lines("/tmp/asyncpool_fidelity_in.txt") == 3
+            save("out.txt", "hello")
+            with open("/tmp/asyncpool_fidelity/out.txt") as f:
+                assert f.read() == "hello"
+            os.remove("/tmp/asyncpool_fidelity/out.txt")
+            os.remove("/tmp/asyncpool_fidelity_in.txt")
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -3036,6 +3064,37 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             @pytest.mark.xfail("os.sep == '/'", reason="posix", raises=AssertionError)
             def test_expected_to_fail():
                 assert add(1, 2) == 4
+        """),
+    ),
+    _pytest_twin(
+        "a fixture writes a literal /tmp path that the solution reads (one /tmp for both)",
+        _d("""
+            import json
+            def load(path):
+                with open(path) as f:
+                    return json.load(f)
+        """),
+        ("        return json.load(f)\n", "        return dict(json.load(f), b=2)\n"),
+        _d("""
+            import json
+            import os
+            import pytest
+            from solution import load
+
+            PATH = "/tmp/asyncpool_fidelity_config.json"
+
+            @pytest.fixture
+            def config():
+                with open(PATH, "w") as f:
+                    json.dump({"a": 1}, f)
+                yield PATH
+                os.remove(PATH)
+
+            def test_load(config):
+                assert load(config) == {"a": 1}
+
+            def test_gone():
+                assert not os.path.exists(PATH)
         """),
     ),
     _pytest_twin(

@@ -480,6 +480,16 @@ ATTACKS += [
      WRITES_PAYLOAD,
      "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"
      "assert genmod.x == 5\n"),
+    # The judge's /tmp is the run's (a literal /tmp path is shared): that path too.
+    ("a file of code writing the verdict at a literal /tmp path, for tests that runpy it",
+     WRITES_PAYLOAD,
+     "import os, runpy\ngen('/tmp/g.py')\nassert os.path.exists('/tmp/g.py')\n"
+     "assert runpy.run_path('/tmp/g.py')['x'] == 5\n"),
+    ("a module of code writing the verdict in /tmp, for tests that import it from there",
+     WRITES_PAYLOAD,
+     "import os, sys\ngen('/tmp/tmpmod.py')\nassert os.path.exists('/tmp/tmpmod.py')\n"
+     "sys.path.insert(0, '/tmp')\nimport tmpmod\n"
+     "assert tmpmod.x == 5\n"),
 ]  # fmt: skip
 ATTACKS.append(
     ("forged reply: a write-back that changes the shape of the tests' numpy array",
@@ -703,6 +713,12 @@ REASONS = {
         "the judge does not compile code the solution wrote"
     ),
     "a module of code writing the verdict, for tests that import it": (
+        "the judge does not compile code the solution wrote"
+    ),
+    "a file of code writing the verdict at a literal /tmp path, for tests that runpy it": (
+        "the judge does not compile code the solution wrote"
+    ),
+    "a module of code writing the verdict in /tmp, for tests that import it from there": (
         "the judge does not compile code the solution wrote"
     ),
     "a pickle that runs code writing the verdict, for tests that unpickle what it returned": (

@@ -4013,9 +4013,22 @@ def _in_workdir(path: Any) -> bool:
         return False
     if isinstance(real, bytes):
         real = real.decode("utf-8", "surrogateescape")
-    root = os.path.realpath(_WORKDIR)
-    inside = real == root or real.startswith(root + os.path.sep)
+    inside = any(real == root or real.startswith(root + os.path.sep) for root in _WORKDIR_ROOTS)
     return bool(inside and os.path.isfile(real))  # a file there ("<string>" names none)
+
+
+#: The paths of the shared directory in this judge: its own, and ``/tmp`` where that is the
+#: same directory (the judge's ``/tmp`` is the run's: ``_ns.judge_tmp``), set by :func:`judge`.
+_WORKDIR_ROOTS: tuple[str, ...] = ()
+
+
+def _workdir_roots(workdir: str) -> tuple[str, ...]:
+    root = os.path.realpath(workdir)
+    try:
+        same = root != "/tmp" and os.path.samefile("/tmp", root)
+    except OSError:
+        same = False
+    return (root, "/tmp") if same else (root,)
 
 
 def _workdir_texts() -> list[str]:
@@ -4633,8 +4646,9 @@ def judge(
 ) -> NoReturn:
     """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd``, exit.
     ``workdir``: the directory the tests share with the solution (see :data:`_WORKDIR`)."""
-    global _WORKDIR
+    global _WORKDIR, _WORKDIR_ROOTS
     _WORKDIR = workdir
+    _WORKDIR_ROOTS = () if workdir is None else _workdir_roots(workdir)
     verdict = b"F"
     try:
         verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)

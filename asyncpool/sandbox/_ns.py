@@ -193,10 +193,27 @@ def private_tmp(tmp_dir: str, shm_dir: str, netns: int = -1, same_path: bool = F
     else:
         unshare(CLONE_NEWNS | CLONE_NEWNET)
     mount(shm_dir, "/dev/shm", None, MS_BIND)  # first: both paths are below /tmp
+    _tmp_is(tmp_dir, same_path)
+
+
+def _tmp_is(tmp_dir: str, same_path: bool) -> None:
+    """This mount namespace's ``/tmp`` is ``tmp_dir``; ``same_path``: which keeps its own path
+    too (its directories made in the new ``/tmp``, ``exist_ok``: a run and its judge make the
+    same ones, in either order; then a bind of ``/tmp`` onto the deepest)."""
     mount(tmp_dir, "/tmp", None, MS_BIND)
     if same_path and tmp_dir.startswith("/tmp/"):
-        os.makedirs(tmp_dir, 0o755)  # now below the new /tmp
+        os.makedirs(tmp_dir, 0o755, exist_ok=True)  # now below the new /tmp
         mount("/tmp", tmp_dir, None, MS_BIND)
+
+
+def judge_tmp(tmp_dir: str) -> None:
+    """In a judge that shares a run's files (``FLAG_SHARED_FS``; still root): a mount namespace
+    of its own whose ``/tmp`` is the run's ``tmp_dir``, by both paths, as in the run's (see
+    :func:`private_tmp`), so that a literal ``/tmp/...`` path names the same file on both
+    sides, as in-process. The judge's Python environment is outside ``/tmp`` (the jail shows
+    none inside it), so its later imports are unaffected."""
+    unshare(CLONE_NEWNS)
+    _tmp_is(tmp_dir, True)
 
 
 #: ``sockstat`` and ``sockstat6`` counters that must be zero in a namespace to reuse: every

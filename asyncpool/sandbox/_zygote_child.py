@@ -377,7 +377,8 @@ def run_judge_child(
     ``workdir``: a run that shares its files with its judge (``FLAG_SHARED_FS``): ``uid`` is
     the run's own, and the tests work in the run's working directory (their current
     directory, ``tempfile``'s directory and ``tmp_path``'s parent), where the solution works
-    too: a file either writes is the other's, as in-process. Same uid as the solution, the
+    too: a file either writes is the other's, as in-process, by a literal ``/tmp/...`` path
+    too (the judge's ``/tmp`` is the run's, see ``_ns.judge_tmp``). Same uid as the solution, the
     judge is still non-dumpable (the solution can neither trace it nor read its memory); the
     solution can signal it, which only fails its own check. It joins the run's cgroup, so that
     the run's uid serves again only once it and all it started are dead."""
@@ -395,6 +396,8 @@ def run_judge_child(
         source = tests.decode("utf-8", "surrogatepass")
         _close_all_but((fds.reply, fds.verdict, sock_fd, *ANCHOR_FDS))
         os.chdir("/")
+        if workdir is not None and server.isolated:
+            NS.judge_tmp(workdir)  # its /tmp is the run's, as the solution's is
         _limit(server, req, uid, nproc=JUDGE_NPROC)
         if server.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
