@@ -152,6 +152,15 @@ def test_solution_output_is_kept_in_the_tail() -> None:
     assert result.stdout_tail.startswith("loading\n")
 
 
+def test_what_the_solution_prints_in_its_calls_is_kept_in_the_tail_of_a_passed_check() -> None:
+    # Printed to a pipe without a flush: block-buffered in the solution's process, which is
+    # killed once the judge is done; the tail must still have it, as running it would.
+    solution = "def add(a, b):\n    print('adding', a, b)\n    return a + b\n"
+    result = run_tests(solution, "assert add(1, 2) == 3\nassert add(2, 2) == 4\n")
+    assert result.status == "passed"
+    assert result.stdout_tail == "adding 1 2\nadding 2 2\n", result.stdout_tail
+
+
 def test_run_tests_from_many_threads_at_once() -> None:
     results: list[str] = []
 

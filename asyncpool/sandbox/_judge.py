@@ -2320,7 +2320,8 @@ class _Peer:
         self.output: list[tuple[int, str]] = []
         self.output_size = 0
         # The judge's side: bytes of the solution's output received, and the streams the tests'
-        # namespace started with (output is written only where the tests redirected them).
+        # namespace started with (output is written only where the tests redirected them). The
+        # solution's side: the streams its process started serving with (flushed with output).
         self.relayed = 0
         self.streams: tuple[Any, Any] = (sys.stdout, sys.stderr)
         self.stdin: Any = sys.stdin
@@ -2514,7 +2515,9 @@ class _Peer:
                 _send(self.fd, kind, body)
 
     def flush_output(self) -> None:
-        """The solution's side: send what it printed (``O``: stream number and text)."""
+        """The solution's side: send what it printed (``O``: stream number and text), once it
+        is in its process's own output too (:func:`_flush_streams`)."""
+        _flush_streams(self.streams)
         with self.lock:
             output, self.output, self.output_size = self.output, [], 0
             for stream in (1, 2):
@@ -3604,6 +3607,18 @@ def _pin(cpu: int | None) -> None:
             os.sched_setaffinity(0, {cpu})
 
 
+def _flush_streams(streams: tuple[Any, ...]) -> None:
+    """Flush the solution's standard streams (the sandbox's own, not an object the solution put
+    in their place) before what it printed is reported and before anything of its reaches the
+    judge: the process is killed once the judge is done, and what its buffer still held would
+    be lost from the run's output (a passed check's ``stdout_tail`` missed the prints of its
+    calls). One flush per message that follows output, and one before the greeting."""
+    for stream in streams:
+        if type(stream) is io.TextIOWrapper:
+            with contextlib.suppress(Exception):  # closed by the solution: nothing to keep
+                stream.flush()
+
+
 class _Tee:
     """The solution's ``sys.stdout``/``sys.stderr`` while it serves the judge: each write goes
     to the stream as before and is kept for the judge (sent before the next message, or at
@@ -4233,6 +4248,7 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
         peer.constants = _Constants(namespace, held)
     evaluator = _Evaluator(namespace)
     greeting.value((names, standard, modules, (held, peer.constants) if held else (), evaluator))
+    _flush_streams(peer.streams)  # what its top level printed
     _send(fd, b"H", greeting.bytes())
     if "logging" in sys.modules:
         _hook_logging(peer)
