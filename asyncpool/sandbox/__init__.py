@@ -45,7 +45,9 @@ Two processes per check:
   server keeps up to ``_zygote_wire.JUDGE_POOL``, each judging one check at a time through a
   fresh wire and namespace (tests compiled once per source), replaced after
   ``_zygote_wire.JUDGE_CHECKS`` checks or any anomaly (the solution broke the wire or a bound or
-  called back into the tests, a timeout, a thread left, a built-in changed); a check finds none
+  called back into the tests, a timeout, a thread left, a built-in, the environment or
+  ``sys.path`` changed, a module's attribute the tests may have set, a patch they started and
+  never stopped: read from their bytecode, see ``_judge._attribute_roots``); a check finds none
   idle, or the caller is not root: a judge forked for it alone.
 * **files**: tests that name a file API (``open``, ``tmp_path``, ``tempfile``, ``pathlib``,
   ``os.path``, ``shutil``, ``csv``...: ``_run._FILE_USE``, read from their text alone) share
@@ -57,8 +59,9 @@ Two processes per check:
   file either side writes by a relative path, a temporary file or a ``tmp_path`` path is the
   other's. That uid reaches no other run's directory, and the judge never imports from there
   (a module the solution writes is not the tests' ``import``); it joins the run's cgroup, so
-  it dies with the run. The cost: a fork of a judge per such check. A literal ``/tmp/...`` path
-  is not shared (each side has its own ``/tmp``).
+  it dies with the run. Its ``/tmp`` is the run's directory too (a mount namespace of its own,
+  as the run's), so a literal ``/tmp/...`` path names the same file on both sides. The cost: a
+  fork of a judge per such check.
 
 The tests see the solution as they would in-process, through a hand-written format decoded
 strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/``marshal`` of
