@@ -2252,10 +2252,82 @@ CORPUS: list[Case] = [
             os.remove("/tmp/asyncpool_fidelity_in.txt")
         """),
     ),
+    Case.twin(
+        "tests seed random: the solution draws the numbers that seed gives, as in-process",
+        _d("""
+            import random
+            def roll(n):
+                return [random.randint(1, 6) for _ in range(n)]
+            def deal(cards):
+                cards = list(cards)
+                random.shuffle(cards)
+                return cards
+        """),
+        ("    random.shuffle(cards)\n", "    random.shuffle(cards[::-1])\n"),
+        _d("""
+            import random
+            random.seed(42)
+            r = random.Random(42)
+            assert roll(5) == [r.randint(1, 6) for _ in range(5)]
+            expected = list(range(10))
+            r.shuffle(expected)
+            assert deal(range(10)) == expected
+            assert roll(2) == [r.randint(1, 6) for _ in range(2)]
+            random.seed(42)
+            first = roll(3)
+            random.seed(42)
+            assert roll(3) == first
+        """),
+    ),
+    Case.twin(
+        "tests seed numpy's global generator: the solution draws what that seed gives",
+        _d("""
+            import numpy as np
+            def noise(n):
+                return np.random.rand(n)
+            def pick():
+                return int(np.random.randint(0, 1000))
+        """),
+        ("    return np.random.rand(n)\n", "    return np.random.rand(n + 1)[1:]\n"),
+        _d("""
+            import numpy as np
+            np.random.seed(0)
+            assert np.allclose(noise(3), np.random.RandomState(0).rand(3))
+            np.random.seed(7)
+            a = pick()
+            np.random.seed(7)
+            assert pick() == a
+        """),
+    ),
+    Case.twin(
+        "a command-line main reads the tests' sys.argv (assigned, and patched)",
+        _d("""
+            import argparse
+            def main():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("n", type=int)
+                parser.add_argument("--double", action="store_true")
+                args = parser.parse_args()
+                return args.n * (2 if args.double else 1)
+        """),
+        (
+            "    return args.n * (2 if args.double else 1)\n",
+            "    return args.n * (2 if args.double else 0)\n",
+        ),
+        _d("""
+            import sys
+            from unittest.mock import patch
+            with patch("sys.argv", ["prog", "4", "--double"]):
+                assert main() == 8
+            sys.argv = ["prog", "3"]
+            assert main() == 3
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
 QUICK = {
+    "tests seed random: the solution draws the numbers that seed gives, as in-process",
     "leetcode: class Solution twoSum",
     "leetcode: MinStack design class",
     "leetcodedataset: reverse the tests' linked list, entry point Solution().reverseList",
@@ -3095,6 +3167,36 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
 
             def test_gone():
                 assert not os.path.exists(PATH)
+        """),
+    ),
+    _pytest_twin(
+        "an autouse fixture seeds random, monkeypatch sets sys.argv",
+        _d("""
+            import random
+            import sys
+            def roll():
+                return random.randint(1, 6)
+            def count_args():
+                return len(sys.argv) - 1
+        """),
+        ("    return len(sys.argv) - 1\n", "    return len(sys.argv)\n"),
+        _d("""
+            import random
+            import sys
+            import pytest
+            from solution import count_args, roll
+
+            @pytest.fixture(autouse=True)
+            def seeded():
+                random.seed(1234)
+
+            def test_roll():
+                r = random.Random(1234)
+                assert [roll() for _ in range(4)] == [r.randint(1, 6) for _ in range(4)]
+
+            def test_args(monkeypatch):
+                monkeypatch.setattr(sys, "argv", ["prog", "a", "b"])
+                assert count_args() == 2
         """),
     ),
     _pytest_twin(

@@ -203,6 +203,16 @@ whose ``side_effect`` is an exception or a list): one that wraps the real functi
 of the tests' would open or run, in the judge, what the solution chose. The solution keeps its
 own then.
 
+The tests' ``sys.argv`` (assigned, ``patch("sys.argv", [...])``, ``monkeypatch.setattr(sys,
+"argv", ...)``) is the solution's too, so a command-line ``main()`` parses what they set. Once
+the tests seed ``random`` (``random.seed``, ``setstate``) or numpy's global generator
+(``np.random.seed``, ``set_state``) in a check, the solution's generator is set to the judge's
+state before each request in which that state is new, so it draws the numbers the seed gives
+in-process (``random.seed(42); assert deal() == expected``, a seed set again restarts it). Its
+draws are not sent back: a test that draws from the module's generator *after* the solution
+did, expecting the continuation, sees the numbers that follow the tests' own draws (the
+solution never chooses the tests' numbers).
+
 Names: the tests' namespace first holds a proxy for each top-level callable of the solution,
 except names of built-ins (a solution defining ``abs`` does not change the tests' ``abs``);
 names the tests define win over them, so put trusted helpers there (HumanEval's prompt: its

@@ -1898,6 +1898,8 @@ _UNFORWARDED_ATTRS = frozenset({
     # the judge's guard (guard_judge: in judges only; the solution's eval and pickle are its own)
     ("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile"),
     ("pickle", "Unpickler"), ("pickle", "UnpicklingError"),
+    # a seeded generator's state (see _SEEDED): read in the judge, set in the solution
+    ("random", "getstate"), ("random", "setstate"),
 })  # fmt: skip
 #: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
 #: called with the solution's arguments, anything else could open, run or read, in the judge,
@@ -2099,6 +2101,86 @@ class _LoggingLevels(_Setting):
 _ENVIRON_AT_START: dict[str, str] = {}
 #: The name of the environment among the patches of a request.
 _ENVIRON = "<environ>"
+#: The tests' ``sys.argv`` among the patches (``sys.argv = ["prog", "3"]``, ``patch.object(sys,
+#: "argv", ...)``: in-process the solution's ``main()`` reads it), and the argv the tests start
+#: with (see judge_check).
+_ARGV = "<argv>"
+_TESTS_ARGV = ["tests"]
+#: The state of ``random``'s generator, and of numpy's global one, among the patches, once the
+#: tests seeded it in this check (``random.seed(42)``, ``np.random.seed(0)``, ``setstate``):
+#: in-process the solution draws from the same generator, so a seeded test expects the numbers
+#: that seed gives. The state crosses as the judge's generator has it before a request whenever
+#: it changed, numbered (the solution sets it once per number: re-sent with other patches, it
+#: does not rewind what it drew since); the solution's draws are not sent back (the tests' own
+#: numbers are never the solution's to choose).
+_RANDOM = "<random>"
+_NP_RANDOM = "<numpy.random>"
+#: Per generator: [seeded in this check, number of the state last taken, that state]
+_SEEDED: dict[str, list[Any]] = {_RANDOM: [False, 0, None], _NP_RANDOM: [False, 0, None]}
+
+
+def _watch_seeds(tests: str) -> None:
+    """Mark a generator seeded when the tests call its ``seed`` or ``setstate``/``set_state``
+    (wrapping those functions of ``random``, and of ``numpy.random`` for tests that name it,
+    once per process)."""
+    import random
+
+    _watch_seed(random, ("seed", "setstate"), _RANDOM)
+    if "np.random" in tests or "numpy.random" in tests:
+        try:
+            numpy = _import_numpy()
+        except CodecError:  # no numpy here: the tests' own import fails as it would
+            return
+        _watch_seed(numpy.random, ("seed", "set_state"), _NP_RANDOM)
+
+
+def _watch_seed(module: Any, names: tuple[str, ...], label: str) -> None:
+    if getattr(getattr(module, names[0]), "_asyncpool_watched", False):
+        return
+    for name in names:
+        original = getattr(module, name)
+
+        def watched(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            result = _original(*args, **kwargs)
+            # A new state even when equal to the last one sent: seeding again restarts the
+            # solution's draws too (``random.seed(1); a = f(); random.seed(1); b = f()``).
+            _SEEDED[label][0], _SEEDED[label][2] = True, None
+            return result
+
+        watched._asyncpool_watched = True  # type: ignore[attr-defined]
+        watched.__name__ = watched.__qualname__ = name
+        watched.__doc__ = original.__doc__
+        setattr(module, name, watched)
+
+
+def _generator_state(label: str) -> Any:
+    """The judge's state of a generator, as it crosses (numpy's keys as a tuple of ints)."""
+    if label == _RANDOM:
+        import random
+
+        return random.getstate()
+    name, keys, pos, has_gauss, cached = _import_numpy().random.get_state()
+    return (name, tuple(keys.tolist()), int(pos), int(has_gauss), float(cached))
+
+
+def _note_ambient() -> None:
+    """Before a request: count a change of the tests' ``sys.argv``, or of a seeded generator's
+    state, as a change of their patches (neither is a patch the tests' mock makes)."""
+    argv = sys.argv
+    if argv != _ARGV_SENT:
+        _ARGV_SENT[:] = argv if type(argv) is list else []
+        _PATCH_COUNT[0] += 1
+    for label, sync in _SEEDED.items():
+        if sync[0]:
+            state = _generator_state(label)
+            if state != sync[2]:
+                sync[1] += 1
+                sync[2] = state
+                _PATCH_COUNT[0] += 1
+
+
+#: The tests' ``sys.argv`` as last counted (see _note_ambient).
+_ARGV_SENT: list[Any] = list(_TESTS_ARGV)
 
 
 #: What the tests assigned to the ``solution`` module's attributes (``solution.DEBUG =
@@ -2170,7 +2252,19 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     start, now = _ENVIRON_AT_START, os.environ
     out.extend((_ENVIRON, k, v) for k, v in now.items() if start.get(k) != v)
     out.extend((_ENVIRON, k, None) for k in start if k not in now)
+    argv = sys.argv
+    if argv != _TESTS_ARGV and type(argv) is list and all(type(a) is str for a in argv):
+        out.append((_ARGV, "argv", tuple(argv[:MAX_ARGV])))
+    out.extend(
+        (label, str(sync[1]), sync[2])
+        for label, sync in _SEEDED.items()
+        if sync[0] and sync[2] is not None
+    )
     return tuple(out)
+
+
+#: The most items of the tests' ``sys.argv`` that reach the solution.
+MAX_ARGV = 10_000
 
 
 def _apply_patches(peer: _Peer, patches: Any) -> None:
@@ -2191,10 +2285,22 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             or len(entry) != 3
             or type(entry[0]) is not str
             or type(entry[1]) is not str
-            or not (entry[1].isidentifier() or entry[0] in (_ENVIRON, _LOGGING))
+            or not (entry[1].isidentifier() or entry[0] in (_ENVIRON, _LOGGING, *_SEEDED))
         ):
             raise CodecError("malformed patch")
         name, attr, value = entry
+        if name == _ARGV:
+            if type(value) is not tuple or not all(type(a) is str for a in value):
+                raise CodecError("malformed argv")
+            sys_space: Any = vars(sys)
+            peer.patched.append((sys_space, "argv", sys_space.get("argv", _UNSET)))
+            sys_space["argv"] = list(value)
+            continue
+        if name in _SEEDED:
+            if attr != peer.seeded.get(name):  # a new state (see _SEEDED)
+                _set_generator_state(name, value)
+                peer.seeded[name] = attr
+            continue
         if name == _WARNINGS:
             if type(value) is not bool:
                 raise CodecError("malformed warnings state")
@@ -2232,6 +2338,39 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             continue
         peer.patched.append((space, attr, space.get(attr, _UNSET)))
         space[attr] = value
+
+
+def _set_generator_state(label: str, state: Any) -> None:
+    """The solution's side: set a generator to the judge's state (see :data:`_SEEDED`),
+    checked to be one: ``random``'s ``(3, 625 words, None or a float)``, numpy's ``("MT19937",
+    624 words, position, has_gauss, cached gaussian)``."""
+    words = 625 if label == _RANDOM else 624
+    if (
+        type(state) is not tuple
+        or len(state) != (3 if label == _RANDOM else 5)
+        or type(state[1]) is not tuple
+        or len(state[1]) != words
+        or not all(type(n) is int and 0 <= n < 1 << 32 for n in state[1])
+    ):
+        raise CodecError("malformed generator state")
+    if label == _RANDOM:
+        if state[0] != 3 or not (state[2] is None or type(state[2]) is float):
+            raise CodecError("malformed generator state")
+        import random
+
+        random.setstate(state)
+        return
+    name, keys, pos, has_gauss, cached = state
+    if (
+        name != "MT19937"
+        or type(pos) is not int
+        or not 0 <= pos <= 624
+        or has_gauss not in (0, 1)
+        or type(cached) is not float
+    ):
+        raise CodecError("malformed generator state")
+    numpy = _import_numpy()
+    numpy.random.set_state((name, numpy.array(keys, dtype=numpy.uint32), pos, has_gauss, cached))
 
 
 def _mock_context(op: str, obj: Any) -> bool:
@@ -2282,6 +2421,8 @@ class _Peer:
         # solution was last told of (see request).
         self.limit = sys.getrecursionlimit()
         self.patch_count = 0
+        # The solution's side: the number of each generator's state it last set (_SEEDED).
+        self.seeded: dict[str, str] = {}
         # The solution's side: its namespace, and what the judge's patches replaced there and
         # in other modules' (see _apply_patches).
         self.namespace: dict[str, Any] = {}
@@ -2755,6 +2896,7 @@ class _Peer:
                 self.limit = limit
                 # The tests' patches in force, when they changed (``patch("random.randint",
                 # return_value=3)``): in-process they patch the solution's modules too.
+                _note_ambient()
                 count = _PATCH_COUNT[0]
                 enc.value(None if count == self.patch_count else _forwarded_patches())
                 self.patch_count = count
@@ -4531,6 +4673,11 @@ def judge_check(
         _ASSIGNED.clear()
         _SOLUTIONS.clear()
         _PATCH_COUNT[0] = 0
+        _ARGV_SENT[:] = _TESTS_ARGV
+        for sync in _SEEDED.values():
+            sync[:] = [False, 0, None]
+        if "seed" in tests or "setstate" in tests or "set_state" in tests:
+            _watch_seeds(tests)  # (before the environment is taken: numpy's import sets some)
         _ENVIRON_AT_START.clear()
         _ENVIRON_AT_START.update(os.environ)
         if "mock" in tests:
@@ -4577,7 +4724,8 @@ def judge_check(
         peer.live_spaces = [namespace, vars(as_module)]
         _CHECK[:] = [code, namespace]
         saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
-        sys.modules["solution"], sys.modules["__main__"], sys.argv = as_module, main, ["tests"]
+        sys.modules["solution"], sys.modules["__main__"] = as_module, main
+        sys.argv = list(_TESTS_ARGV)
         try:
             try:
                 _EXEC(code, namespace)
