@@ -2323,6 +2323,35 @@ CORPUS: list[Case] = [
             assert main() == 3
         """),
     ),
+    Case.twin(
+        "an exception raised from another: the tests read its __cause__, as in-process",
+        _d("""
+            class ParseError(ValueError):
+                def __init__(self, message, line):
+                    super().__init__(message)
+                    self.line = line
+            def parse(text, line=1):
+                try:
+                    return int(text)
+                except ValueError as exc:
+                    raise ParseError(f"not a number: {text!r}", line) from exc
+        """),
+        (
+            '        raise ParseError(f"not a number: {text!r}", line) from exc\n',
+            '        raise ParseError(f"not a number: {text!r}", line)\n',
+        ),
+        _d("""
+            try:
+                parse("x", 3)
+            except ParseError as exc:
+                assert exc.line == 3 and str(exc) == "not a number: 'x'"
+                assert isinstance(exc.__cause__, ValueError)
+                assert "invalid literal" in str(exc.__cause__)
+            else:
+                raise AssertionError("no error")
+            assert parse("12") == 12
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -3323,6 +3352,36 @@ def test_a_string_condition_the_solution_made_is_never_evaluated(mark: str) -> N
     result = run_tests(solution, tests, timeout=30)
     assert result.status == "failed"
     assert "not a string of the tests' code" in result.stdout_tail, result.stdout_tail
+
+
+def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
+    # An exception raised from another crosses with its cause (the tests read __cause__);
+    # the chain is bounded, so a forged reply cannot nest it without end.
+    peer = _judge._Peer(-1, trusted=True)
+    chained = (_judge._CAUSED, ("ValueError", "outer"), (_judge._CAUSED, ("KeyError", "k"),
+                                                         ("ZeroDivisionError", "root")))
+    exc = peer.exception(chained)
+    assert type(exc) is ValueError
+    assert type(exc.__cause__) is KeyError
+    assert type(exc.__cause__.__cause__) is ZeroDivisionError
+    nested: tuple[object, ...] = ("ValueError", "x")
+    for _ in range(_judge.MAX_CAUSES + 1):
+        nested = (_judge._CAUSED, ("KeyError", "k"), nested)
+    with pytest.raises(_judge.CodecError, match="nested too deep"):
+        peer.exception(nested)
+
+
+def test_a_cause_cycle_of_the_solution_is_cut_at_the_bound() -> None:
+    # exc.__cause__ = exc: described to the bound, not forever; the check goes on.
+    solution = _d("""
+        def boom():
+            exc = ValueError("loop")
+            exc.__cause__ = exc
+            raise exc
+    """)
+    tests = "try:\n    boom()\nexcept ValueError as e:\n    assert e.__cause__ is not None\n"
+    result = run_tests(solution, tests, timeout=30)
+    assert result.status == "passed", result.stdout_tail
 
 
 def test_only_pytests_own_mark_objects_are_marks() -> None:

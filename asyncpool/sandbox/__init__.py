@@ -133,23 +133,24 @@ judge's "ran every test to its end" record plus at least one answer from the sol
 status, no output, nothing written on any descriptor makes a pass. If the solution dies, hangs
 up, sends bytes that are not a valid answer, or exceeds a bound (more than 200,000 live handles,
 callbacks or items from one iterator, requests nested more than 50 deep, a message over 64 MiB),
-the judge remembers it and the verdict is "failed" even if a test catches the error. The
-solution's exceptions reach the tests as the built-in exception of the same name (every built-in
-``Exception`` a message makes: ``ValueError``, ``KeyError``, ``FileNotFoundError``,
-``TimeoutError``... so ``except ValueError`` in a test works); one of its own classes derived
-from those (``class InvalidInput(AppError, ValueError)``) as an exception of the judge's class
-for it. The judge makes one class per exception class of the solution that reaches it (a
-top-level name, a raised exception's class; at most 1,000 per check), named as the solution's
-and derived from the judge's classes for its bases and from the built-in ones, so ``except
-InvalidInput``, ``except AppError``, ``except ValueError`` and ``pytest.raises(InvalidInput)``
-catch it as in-process; its message and ``type(e).__name__`` are the solution's, its own
-attributes (``e.field``) and its class's (``InvalidInput.code``) are read from the solution's.
-(The tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is
-the judge's exception, whose message is its arguments', as a built-in's; the solution's
-``__init__`` does not run.) The solution's ``sys.exit(code)`` in a call is a ``SystemExit`` of
-that code in the tests (``pytest.raises(SystemExit)``, ``e.value.code``); one the tests do not
-catch fails the check (it never ends them as their own ``unittest.main()`` would). Anything else
-(``StopIteration`` from a call, the other exceptions not derived from ``Exception``) as
+the judge remembers it and the verdict is "failed" even if a test catches the error. The solution's
+exceptions reach the tests as the built-in exception of the same name (every built-in ``Exception``
+a message makes: ``ValueError``, ``KeyError``, ``FileNotFoundError``, ``TimeoutError``... so
+``except ValueError`` in a test works); one of its own classes derived from those (``class
+InvalidInput(AppError, ValueError)``) as an exception of the judge's class for it. The judge makes
+one class per exception class of the solution that reaches it (a top-level name, a raised
+exception's class; at most 1,000 per check), named as the solution's and derived from the judge's
+classes for its bases and from the built-in ones, so ``except InvalidInput``, ``except AppError``,
+``except ValueError`` and ``pytest.raises(InvalidInput)`` catch it as in-process; its message and
+``type(e).__name__`` are the solution's, its own attributes (``e.field``) and its class's
+(``InvalidInput.code``) are read from the solution's; one raised ``from`` another has that one as
+its ``__cause__``, made the same way (at most ``_judge.MAX_CAUSES`` deep). (The tests may subclass
+such a class or make one themselves: ``InvalidInput("x")`` in a test is the judge's exception, whose
+message is its arguments', as a built-in's; the solution's ``__init__`` does not run.) The
+solution's ``sys.exit(code)`` in a call is a ``SystemExit`` of that code in the tests
+(``pytest.raises(SystemExit)``, ``e.value.code``); one the tests do not catch fails the check (it
+never ends them as their own ``unittest.main()`` would). Anything else (``StopIteration`` from a
+call, the other exceptions not derived from ``Exception``) as
 :class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the tests'
 loop over it.
 

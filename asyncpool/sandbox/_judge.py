@@ -1537,6 +1537,12 @@ def _handle_getattr(self: Any, name: str) -> Any:
     return getattr(proxy, name)
 
 
+#: The mark of an exception raised ``from`` another in an ``X`` reply (see _Peer.exception),
+#: and how deep such causes nest at most.
+_CAUSED = "<caused>"
+MAX_CAUSES = 4
+
+
 def _solution_exception(
     name: str, message: str, handle: Any = None, kind: Any = None
 ) -> Exception:
@@ -2956,21 +2962,34 @@ class _Peer:
                 if op != "next":
                     raise CodecError("end of iteration for a request that is not next")
                 return kind, value
-            if (
-                type(value) is not tuple
-                or len(value) not in (2, 3, 4)
-                or not all(type(p) is str for p in value[:2])
-                or (len(value) == 3 and (
-                    value[:2] != ("SystemExit", "") or not _plain_exit_code(value[2])
-                ))
-                or (len(value) == 4 and (
-                    type(value[2]) not in _PROXY_TYPES or not self.mirrored(value[3])
-                ))
-            ):
-                raise CodecError("malformed exception")
-            if len(value) == 3:
-                return kind, _solution_exit(value[2])
-            return kind, _solution_exception(*value)
+            return kind, self.exception(value)
+
+    def exception(self, value: Any, depth: int = 0) -> BaseException:
+        """The judge's side: the solution's exception of an ``X`` reply, checked: ``(name,
+        message)``, ``(name, message, handle, class)`` for one of its own classes, ``("SystemExit",
+        "", code)``, or ``(CAUSED, exception, cause)`` for one raised ``from`` another (at most
+        :data:`MAX_CAUSES` deep), whose ``__cause__`` the tests read."""
+        if type(value) is tuple and len(value) == 3 and value[0] == _CAUSED:
+            if depth >= MAX_CAUSES:
+                raise CodecError("exception causes nested too deep")
+            exc = self.exception(value[1], depth + 1)
+            exc.__cause__ = self.exception(value[2], depth + 1)
+            return exc
+        if (
+            type(value) is not tuple
+            or len(value) not in (2, 3, 4)
+            or not all(type(p) is str for p in value[:2])
+            or (len(value) == 3 and (
+                value[:2] != ("SystemExit", "") or not _plain_exit_code(value[2])
+            ))
+            or (len(value) == 4 and (
+                type(value[2]) not in _PROXY_TYPES or not self.mirrored(value[3])
+            ))
+        ):
+            raise CodecError("malformed exception")
+        if len(value) == 3:
+            return _solution_exit(value[2])
+        return _solution_exception(*value)
 
     def admit(self) -> None:
         """Count one request of the other side (a request on our objects, a read of the
@@ -3126,13 +3145,21 @@ class _Peer:
             enc.value(self.constants.updates() if self.constants is not None else ())
         return enc.bytes()
 
-    def describe(self, exc: BaseException) -> tuple[Any, ...]:
+    def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
-        (their messages may quote what the tests expect)."""
+        (their messages may quote what the tests expect); the solution's with its message and
+        the exception it was raised ``from`` (see :meth:`exception`)."""
         if self.trusted:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
             return (type(exc).__name__, "")
+        described = self._describe(exc)
+        cause = exc.__cause__
+        if isinstance(cause, BaseException) and depth + 1 < MAX_CAUSES:
+            return (_CAUSED, described, self.describe(cause, depth + 1))
+        return described
+
+    def _describe(self, exc: BaseException) -> tuple[Any, ...]:
         try:
             message = str(exc)[:10_000]
         except BaseException:
