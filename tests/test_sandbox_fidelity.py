@@ -2352,10 +2352,63 @@ CORPUS: list[Case] = [
             assert parse("12") == 12
         """),
     ),
+    Case.twin(
+        "the tests change a container the solution's object holds (stack.items.append), alias it",
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self.items = []
+                def push(self, x):
+                    self.items.append(x)
+                def peek(self):
+                    return self.items[-1]
+            class Graph:
+                def __init__(self):
+                    self.adj = {}
+                def degree(self, u):
+                    return len(self.adj.get(u, ()))
+        """),
+        ("        return self.items[-1]\n", "        return self.items[0]\n"),
+        _d("""
+            s = Stack()
+            s.items.append(5)
+            assert s.peek() == 5
+            items = s.items
+            s.push(7)
+            assert items == [5, 7] and s.items is items
+            items.append(9)
+            assert s.peek() == 9
+            g = Graph()
+            g.adj["a"] = ["b", "c"]
+            assert g.degree("a") == 2
+        """),
+    ),
+    Case.twin(
+        "a decorator of the solution on a function of the tests (functools.wraps, a counter)",
+        _d("""
+            import functools
+            def count_calls(f):
+                @functools.wraps(f)
+                def wrapper(*args, **kwargs):
+                    wrapper.calls += 1
+                    return f(*args, **kwargs)
+                wrapper.calls = 0
+                return wrapper
+        """),
+        ("    @functools.wraps(f)\n", ""),
+        _d("""
+            @count_calls
+            def square(x):
+                return x * x
+            assert square(3) == 9 and square(2) == 4
+            assert square.calls == 2 and square.__name__ == "square"
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
 QUICK = {
+    "the tests change a container the solution's object holds (stack.items.append), alias it",
     "tests seed random: the solution draws the numbers that seed gives, as in-process",
     "leetcode: class Solution twoSum",
     "leetcode: MinStack design class",
@@ -3369,6 +3422,25 @@ def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
         nested = (_judge._CAUSED, ("KeyError", "k"), nested)
     with pytest.raises(_judge.CodecError, match="nested too deep"):
         peer.exception(nested)
+
+
+def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
+    # The solution's containers the tests read as attributes are kept in step both ways (see
+    # _Peer.watch_attribute): a change of one never sent, or past the bound, is malformed.
+    peer = _judge._Peer(-1, trusted=True)
+    items = peer.take_held(0, [1, 2])
+    assert peer.take_held(0, [1, 2, 3]) is items
+    assert items == [1, 2, 3]
+    peer.refill_held(((0, [4]),))
+    assert items == [4]
+    with pytest.raises(_judge.CodecError):
+        peer.refill_held(((1, [4]),))
+    with pytest.raises(_judge.CodecError):
+        peer.refill_held(((0, {"a": 1}),))  # another type
+    for n in range(1, _judge.MAX_HELD):
+        peer.take_held(n, [])
+    with pytest.raises(_judge.CodecError, match="kept containers"):
+        peer.take_held(_judge.MAX_HELD, [])
 
 
 def test_a_cause_cycle_of_the_solution_is_cut_at_the_bound() -> None:

@@ -38,8 +38,9 @@ _FORGE = _d("""
     U32 = struct.Struct(">I").pack
     def solve(xs):
         return sorted(xs)
-    def forged(self, result, back, received, changed):
-        return BODY + wire.encode(())  # and no watched value changed
+    def forged(self, result, back, received, changed, key=None):
+        # and no watched value changed, no kept container (neither this result nor another)
+        return BODY + wire.encode(()) + wire.encode(None) + wire.encode(())
     wire._Peer.reply = forged
 """)
 
@@ -480,6 +481,9 @@ ATTACKS += [
      WRITES_PAYLOAD,
      "import os, sys\ngen('genmod.py')\nsys.path.insert(0, os.getcwd())\nimport genmod\n"
      "assert genmod.x == 5\n"),
+    ("the docstring of a test's function the solution is given, read for the answer",
+     "def solve(x, f):\n    return int(f.__doc__)\n",
+     "def helper():\n    \"\"\"7\"\"\"\nassert solve(1, helper) == 7\n"),
     # The judge's /tmp is the run's (a literal /tmp path is shared): that path too.
     ("a file of code writing the verdict at a literal /tmp path, for tests that runpy it",
      WRITES_PAYLOAD,
@@ -497,6 +501,31 @@ ATTACKS.append(
      .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
      "import numpy as np\na = np.array([3, 1, 2])\nsolve(a)\nassert a.tolist() == [1, 2, 3]\n"),
 )  # fmt: skip
+#: A reply whose tail (after the result: the watched values, this result's kept-container
+#: number, the kept containers changed) the solution chooses (see _Peer.watch_attribute).
+_FORGE_TAIL = _d("""
+    import sys
+    wire = sys.modules["_asyncpool_judge"]
+    class Box:
+        def __init__(self):
+            self.items = [3, 1, 2]
+    def solve(xs):
+        return sorted(xs)
+    def forged(self, result, back, received, changed, key=None):
+        enc = wire._Encoder(self, back)
+        enc.value(result)
+        enc.length(0)
+        return enc.bytes() + wire.encode(()) + TAIL
+    wire._Peer.reply = forged
+""")
+ATTACKS += [
+    ("forged reply: a kept-container number for a call, to be given the judge's copy",
+     _FORGE_TAIL.replace("TAIL", "wire.encode(0) + wire.encode(())"),
+     "b = Box()\nassert b.items == [3, 1, 2]\n" + SORT_TESTS),
+    ("forged reply: a change of a kept container the judge never had",
+     _FORGE_TAIL.replace("TAIL", "wire.encode(None) + wire.encode(((7, [1, 2, 3]),))"),
+     SORT_TESTS),
+]  # fmt: skip
 ATTACKS.append(
     ("forged reply: a shared object, which only the judge may send",
      _forge('b"o" + U32(0) + wire.encode((int, None, "x", ()))'), SORT_TESTS),
@@ -714,6 +743,15 @@ REASONS = {
     ),
     "a module of code writing the verdict, for tests that import it": (
         "the judge does not compile code the solution wrote"
+    ),
+    "forged reply: a kept-container number for a call, to be given the judge's copy": (
+        "a kept container for a request that read no attribute"
+    ),
+    "forged reply: a change of a kept container the judge never had": (
+        "malformed change of kept containers"
+    ),
+    "the docstring of a test's function the solution is given, read for the answer": (
+        "AttributeError"
     ),
     "a file of code writing the verdict at a literal /tmp path, for tests that runpy it": (
         "the judge does not compile code the solution wrote"

@@ -117,9 +117,18 @@ untrusted bytes):
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
+  the other way, a container of the solution's object that the tests read as an attribute
+  (``stack.items``, ``graph.adj``) is one object in the judge, kept in step with the
+  solution's both ways while the check runs (``stack.items.append(5); assert stack.peek() ==
+  5``, ``items = stack.items; stack.push(7)`` changes ``items``; a change inside one of its
+  items is not seen: ``_judge._Peer.watch_attribute``). A container the tests passed *into*
+  the solution's object stays the solution's copy after the call (no aliasing of the tests'
+  own objects);
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
-  public attributes (no frames, code or ``__globals__``: nothing of the tests leaks), and the
+  public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what
+  ``functools.wraps`` copies; not its docstring, no frames, code or ``__globals__``: nothing of
+  the tests leaks), and the
   call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
   tests' exceptions; a ``with`` block of the solution never swallows an ``AssertionError``.

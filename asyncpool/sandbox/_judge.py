@@ -1610,6 +1610,10 @@ _OPS: dict[str, bool] = {
 #: ``gi_frame.f_globals`` or ``gi_code.co_consts`` would show the tests' namespace and
 #: constants, their expected answers among them).
 _HIDDEN = ("_", "f_", "co_", "gi_", "cr_", "ag_", "tb_")
+#: ... but for these, which name an object and nothing it holds: what ``functools.wraps``
+#: copies from a function of the tests the solution decorates (``@count_calls`` on a test's
+#: helper; not ``__doc__``, whose text could quote an expected answer).
+_NAMES_SHOWN = frozenset({"__name__", "__qualname__", "__module__"})
 _INTERNALS = (
     types.FrameType,
     types.CodeType,
@@ -2481,6 +2485,12 @@ class _Peer:
         self.live_spaces: list[dict[str, Any]] = []
         #: name -> what its container held when the two sides last agreed (see _watch_mark).
         self.live_marks: dict[str, Any] = {}
+        #: Containers the solution's objects hold that the tests read as an attribute
+        #: (``stack.items``), by number, with what they held when the two sides last agreed:
+        #: on each side its own object (see :meth:`watch_attribute`).
+        self.held: dict[int, tuple[Any, Any]] = {}
+        #: The solution's side: the number of each such container, by its ``id``.
+        self.held_ids: dict[int, int] = {}
 
     # objects
 
@@ -2829,6 +2839,64 @@ class _Peer:
                 self.live[name] = held
             self.live_marks[name] = _watch_mark(held)
 
+    def watch_attribute(self, value: Any) -> int | None:
+        """The solution's side: the number under which the container ``value``, an attribute
+        the tests read (``stack.items``, ``graph.adj``), is kept in step with the judge's copy
+        of it, or None (not a container that crosses as a value, or :data:`MAX_HELD` of them
+        already). In-process the tests hold the solution's own object: ``stack.items.append(3)``
+        changes the stack, and ``items = stack.items; stack.push(4)`` changes ``items``. Each
+        reply carries the kept containers the solution changed since (compared as write-back
+        compares, by identity item by item), each request those the tests changed; each side
+        refills its own object in place. A change inside an item (a list in a dict) is not seen."""
+        kind = type(value)
+        if kind not in _MUTABLE or not _mutable_value(value, kind):
+            return None
+        n = self.held_ids.get(id(value))
+        if n is None:
+            if len(self.held) >= MAX_HELD:
+                return None
+            n = self.held_ids[id(value)] = len(self.held)
+        self.held[n] = (value, _watch_mark(value))
+        return n
+
+    def held_changes(self) -> tuple[tuple[int, Any], ...]:
+        """Either side: the kept containers (see :meth:`watch_attribute`) changed on this side
+        since the two sides last agreed, to send (and they are marked as agreed)."""
+        changed = [(n, held) for n, (held, mark) in self.held.items()
+                   if _watch_changed(held, mark)]  # fmt: skip
+        for n, held in changed:
+            self.held[n] = (held, _watch_mark(held))
+        return tuple(changed)
+
+    def refill_held(self, changes: Any) -> None:
+        """Either side: the other side's changes of kept containers, each refilled in place."""
+        if type(changes) is not tuple:
+            raise CodecError("malformed change of kept containers")
+        for pair in changes:
+            if type(pair) is not tuple or len(pair) != 2 or pair[0] not in self.held:
+                raise CodecError("malformed change of kept containers")
+            n, value = pair
+            held, _ = self.held[n]
+            _apply(held, value)
+            self.held[n] = (held, _watch_mark(held))
+
+    def take_held(self, n: Any, value: Any) -> Any:
+        """The judge's side: a reply's value that is the solution's kept container ``n``: the
+        judge's one copy of it (refilled with ``value``), so that ``stack.items is
+        stack.items`` and an earlier alias of it see what it holds now."""
+        if type(n) is not int or n < 0 or type(value) not in _MUTABLE:
+            raise CodecError("malformed kept container")
+        found = self.held.get(n)
+        if found is None or type(found[0]) is not type(value):
+            if found is None and len(self.held) >= MAX_HELD:
+                raise CodecError(f"more than {MAX_HELD} kept containers")
+            self.held[n] = (value, _watch_mark(value))
+            return value
+        held = found[0]
+        _apply(held, value)
+        self.held[n] = (held, _watch_mark(held))
+        return held
+
     def _holding(self, name: str, held: Any) -> list[dict[str, Any]]:
         """The judge's namespaces where ``name`` still holds ``held``, the value of the
         solution's last put there (none: the tests rebound or deleted it)."""
@@ -2906,6 +2974,8 @@ class _Peer:
                 count = _PATCH_COUNT[0]
                 enc.value(None if count == self.patch_count else _forwarded_patches())
                 self.patch_count = count
+                # The solution's containers the tests read as attributes and changed.
+                enc.value(self.held_changes() if self.held else ())
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -2952,9 +3022,17 @@ class _Peer:
                     raise CodecError("write-back to no container")
                 _apply(sent[n], dec.value())
             updates = dec.value() if self.trusted else ()
+            key = dec.value() if self.trusted else None
+            held = dec.value() if self.trusted else ()
             dec.end()
             if updates:
                 self.update_constants(updates)
+            if held:
+                self.refill_held(held)
+            if key is not None:
+                if op != "getattr" or kind != b"R":
+                    raise CodecError("a kept container for a request that read no attribute")
+                value = self.take_held(key, value)
             self.answered += 1
             if kind == b"R":
                 return kind, value
@@ -3017,7 +3095,10 @@ class _Peer:
         pushed = dec.value() if not self.trusted else ()
         limit = dec.value() if not self.trusted else None
         patches = dec.value() if not self.trusted else None
+        held = dec.value() if not self.trusted else ()
         dec.end()
+        if held:
+            self.refill_held(held)
         if limit is not None:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
@@ -3072,8 +3153,11 @@ class _Peer:
             self.depth -= 1
         back = {id(c): i for i, c in enumerate(received)}
         changed = [i for i, c in enumerate(received) if _changed(c, snaps[i])]
+        key = None
+        if op == "getattr" and kind == b"R" and not self.trusted:
+            key = self.watch_attribute(result)
         try:
-            reply = self.reply(result, back, received, changed)
+            reply = self.reply(result, back, received, changed, key)
             if len(reply) >= MAX_MESSAGE:
                 raise CodecError(f"a reply of {len(reply)} bytes (at most {MAX_MESSAGE})")
         except CodecError as exc:
@@ -3133,8 +3217,9 @@ class _Peer:
         return _outcome(kind, value)
 
     def reply(
-        self, result: Any, back: dict[int, int], received: list[Any], changed: list[int]
-    ) -> bytes:
+        self, result: Any, back: dict[int, int], received: list[Any], changed: list[int],
+        key: int | None = None,
+    ) -> bytes:  # fmt: skip
         enc = _Encoder(self, back)
         enc.value(result)
         enc.length(len(changed))
@@ -3143,6 +3228,10 @@ class _Peer:
             enc.value(received[i], 0, content=True)
         if not self.trusted:  # the solution's watched values that changed (see _Constants)
             enc.value(self.constants.updates() if self.constants is not None else ())
+            # ... and the kept containers (see watch_attribute): this result's number, the
+            # others it changed
+            enc.value(key)
+            enc.value(self.held_changes() if self.held else ())
         return enc.bytes()
 
     def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
@@ -3186,6 +3275,7 @@ class _Peer:
             if type(name) is not str or (
                 self.trusted and name.startswith(_HIDDEN)
                 and not (name[:1] == "_" and name[:2] != "__" and _shared(obj))
+                and not (op == "getattr" and name in _NAMES_SHOWN)
             ):
                 raise AttributeError(name if type(name) is str else "?")
             if op == "getattr":
@@ -3878,6 +3968,8 @@ class _Constants:
 #: A watched container of the solution (:class:`_Constants`) with more items than this is
 #: compared by its length only.
 MAX_WATCHED_ITEMS = 4096
+#: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute).
+MAX_HELD = 1000
 
 
 def _watch_mark(value: Any) -> Any:
