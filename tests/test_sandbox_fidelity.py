@@ -2384,6 +2384,39 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "generators: send and a return value; an async generator in the tests' async for",
+        _d("""
+            import asyncio
+            def running_total():
+                total = 0
+                while True:
+                    x = yield total
+                    if x is None:
+                        return total
+                    total += x
+            async def ticks(n):
+                for i in range(n):
+                    await asyncio.sleep(0)
+                    yield i * i
+        """),
+        ("        total += x\n", "        total += 2 * x\n"),
+        _d("""
+            import asyncio
+            g = running_total()
+            assert next(g) == 0
+            assert g.send(5) == 5 and g.send(2) == 7
+            try:
+                g.send(None)
+            except StopIteration as stop:
+                assert stop.value == 7
+            else:
+                raise AssertionError("not ended")
+            async def main():
+                return [i async for i in ticks(4)]
+            assert asyncio.run(main()) == [0, 1, 4, 9]
+        """),
+    ),
+    Case.twin(
         "a decorator of the solution on a function of the tests (functools.wraps, a counter)",
         _d("""
             import functools

@@ -104,7 +104,8 @@ untrusted bytes):
 * everything else the solution hands out (instances of its classes, its classes, generators and
   iterators, ``map`` objects, bound methods) is a **handle**: attribute reads, calls, iteration
   (lazy, one item per request: an infinite generator under ``itertools.islice`` works; a
-  generator's return value reaches ``StopIteration.value``), ``len``, indexing, ``in``, ``with``,
+  generator's ``send`` and its return value reach ``StopIteration.value``; an async generator
+  of the solution under the tests' ``async for``), ``len``, indexing, ``in``, ``with``,
   ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy is the
   solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds, defaults and annotations
   as values or handles) are requests to the solution. A handle is never equal to, ordered with or

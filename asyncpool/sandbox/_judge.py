@@ -1596,6 +1596,7 @@ _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
     "copy": False, "deepcopy": False, "signature": False, "await": False, "dir": False,
+    "anext": False,
     "members": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
@@ -3037,7 +3038,7 @@ class _Peer:
             if kind == b"R":
                 return kind, value
             if kind == b"E":
-                if op != "next":
+                if op not in ("next", "anext"):
                     raise CodecError("end of iteration for a request that is not next")
                 return kind, value
             return kind, self.exception(value)
@@ -3129,7 +3130,9 @@ class _Peer:
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
         except StopIteration:
-            kind, result = (b"E", None) if op == "next" else (b"X", ("StopIteration", ""))
+            kind, result = (
+                (b"E", None) if op in ("next", "anext") else (b"X", ("StopIteration", ""))
+            )
             if kind == b"E":
                 result = getattr(sys.exc_info()[1], "value", None)  # a generator's return
         except Exception as exc:
@@ -3294,7 +3297,11 @@ class _Peer:
             return _members(obj)
         if op == "iter":
             return iter(obj)
+        if op == "anext":
+            return _anext(obj)
         if op == "next":
+            if args and not self.trusted:  # a generator's send (see _GeneratorProxy.send)
+                return obj.send(args[0])
             return next(obj)
         if op == "len":
             return len(obj)
@@ -3465,10 +3472,7 @@ class _Proxy:
     def __next__(self) -> Any:
         peer = _peer()
         if peer.trusted:
-            n = object.__getattribute__(self, "_id")
-            taken = peer.items[n] = peer.items.get(n, 0) + 1
-            if taken > MAX_ITERATION:
-                peer.fail(f"more than {MAX_ITERATION} items from one iterator of the solution")
+            _count_item(peer, self)
         return peer.request("next", self)
 
     def __len__(self) -> int:
@@ -3658,6 +3662,8 @@ def _class_name(kind: type) -> bytes:
     handle as in-process (:func:`_proxy_class`)."""
     if kind is types.GeneratorType:
         return _GENERATOR_NAME
+    if kind is types.AsyncGeneratorType:
+        return _ASYNC_GENERATOR_NAME
     name = kind.__name__
     if type(name) is not str:
         return b""
@@ -3677,6 +3683,7 @@ def _class_name(kind: type) -> bytes:
 #: solution's can cross with (a name has no NUL, a dataclass's fields follow the NUL), so that
 #: only a real generator's handle is a :class:`_GeneratorProxy`.
 _GENERATOR_NAME = b"generator\0"
+_ASYNC_GENERATOR_NAME = b"async_generator\0"
 
 
 def _proxy_class(name: bytes) -> type[_Proxy] | None:
@@ -3708,6 +3715,7 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                 pass
         base = (
             _GeneratorProxy if name == _GENERATOR_NAME
+            else _AsyncGeneratorProxy if name == _ASYNC_GENERATOR_NAME
             else _CoroutineProxy if text == "coroutine"
             else _Proxy
         )  # fmt: skip
@@ -3752,6 +3760,14 @@ class _CoroutineProxy(_Proxy):
 collections.abc.Coroutine.register(_CoroutineProxy)
 
 
+def _count_item(peer: _Peer, proxy: _Proxy) -> None:
+    """Count one more item the tests take from an iterator of the solution (its bound)."""
+    n = object.__getattribute__(proxy, "_id")
+    taken = peer.items[n] = peer.items.get(n, 0) + 1
+    if taken > MAX_ITERATION:
+        peer.fail(f"more than {MAX_ITERATION} items from one iterator of the solution")
+
+
 class _GeneratorProxy(_Proxy):
     """A handle of a generator of the solution: a generator to the tests' type checks
     (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator(g)``,
@@ -3766,7 +3782,11 @@ class _GeneratorProxy(_Proxy):
         return types.GeneratorType
 
     def send(self, value: Any) -> Any:
-        return _peer().request("getattr", self, ("send",))(value)
+        """As ``next``, with a value: the end of the generator is the tests' ``StopIteration``
+        (with its return value), as in-process (a call's ``StopIteration`` is not one)."""
+        peer = _peer()
+        _count_item(peer, self)
+        return peer.request("next", self, (value,))
 
     def throw(self, *args: Any) -> Any:
         return _peer().request("getattr", self, ("throw",))(*args)
@@ -3776,6 +3796,49 @@ class _GeneratorProxy(_Proxy):
 
 
 collections.abc.Generator.register(_GeneratorProxy)
+
+
+class _AsyncGeneratorProxy(_Proxy):
+    """A handle of an async generator of the solution: ``async for x in ticks(3)`` in the
+    tests' coroutine takes its items one request each; each runs to the item in the solution's
+    process, on one event loop of its own there that the generator keeps (:func:`_anext`)."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> Any:
+        return types.AsyncGeneratorType
+
+    def __aiter__(self) -> Any:
+        return self
+
+    async def __anext__(self) -> Any:
+        peer = _peer()
+        _count_item(peer, self)
+        try:
+            return peer.request("anext", self)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+collections.abc.AsyncGenerator.register(_AsyncGeneratorProxy)
+_ASYNC_LOOP: list[Any] = []
+
+
+def _anext(obj: Any) -> Any:
+    """The solution's side of the tests' ``async for`` over one of its async generators: its
+    next item, run on this process's one loop for them (not a new loop per item: closing a
+    loop finalises the async generators that ran on it); its end as ``StopIteration``."""
+    import asyncio
+
+    if not isinstance(obj, types.AsyncGeneratorType):
+        raise TypeError(f"'async for' requires an async generator, got {type(obj).__name__}")
+    if not _ASYNC_LOOP:
+        _ASYNC_LOOP.append(asyncio.new_event_loop())
+    try:
+        return _ASYNC_LOOP[0].run_until_complete(obj.__anext__())
+    except StopAsyncIteration:
+        raise StopIteration from None
 
 
 def _run_coroutine(obj: Any) -> Any:
