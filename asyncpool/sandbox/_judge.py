@@ -4835,6 +4835,7 @@ def judge_check(
     peer = _PEER = _Peer(sock_fd, trusted=True)
     verdict = b"F"
     anomaly = False
+    argv = sys.argv
     roots: frozenset[str] = frozenset()
     namespace: dict[str, Any] = {}
     try:
@@ -4905,8 +4906,9 @@ def judge_check(
         vars(as_module).update(_SOLUTIONS)
         peer.live_spaces = [namespace, vars(as_module)]
         _CHECK[:] = [code, namespace]
-        saved = sys.modules.get("solution"), sys.modules.get("__main__"), sys.argv
+        saved = sys.modules.get("solution"), sys.modules.get("__main__")
         sys.modules["solution"], sys.modules["__main__"] = as_module, main
+        # The tests' argv until the check ends (``check(candidate)`` included): restored below.
         sys.argv = list(_TESTS_ARGV)
         try:
             try:
@@ -4930,7 +4932,6 @@ def judge_check(
                     sys.modules.pop(key, None)
                 else:
                     sys.modules[key] = value
-            sys.argv = saved[2]
         if entry_point is not None:
             check = namespace.get("check")
             if not callable(check):
@@ -4979,6 +4980,7 @@ def judge_check(
     _buffers.pop(sock_fd, None)  # its unread bytes are this check's, never the next one's
     _PEER = None
     _CHECK[:] = [None, {}]
+    sys.argv = argv
     return verdict[:16000], anomaly
 
 
