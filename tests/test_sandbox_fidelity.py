@@ -2437,6 +2437,37 @@ CORPUS: list[Case] = [
             assert square.calls == 2 and square.__name__ == "square"
         """),
     ),
+    Case.twin(
+        "a linked list as nested dicts and a nested list, 250 deep, both ways",
+        _d("""
+            def chain(n):
+                node = None
+                for i in range(n):
+                    node = {"val": i, "next": node}
+                return node
+            def depth(x):
+                d = 0
+                while x:
+                    x = x[0]
+                    d += 1
+                return d
+        """),
+        (
+            '        node = {"val": i, "next": node}\n',
+            '        node = {"val": i + 1, "next": node}\n',
+        ),
+        _d("""
+            node, seen = chain(250), []
+            while node:
+                seen.append(node["val"])
+                node = node["next"]
+            assert seen == list(range(249, -1, -1))
+            nested = []
+            for _ in range(250):
+                nested = [nested]
+            assert depth(nested) == 250
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
