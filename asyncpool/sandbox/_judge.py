@@ -2873,12 +2873,7 @@ class _Peer:
 
     def refill_held(self, changes: Any) -> None:
         """Either side: the other side's changes of kept containers, each refilled in place."""
-        if type(changes) is not tuple:
-            raise CodecError("malformed change of kept containers")
-        for pair in changes:
-            if type(pair) is not tuple or len(pair) != 2 or pair[0] not in self.held:
-                raise CodecError("malformed change of kept containers")
-            n, value = pair
+        for n, value in _changes(changes, self.held, "kept containers"):
             held, _ = self.held[n]
             _apply(held, value)
             self.held[n] = (held, _watch_mark(held))
@@ -4017,17 +4012,24 @@ class _Constants:
         """The judge's change of watched containers (:meth:`_Peer.changed_constants`): each
         refilled in place, if the name still holds the container the judge was last told of
         (else the solution rebound it meanwhile: the next reply tells the judge)."""
-        if type(pushed) is not tuple:
-            raise CodecError("malformed change of values")
-        for pair in pushed:
-            if type(pair) is not tuple or len(pair) != 2 or pair[0] not in self._watched:
-                raise CodecError("malformed change of values")
-            name, value = pair
+        for name, value in _changes(pushed, self._watched, "values"):
             sent, _ = self._watched[name]
             kind = type(sent)
             if self._namespace.get(name) is sent and type(value) is kind and kind in _MUTABLE:
                 _apply(sent, value)
                 self._watched[name] = (sent, _watch_mark(sent))
+
+
+def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
+    """The other side's ``((key, value), ...)`` changes of containers the two sides keep in
+    step, checked: a tuple of pairs whose keys are all ``known``."""
+    if type(pairs) is not tuple or not all(
+        type(pair) is tuple and len(pair) == 2 and type(pair[0]) in (int, str)
+        and pair[0] in known
+        for pair in pairs
+    ):
+        raise CodecError(f"malformed change of {what}")
+    return list(pairs)
 
 
 #: A watched container of the solution (:class:`_Constants`) with more items than this is
