@@ -2468,6 +2468,35 @@ CORPUS: list[Case] = [
             assert depth(nested) == 250
         """),
     ),
+    Case.twin(
+        "a container inside a container the tests read from the solution: graph.adj[u].append",
+        _d("""
+            GRID = [[0] * 3 for _ in range(3)]
+            def mark(r, c):
+                GRID[r][c] = 1
+            def filled():
+                return sum(map(sum, GRID))
+            class Graph:
+                def __init__(self):
+                    self.adj = {1: [], 2: []}
+                def degree(self, u):
+                    return len(self.adj[u])
+                def link(self, u, v):
+                    self.adj[u].append(v)
+        """),
+        ("        return len(self.adj[u])\n", "        return len(self.adj)\n"),
+        _d("""
+            g = Graph()
+            g.adj[1].append(2)
+            assert g.degree(1) == 1
+            g.link(2, 1)
+            assert g.adj[2] == [1]
+            GRID[0][0] = 1
+            assert filled() == 1
+            mark(2, 2)
+            assert GRID[2] == [0, 0, 1]
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

@@ -121,8 +121,10 @@ untrusted bytes):
   the other way, a container of the solution's object that the tests read as an attribute
   (``stack.items``, ``graph.adj``) is one object in the judge, kept in step with the
   solution's both ways while the check runs (``stack.items.append(5); assert stack.peek() ==
-  5``, ``items = stack.items; stack.push(7)`` changes ``items``; a change inside one of its
-  items is not seen: ``_judge._Peer.watch_attribute``). A container the tests passed *into*
+  5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change one
+  level down, ``graph.adj[1].append(2)``; deeper ones are not seen:
+  ``_judge._Peer.watch_attribute``); so are the solution's top-level containers the tests
+  read (``GRID[0][0] = 1``). A container the tests passed *into*
   the solution's object stays the solution's copy after the call (no aliasing of the tests'
   own objects);
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the

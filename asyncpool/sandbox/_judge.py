@@ -2850,7 +2850,8 @@ class _Peer:
         changes the stack, and ``items = stack.items; stack.push(4)`` changes ``items``. Each
         reply carries the kept containers the solution changed since (compared as write-back
         compares, by identity item by item), each request those the tests changed; each side
-        refills its own object in place. A change inside an item (a list in a dict) is not seen."""
+        refills its own object in place. A change one level down (a list in a dict) is seen
+        (:func:`_watch_mark`), a deeper one is not."""
         kind = type(value)
         if kind not in _MUTABLE or not _mutable_value(value, kind):
             return None
@@ -3972,8 +3973,9 @@ class _Constants:
     themselves, so ``incr(); assert counter == 1`` sees what ``incr`` did, and so does
     ``log(3); assert seen == [3]``. Each reply to the judge carries the asked names that were
     rebound since the last, or whose container (a :data:`_MUTABLE` value) changed (compared
-    item by item by identity, as write-back does; past :data:`MAX_WATCHED_ITEMS` items by
-    length only, so that a big table the tests read costs each reply little). The other way,
+    item by item by identity, as write-back does, and so are the containers it holds, one
+    level down: :func:`_watch_mark`; past :data:`MAX_WATCHED_ITEMS` items by length only, so
+    that a big table the tests read costs each reply little). The other way,
     the judge's requests carry the watched containers the tests changed in place
     (:meth:`refill`)."""
 
@@ -4039,15 +4041,43 @@ MAX_WATCHED_ITEMS = 4096
 MAX_HELD = 1000
 
 
+class _DeepMark:
+    """A watched container's snapshot with those of the containers it holds (_watch_mark)."""
+
+    __slots__ = ("inner", "snap")
+
+    def __init__(self, snap: Any, inner: list[tuple[Any, Any]]) -> None:
+        self.snap = snap
+        self.inner = inner
+
+
 def _watch_mark(value: Any) -> Any:
     """What a watched value holds now, to tell later whether it changed: None for a value
-    that only rebinding changes (or a proxied object: its own calls say what it holds), a
-    snapshot of a small container, the length of a big one."""
+    that only rebinding changes (or a proxied object: its own calls say what it holds), the
+    length of a big container; for a small one, a snapshot of it and of the containers it
+    holds one level down (``graph.adj[1].append(2)``, ``grid[0][1] = 5`` change the inner
+    container only), at most :data:`MAX_WATCHED_ITEMS` items in all."""
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
     size = _size(value)
-    return _snapshot(value) if size <= MAX_WATCHED_ITEMS else size
+    if size > MAX_WATCHED_ITEMS:
+        return size
+    snap = _snapshot(value)
+    if kind is _Namespace:
+        items: Any = vars(value).values()
+    else:
+        items = snap[1] if isinstance(value, dict) else snap
+    inner: list[tuple[Any, Any]] = []
+    budget = MAX_WATCHED_ITEMS - size
+    for item in items:
+        item_kind = type(item)
+        if item_kind in _MUTABLE and _mutable_value(item, item_kind):
+            budget -= _size(item)
+            if budget < 0:
+                break
+            inner.append((item, _snapshot(item)))
+    return _DeepMark(snap, inner) if inner else snap
 
 
 def _watch_changed(value: Any, mark: Any) -> bool:
@@ -4055,6 +4085,8 @@ def _watch_changed(value: Any, mark: Any) -> bool:
         return False
     if type(mark) is int:
         return _size(value) != mark
+    if type(mark) is _DeepMark:
+        return _changed(value, mark.snap) or any(_changed(i, s) for i, s in mark.inner)
     return _changed(value, mark)
 
 
