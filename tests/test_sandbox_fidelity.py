@@ -2497,6 +2497,32 @@ CORPUS: list[Case] = [
             assert GRID[2] == [0, 0, 1]
         """),
     ),
+    Case.twin(
+        "the solution's object keeps the list and dict the tests passed in: both see changes",
+        _d("""
+            class Service:
+                def __init__(self, config, queue):
+                    self.config = config
+                    self.queue = queue
+                def get(self, key):
+                    return self.config.get(key)
+                def drain(self):
+                    self.queue.sort()
+                    return len(self.queue)
+        """),
+        ("        self.queue.sort()\n", "        self.queue = sorted(self.queue)\n"),
+        _d("""
+            config = {"x": 1}
+            queue = [3, 1, 2]
+            s = Service(config, queue)
+            config["x"] = 2
+            assert s.get("x") == 2
+            assert s.drain() == 3
+            assert queue == [1, 2, 3]
+            queue.append(0)
+            assert s.drain() == 4 and queue == [0, 1, 2, 3]
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -3534,6 +3560,29 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
         peer.take_held(n, [])
     with pytest.raises(_judge.CodecError, match="kept containers"):
         peer.take_held(_judge.MAX_HELD, [])
+
+
+def test_a_structure_that_keeps_hundreds_of_the_tests_lists_is_judged() -> None:
+    # Each row the tests hand in is kept by the solution (and kept in step, up to
+    # MAX_KEPT_ARGS of them): past the bound the rows stay the solution's copies, and the
+    # check goes on as before.
+    solution = _d("""
+        class Table:
+            def __init__(self):
+                self.rows = []
+            def add(self, row):
+                self.rows.append(row)
+            def total(self):
+                return sum(map(sum, self.rows))
+    """)
+    tests = (
+        "t = Table()\nrows = [[i, i] for i in range(300)]\nfor r in rows:\n    t.add(r)\n"
+        "assert t.total() == 2 * sum(range(300))\nrows[0].append(5)\n"
+        "assert t.total() == 2 * sum(range(300)) + 5\n"
+    )
+    assert _judge.MAX_KEPT_ARGS < 300
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
 
 
 def test_a_cause_cycle_of_the_solution_is_cut_at_the_bound() -> None:

@@ -38,9 +38,9 @@ _FORGE = _d("""
     U32 = struct.Struct(">I").pack
     def solve(xs):
         return sorted(xs)
-    def forged(self, result, back, received, changed, key=None):
-        # and no watched value changed, no kept container (neither this result nor another)
-        return BODY + wire.encode(()) + wire.encode(None) + wire.encode(())
+    def forged(self, result, back, received, changed, key=None, kept=None):
+        # and no watched value changed, no kept container (this result, another, the request's)
+        return BODY + wire.encode(()) + wire.encode(None) + wire.encode(()) + wire.encode(())
     wire._Peer.reply = forged
 """)
 
@@ -511,7 +511,7 @@ _FORGE_TAIL = _d("""
             self.items = [3, 1, 2]
     def solve(xs):
         return sorted(xs)
-    def forged(self, result, back, received, changed, key=None):
+    def forged(self, result, back, received, changed, key=None, kept=None):
         enc = wire._Encoder(self, back)
         enc.value(result)
         enc.length(0)
@@ -520,10 +520,17 @@ _FORGE_TAIL = _d("""
 """)
 ATTACKS += [
     ("forged reply: a kept-container number for a call, to be given the judge's copy",
-     _FORGE_TAIL.replace("TAIL", "wire.encode(0) + wire.encode(())"),
+     _FORGE_TAIL.replace("TAIL", "wire.encode(0) + wire.encode(()) + wire.encode(())"),
      "b = Box()\nassert b.items == [3, 1, 2]\n" + SORT_TESTS),
+    ("forged reply: a container of the request kept that the request never had",
+     _FORGE_TAIL.replace(
+         "TAIL", "wire.encode(None) + wire.encode(()) + wire.encode(((5, 0),))"
+     ),
+     SORT_TESTS),
     ("forged reply: a change of a kept container the judge never had",
-     _FORGE_TAIL.replace("TAIL", "wire.encode(None) + wire.encode(((7, [1, 2, 3]),))"),
+     _FORGE_TAIL.replace(
+         "TAIL", "wire.encode(None) + wire.encode(((7, [1, 2, 3]),)) + wire.encode(())"
+     ),
      SORT_TESTS),
 ]  # fmt: skip
 ATTACKS.append(
@@ -746,6 +753,9 @@ REASONS = {
     ),
     "forged reply: a kept-container number for a call, to be given the judge's copy": (
         "a kept container for a request that read no attribute"
+    ),
+    "forged reply: a container of the request kept that the request never had": (
+        "malformed kept containers"
     ),
     "forged reply: a change of a kept container the judge never had": (
         "malformed change of kept containers"

@@ -124,9 +124,11 @@ untrusted bytes):
   5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change one
   level down, ``graph.adj[1].append(2)``; deeper ones are not seen:
   ``_judge._Peer.watch_attribute``); so are the solution's top-level containers the tests
-  read (``GRID[0][0] = 1``). A container the tests passed *into*
-  the solution's object stays the solution's copy after the call (no aliasing of the tests'
-  own objects);
+  read (``GRID[0][0] = 1``). A container the tests pass in and the solution keeps a reference
+  to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
+  kept in step with the tests' own the same way from then on (``queue.append(0)`` in the tests
+  reaches the object, its ``self.queue.sort()`` sorts the tests' ``queue``), at most
+  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``;
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
   public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what

@@ -2492,8 +2492,10 @@ class _Peer:
         #: (``stack.items``), by number, with what they held when the two sides last agreed:
         #: on each side its own object (see :meth:`watch_attribute`).
         self.held: dict[int, tuple[Any, Any]] = {}
-        #: The solution's side: the number of each such container, by its ``id``.
+        #: The solution's side: the number of each such container, by its ``id``, and how
+        #: many of them are containers of the tests' requests it kept (see keep_received).
         self.held_ids: dict[int, int] = {}
+        self.kept_args = 0
 
     # objects
 
@@ -2863,6 +2865,48 @@ class _Peer:
         self.held[n] = (value, _watch_mark(value))
         return n
 
+    def keep_received(
+        self, received: list[Any], counts: list[int], result: Any, kwargs: Any
+    ) -> list[tuple[int, int]]:
+        """The solution's side, after a call: the request's containers (the tests', copied
+        here) that the solution kept a reference to (``self.xs = xs`` in a constructor), each
+        as ``(its index in the request, its number)``: in-process the solution's object holds
+        the tests' own list, so ``xs.append(3)`` in the tests later reaches it, and its
+        ``self.xs.sort()`` later reaches the tests' ``xs``. Told by the reference count, which
+        the call raised (less the result's own reference); a container held by the result or by
+        an exception is taken for kept too, which only costs it being kept in step."""
+        kept: list[tuple[int, int]] = []
+        for i, now in enumerate(_refcounts(received)):
+            if self.kept_args >= MAX_KEPT_ARGS:
+                break
+            container = received[i]
+            if container is kwargs or type(container) not in _MUTABLE:
+                continue  # (the request's own keyword dict: a call gets a new one)
+            if now - (container is result) > counts[i]:
+                n = self.watch_attribute(container)
+                if n is not None:
+                    self.kept_args += 1
+                    kept.append((i, n))
+        return kept
+
+    def hold_sent(self, kept: Any, sent: list[Any]) -> None:
+        """The judge's side: the request's containers (the tests' own) that the solution kept
+        (:meth:`keep_received`), kept in step from now on as attribute reads are."""
+        if type(kept) is not tuple:
+            raise CodecError("malformed kept containers")
+        for pair in kept:
+            if (
+                type(pair) is not tuple or len(pair) != 2
+                or type(pair[0]) is not int or not 0 <= pair[0] < len(sent)
+                or type(pair[1]) is not int or pair[1] < 0
+                or type(sent[pair[0]]) not in _MUTABLE
+            ):
+                raise CodecError("malformed kept containers")
+            i, n = pair
+            if n not in self.held and len(self.held) >= MAX_HELD:
+                raise CodecError(f"more than {MAX_HELD} kept containers")
+            self.held[n] = (sent[i], _watch_mark(sent[i]))
+
     def held_changes(self) -> tuple[tuple[int, Any], ...]:
         """Either side: the kept containers (see :meth:`watch_attribute`) changed on this side
         since the two sides last agreed, to send (and they are marked as agreed)."""
@@ -3023,11 +3067,14 @@ class _Peer:
             updates = dec.value() if self.trusted else ()
             key = dec.value() if self.trusted else None
             held = dec.value() if self.trusted else ()
+            kept = dec.value() if self.trusted else ()
             dec.end()
             if updates:
                 self.update_constants(updates)
             if held:
                 self.refill_held(held)
+            if kept:
+                self.hold_sent(kept, sent)
             if key is not None:
                 if op != "getattr" or kind != b"R":
                     raise CodecError("a kept container for a request that read no attribute")
@@ -3116,6 +3163,9 @@ class _Peer:
                 raise CodecError("a change of values the judge never asked for")
             self.constants.refill(pushed)
         snaps = [_snapshot(c) for c in received]
+        # (Only when the request holds a container besides its keyword dict: most hold none.)
+        own = len(received) > 1 or (len(received) == 1 and received[0] is not kwargs)
+        counts = _refcounts(received) if own and not self.trusted else []
         kind = b"R"
         self.depth += 1
         try:
@@ -3155,10 +3205,14 @@ class _Peer:
         back = {id(c): i for i, c in enumerate(received)}
         changed = [i for i, c in enumerate(received) if _changed(c, snaps[i])]
         key = None
-        if op == "getattr" and kind == b"R" and not self.trusted:
-            key = self.watch_attribute(result)
+        kept: list[tuple[int, int]] = []
+        if not self.trusted:
+            if op == "getattr" and kind == b"R":
+                key = self.watch_attribute(result)
+            if counts:
+                kept = self.keep_received(received, counts, result, kwargs)
         try:
-            reply = self.reply(result, back, received, changed, key)
+            reply = self.reply(result, back, received, changed, key, kept)
             if len(reply) >= MAX_MESSAGE:
                 raise CodecError(f"a reply of {len(reply)} bytes (at most {MAX_MESSAGE})")
         except CodecError as exc:
@@ -3219,7 +3273,7 @@ class _Peer:
 
     def reply(
         self, result: Any, back: dict[int, int], received: list[Any], changed: list[int],
-        key: int | None = None,
+        key: int | None = None, kept: list[tuple[int, int]] | None = None,
     ) -> bytes:  # fmt: skip
         enc = _Encoder(self, back)
         enc.value(result)
@@ -3230,9 +3284,10 @@ class _Peer:
         if not self.trusted:  # the solution's watched values that changed (see _Constants)
             enc.value(self.constants.updates() if self.constants is not None else ())
             # ... and the kept containers (see watch_attribute): this result's number, the
-            # others it changed
+            # others it changed, the request's containers it kept (see keep_received)
             enc.value(key)
             enc.value(self.held_changes() if self.held else ())
+            enc.value(tuple(kept) if kept else ())
         return enc.bytes()
 
     def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
@@ -3758,6 +3813,13 @@ class _CoroutineProxy(_Proxy):
 collections.abc.Coroutine.register(_CoroutineProxy)
 
 
+def _refcounts(containers: list[Any]) -> list[int]:
+    """The reference count of each of ``containers``, taken the same way each time (by index:
+    a ``zip`` or ``enumerate`` over them keeps its last item alive, one reference more), so
+    that two takings differ only by what happened between them (see _Peer.keep_received)."""
+    return [sys.getrefcount(containers[i]) for i in range(len(containers))]
+
+
 def _count_item(peer: _Peer, proxy: _Proxy) -> None:
     """Count one more item the tests take from an iterator of the solution (its bound)."""
     n = object.__getattribute__(proxy, "_id")
@@ -4037,8 +4099,12 @@ def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
 #: A watched container of the solution (:class:`_Constants`) with more items than this is
 #: compared by its length only.
 MAX_WATCHED_ITEMS = 4096
-#: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute).
+#: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute),
+#: and of them, the most that the tests passed in and the solution kept (_Peer.keep_received):
+#: each kept one is compared at every request and reply, and a test that hands a structure
+#: thousands of rows, one call each, would otherwise pay for every row at every call.
 MAX_HELD = 1000
+MAX_KEPT_ARGS = 64
 
 
 class _DeepMark:
