@@ -15,6 +15,7 @@ cases of :data:`QUICK` run in the default tier. The last test prints the table.
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -2523,6 +2525,31 @@ CORPUS: list[Case] = [
             assert s.drain() == 4 and queue == [0, 1, 2, 3]
         """),
     ),
+    Case.twin(
+        "the solution returns a container it keeps (a method's, a global): the tests change it",
+        _d("""
+            HISTORY = []
+            def record(x):
+                HISTORY.append(x)
+                return HISTORY
+            class Box:
+                def __init__(self):
+                    self._items = [1]
+                def items(self):
+                    return self._items
+                def size(self):
+                    return len(self._items)
+        """),
+        ("        return self._items\n", "        return list(self._items)\n"),
+        _d("""
+            b = Box()
+            b.items().append(2)
+            assert b.size() == 2
+            h = record(1)
+            h.append(99)
+            assert len(record(2)) == 3 and h == [1, 99, 2]
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.
@@ -3583,6 +3610,16 @@ def test_a_structure_that_keeps_hundreds_of_the_tests_lists_is_judged() -> None:
     assert _judge.MAX_KEPT_ARGS < 300
     result = run_tests(solution, tests, timeout=60)
     assert result.status == "passed", result.stdout_tail
+
+
+def test_a_container_refilled_from_itself_keeps_what_it_holds() -> None:
+    # A reply may name the tests' own container (a back-reference) where a kept one is the
+    # same object: refilling it from itself must not empty it (a dict is cleared first).
+    containers: list[Any] = [[1, 2], {"a": 1}, {1, 2}]
+    for container in containers:
+        before = copy.copy(container)
+        _judge._apply(container, container)
+        assert container == before
 
 
 def test_a_cause_cycle_of_the_solution_is_cut_at_the_bound() -> None:

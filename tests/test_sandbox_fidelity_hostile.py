@@ -519,9 +519,9 @@ _FORGE_TAIL = _d("""
     wire._Peer.reply = forged
 """)
 ATTACKS += [
-    ("forged reply: a kept-container number for a call, to be given the judge's copy",
+    ("forged reply: a kept-container number for a str(), to be given the judge's copy",
      _FORGE_TAIL.replace("TAIL", "wire.encode(0) + wire.encode(()) + wire.encode(())"),
-     "b = Box()\nassert b.items == [3, 1, 2]\n" + SORT_TESTS),
+     "b = Box()\nassert str(b)\n" + SORT_TESTS),
     ("forged reply: a container of the request kept that the request never had",
      _FORGE_TAIL.replace(
          "TAIL", "wire.encode(None) + wire.encode(()) + wire.encode(((5, 0),))"
@@ -751,8 +751,8 @@ REASONS = {
     "a module of code writing the verdict, for tests that import it": (
         "the judge does not compile code the solution wrote"
     ),
-    "forged reply: a kept-container number for a call, to be given the judge's copy": (
-        "a kept container for a request that read no attribute"
+    "forged reply: a kept-container number for a str(), to be given the judge's copy": (
+        "malformed kept container"
     ),
     "forged reply: a container of the request kept that the request never had": (
         "malformed kept containers"

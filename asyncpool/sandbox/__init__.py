@@ -119,7 +119,10 @@ untrusted bytes):
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
   the other way, a container of the solution's object that the tests read as an attribute
-  (``stack.items``, ``graph.adj``) is one object in the judge, kept in step with the
+  (``stack.items``, ``graph.adj``), or that a call, an index or an iteration of the solution's
+  returns while the solution still holds it (``box.items()`` returning ``self._items``, a
+  global list, a closure's; told by its reference count) is one object in the judge, kept in
+  step with the
   solution's both ways while the check runs (``stack.items.append(5); assert stack.peek() ==
   5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change one
   level down, ``graph.adj[1].append(2)``; deeper ones are not seen:

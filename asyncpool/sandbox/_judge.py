@@ -1364,6 +1364,8 @@ def _changed(container: Any, snap: Any) -> bool:
 
 def _apply(target: Any, new: Any) -> None:
     """Make ``target`` (the requester's container) hold what ``new`` holds, in place."""
+    if target is new:  # (a dict cleared, then updated from itself, would be left empty)
+        return
     kind = type(target)
     if type(new) is not kind:
         raise CodecError("write-back of another type")
@@ -3076,8 +3078,8 @@ class _Peer:
             if kept:
                 self.hold_sent(kept, sent)
             if key is not None:
-                if op != "getattr" or kind != b"R":
-                    raise CodecError("a kept container for a request that read no attribute")
+                if (op != "getattr" and op not in _KEEPING_OPS) or kind != b"R":
+                    raise CodecError("a kept container for a request that returns none")
                 value = self.take_held(key, value)
             self.answered += 1
             if kind == b"R":
@@ -3207,7 +3209,13 @@ class _Peer:
         key = None
         kept: list[tuple[int, int]] = []
         if not self.trusted:
-            if op == "getattr" and kind == b"R":
+            if kind == b"R" and (
+                op == "getattr"
+                # a container the solution still holds (``return self._items``, a global, a
+                # closure's): more references than this frame's and getrefcount's own
+                or (op in _KEEPING_OPS and type(result) in _MUTABLE
+                    and sys.getrefcount(result) > 2)
+            ):  # fmt: skip
                 key = self.watch_attribute(result)
             if counts:
                 kept = self.keep_received(received, counts, result, kwargs)
@@ -4099,6 +4107,9 @@ def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
 #: A watched container of the solution (:class:`_Constants`) with more items than this is
 #: compared by its length only.
 MAX_WATCHED_ITEMS = 4096
+#: Requests besides ``getattr`` whose result, a container the solution still holds after the
+#: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
+_KEEPING_OPS = frozenset({"call", "getitem", "next"})
 #: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute),
 #: and of them, the most that the tests passed in and the solution kept (_Peer.keep_received):
 #: each kept one is compared at every request and reply, and a test that hands a structure
