@@ -2864,8 +2864,15 @@ class _Peer:
             if len(self.held) >= MAX_HELD:
                 return None
             n = self.held_ids[id(value)] = len(self.held)
-        self.held[n] = (value, _watch_mark(value))
+        self._agree(n, value)
         return n
+
+    def _agree(self, n: int, container: Any) -> None:
+        """Record ``container`` as kept container ``n``, holding what both sides now agree it
+        holds (a new one within :data:`MAX_HELD`)."""
+        if n not in self.held and len(self.held) >= MAX_HELD:
+            raise CodecError(f"more than {MAX_HELD} kept containers")
+        self.held[n] = (container, _watch_mark(container))
 
     def keep_received(
         self, received: list[Any], counts: list[int], result: Any, kwargs: Any
@@ -2905,9 +2912,7 @@ class _Peer:
             ):
                 raise CodecError("malformed kept containers")
             i, n = pair
-            if n not in self.held and len(self.held) >= MAX_HELD:
-                raise CodecError(f"more than {MAX_HELD} kept containers")
-            self.held[n] = (sent[i], _watch_mark(sent[i]))
+            self._agree(n, sent[i])
 
     def held_changes(self) -> tuple[tuple[int, Any], ...]:
         """Either side: the kept containers (see :meth:`watch_attribute`) changed on this side
@@ -2915,7 +2920,7 @@ class _Peer:
         changed = [(n, held) for n, (held, mark) in self.held.items()
                    if _watch_changed(held, mark)]  # fmt: skip
         for n, held in changed:
-            self.held[n] = (held, _watch_mark(held))
+            self._agree(n, held)
         return tuple(changed)
 
     def refill_held(self, changes: Any) -> None:
@@ -2923,7 +2928,7 @@ class _Peer:
         for n, value in _changes(changes, self.held, "kept containers"):
             held, _ = self.held[n]
             _apply(held, value)
-            self.held[n] = (held, _watch_mark(held))
+            self._agree(n, held)
 
     def take_held(self, n: Any, value: Any) -> Any:
         """The judge's side: a reply's value that is the solution's kept container ``n``: the
@@ -2932,14 +2937,9 @@ class _Peer:
         if type(n) is not int or n < 0 or type(value) not in _MUTABLE:
             raise CodecError("malformed kept container")
         found = self.held.get(n)
-        if found is None or type(found[0]) is not type(value):
-            if found is None and len(self.held) >= MAX_HELD:
-                raise CodecError(f"more than {MAX_HELD} kept containers")
-            self.held[n] = (value, _watch_mark(value))
-            return value
-        held = found[0]
-        _apply(held, value)
-        self.held[n] = (held, _watch_mark(held))
+        held = value if found is None or type(found[0]) is not type(value) else found[0]
+        _apply(held, value)  # (nothing to do for a new one: the same object)
+        self._agree(n, held)
         return held
 
     def _holding(self, name: str, held: Any) -> list[dict[str, Any]]:
@@ -4141,10 +4141,7 @@ def _watch_mark(value: Any) -> Any:
     if size > MAX_WATCHED_ITEMS:
         return size
     snap = _snapshot(value)
-    if kind is _Namespace:
-        items: Any = vars(value).values()
-    else:
-        items = snap[1] if isinstance(value, dict) else snap
+    items = snap[1] if type(snap) is tuple else snap  # a mapping's (or namespace's) values
     inner: list[tuple[Any, Any]] = []
     budget = MAX_WATCHED_ITEMS - size
     for item in items:
