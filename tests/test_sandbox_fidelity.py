@@ -2355,6 +2355,145 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "exceptions' args and attributes as in-process: a KeyError's key, an OSError's filename",
+        _d("""
+            class LookupFailed(LookupError):
+                pass
+            def find(table, key):
+                if key not in table:
+                    raise LookupFailed(key, len(table))
+                return table[key]
+            def first(d, k):
+                return d[k]
+            def read(path):
+                with open(path) as f:
+                    return f.read()
+        """),
+        ("        raise LookupFailed(key, len(table))\n", "        raise LookupFailed(key)\n"),
+        _d("""
+            import errno
+            try:
+                find({"a": 1}, "b")
+            except LookupFailed as exc:
+                assert exc.args == ("b", 1) and str(exc) == "('b', 1)"
+                assert repr(exc) == "LookupFailed('b', 1)"
+            else:
+                raise AssertionError("no error")
+            try:
+                first({}, "k")
+            except KeyError as exc:
+                assert exc.args == ("k",) and str(exc) == "'k'"
+            try:
+                read("no-such-file.txt")
+            except FileNotFoundError as exc:
+                assert exc.errno == errno.ENOENT and exc.filename == "no-such-file.txt"
+            assert find({"a": 1}, "a") == 1
+        """),
+    ),
+    Case.twin(
+        "standard library exceptions the tests name: json.JSONDecodeError, UnicodeDecodeError",
+        _d("""
+            import json
+            def parse(text):
+                return json.loads(text)
+            def decode(data):
+                return data.decode("utf-8")
+        """),
+        ('    return data.decode("utf-8")\n', '    return data.decode("latin-1")\n'),
+        _d("""
+            import json
+            try:
+                parse('{"a": }')
+            except json.JSONDecodeError as exc:
+                assert exc.pos == 6 and exc.lineno == 1 and exc.msg == "Expecting value"
+            else:
+                raise AssertionError("no error")
+            try:
+                decode(b"ok\\xff")
+            except UnicodeDecodeError as exc:
+                assert exc.start == 2 and exc.reason == "invalid start byte"
+            else:
+                raise AssertionError("no error")
+            assert parse('{"a": 1}') == {"a": 1}
+        """),
+    ),
+    Case.twin(
+        "an exception class of the solution's that formats its own message, one with no args",
+        _d("""
+            class InsufficientFunds(Exception):
+                def __init__(self, balance, amount):
+                    super().__init__(balance, amount)
+                    self.balance, self.amount = balance, amount
+                def __str__(self):
+                    return f"cannot withdraw {self.amount}: balance {self.balance}"
+            class Empty(Exception):
+                pass
+            class Account:
+                def __init__(self, balance=0):
+                    self.balance = balance
+                def withdraw(self, amount):
+                    if amount > self.balance:
+                        raise InsufficientFunds(self.balance, amount)
+                    self.balance -= amount
+                    return self.balance
+            def pop(xs):
+                if not xs:
+                    raise Empty
+                return xs.pop()
+        """),
+        (
+            "        super().__init__(balance, amount)\n",
+            "        super().__init__(amount, balance)\n",
+        ),
+        _d("""
+            acct = Account(10)
+            try:
+                acct.withdraw(15)
+            except InsufficientFunds as exc:
+                assert str(exc) == "cannot withdraw 15: balance 10" and exc.args == (10, 15)
+                assert exc.amount == 15
+            else:
+                raise AssertionError("no error")
+            try:
+                pop([])
+            except Empty as exc:
+                assert exc.args == () and str(exc) == ""
+            assert acct.withdraw(4) == 6
+        """),
+    ),
+    Case.twin(
+        "an exception raised while handling another: the tests read __context__, from None",
+        _d("""
+            def load(config, key):
+                try:
+                    return config[key]
+                except KeyError:
+                    raise LookupError(f"missing setting {key!r}")
+            def parse(text):
+                try:
+                    return int(text)
+                except ValueError:
+                    raise ValueError("not a number") from None
+        """),
+        ('        raise ValueError("not a number") from None\n',
+         '        raise ValueError("not a number")\n'),
+        _d("""
+            try:
+                load({}, "port")
+            except LookupError as exc:
+                assert isinstance(exc.__context__, KeyError)
+                assert exc.__context__.args == ("port",) and exc.__cause__ is None
+            else:
+                raise AssertionError("no error")
+            try:
+                parse("x")
+            except ValueError as exc:
+                assert exc.__suppress_context__ and exc.__cause__ is None
+                assert isinstance(exc.__context__, ValueError)
+            assert load({"port": 80}, "port") == 80
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:
@@ -3553,19 +3692,44 @@ def test_a_string_condition_the_solution_made_is_never_evaluated(mark: str) -> N
     assert "not a string of the tests' code" in result.stdout_tail, result.stdout_tail
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="add_note is Python 3.11's")
+def test_the_notes_of_the_solutions_exception_reach_the_tests_and_pytest_raises_match() -> None:
+    solution = _d("""
+        def load(path):
+            err = FileNotFoundError(2, "No such file or directory", path)
+            err.add_note("run setup first")
+            raise err
+    """)
+    tests = _d("""
+        import pytest
+        def test_load():
+            with pytest.raises(FileNotFoundError, match="run setup") as info:
+                load("cfg.toml")
+            assert info.value.__notes__ == ["run setup first"]
+            assert info.value.filename == "cfg.toml"
+    """)
+    assert run_tests(solution, tests, timeout=30).status == "passed"
+    wrong = solution.replace("run setup first", "run it first")
+    assert run_tests(wrong, tests, timeout=30).status == "failed"
+
+
 def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
     # An exception raised from another crosses with its cause (the tests read __cause__);
     # the chain is bounded, so a forged reply cannot nest it without end.
     peer = _judge._Peer(-1, trusted=True)
-    chained = (_judge._CAUSED, ("ValueError", "outer"), (_judge._CAUSED, ("KeyError", "k"),
-                                                         ("ZeroDivisionError", "root")))
+    caused = _judge._CAUSED
+    root = ("ZeroDivisionError", "root", None)
+    chained = (caused, ("ValueError", "outer", None),
+               (caused, ("KeyError", "k", None), root, True, True), ("TypeError", "t"), True)
     exc = peer.exception(chained)
     assert type(exc) is ValueError
     assert type(exc.__cause__) is KeyError
+    assert type(exc.__context__) is TypeError
     assert type(exc.__cause__.__cause__) is ZeroDivisionError
+    assert exc.__cause__.__context__ is exc.__cause__.__cause__
     nested: tuple[object, ...] = ("ValueError", "x")
     for _ in range(_judge.MAX_CAUSES + 1):
-        nested = (_judge._CAUSED, ("KeyError", "k"), nested)
+        nested = (caused, ("KeyError", "k"), None, nested, False)
     with pytest.raises(_judge.CodecError, match="nested too deep"):
         peer.exception(nested)
 

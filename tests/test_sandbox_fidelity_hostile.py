@@ -63,6 +63,24 @@ PID_FROM_OPEN = _d("""
 """)
 
 
+def _claimed_exception(module: str, name: str, args: tuple[object, ...] = ()) -> str:
+    """A solution right everywhere but on ``[2, 1]``, where it raises a ``ValueError`` whose
+    detail (see ``_judge._exception_detail``, rewritten in its own copy of the wire) claims
+    the standard library class ``module.name``: the judge must never make that class of it
+    when it is one whose raising means more than a failure."""
+    return _d(f"""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def detail(exc, own):
+            return ({args!r}, (), ({module!r}, {name!r}))
+        wire._exception_detail = detail
+        def solve(xs):
+            if xs == [2, 1]:
+                raise ValueError()
+            return sorted(xs)
+    """)
+
+
 ATTACKS: list[tuple[str, str, str]] = [
     (
         "a handle whose __eq__ and __ne__ lie",
@@ -295,6 +313,30 @@ ATTACKS: list[tuple[str, str, str]] = [
                 return sorted(xs)
         """),
         "assert all(map(lambda xs: solve(xs) == sorted(xs), [[1], [2, 1], [3, 1, 2]]))\n",
+    ),
+    (
+        "an exception claimed to be unittest's SkipTest, raised in a unittest test",
+        # Rebuilt as SkipTest, it would skip the test the solution fails: a skipped test is
+        # no failure.
+        _claimed_exception("unittest.case", "SkipTest"),
+        _d("""
+            import unittest
+            class TestSort(unittest.TestCase):
+                def test_sort(self):
+                    self.assertEqual(solve([3, 1, 2]), [1, 2, 3])
+                def test_pair(self):
+                    self.assertEqual(solve([2, 1]), [1, 2])
+        """),
+    ),
+    (
+        "an exception claimed to be StopIteration, raised in the tests' map",
+        _claimed_exception("builtins", "StopIteration"),
+        "assert all(map(lambda xs: solve(xs) == sorted(xs), [[1], [2, 1], [3, 1, 2]]))\n",
+    ),
+    (
+        "an exception claimed to be an exception group, caught by the tests' except*",
+        _claimed_exception("builtins", "ExceptionGroup", args=("g", [1])),
+        "try:\n    solve([2, 1])\nexcept* ValueError:\n    pass\nassert solve([2, 1]) == [1, 2]\n",
     ),
     (
         "forged reply: an exception class of a base that is not passed through",
@@ -715,6 +757,11 @@ HONEST: list[tuple[str, str, str]] = [
      "assert math.isclose(solve(2), 12.566370614359172)\n"),
     ("honest forged-nothing", _FORGE.split("def forged")[0], SORT_TESTS),
     *(
+        (f"honest against: {name}", HONEST_SORT, tests)
+        for name, _, tests in ATTACKS
+        if name.startswith("an exception claimed to be")
+    ),
+    *(
         (f"honest against: {name}", "def solve(xs, checker):\n    return sorted(xs)\n", tests)
         for name, _, tests in CHECKER_ATTACKS
     ),
@@ -729,6 +776,9 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "an exception claimed to be unittest's SkipTest, raised in a unittest test": "ValueError",
+    "an exception claimed to be StopIteration, raised in the tests' map": "ValueError",
+    "an exception claimed to be an exception group, caught by the tests' except*": "ValueError",
     "forged reply: a write-back that changes the shape of the tests' numpy array": (
         "write-back changed an array's shape"
     ),

@@ -50,7 +50,12 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   real class of its own for each (:meth:`_Peer.mirror`, metaclass :class:`_Mirror`), derived
   only from those built-in classes and its other such classes, never from anything the
   message names otherwise (``StopIteration``), so that ``except InvalidInput`` in the tests
-  works; its class attributes are read from the handle.
+  works; its class attributes are read from the handle. Every exception of the solution's
+  crosses with its message and, when they are plain values, its ``args`` (``KeyError('k')``,
+  ``E('a', 2)``) and attributes (an ``OSError``'s ``filename``); one of a standard library
+  class the tests can name (``json.JSONDecodeError``, ``UnicodeDecodeError``) is rebuilt as
+  that class (:func:`_standard_exception_class`: never ``StopIteration``, ``SkipTest`` or a
+  group).
 * **stand-ins**: a class of the tests derived from a class of the solution derives instead
   from a class the judge makes for it (:meth:`_Peer.stand_in`, via ``_Proxy.__mro_entries__``)
   whose methods call the solution's with the tests' instance; comparisons and arithmetic
@@ -1548,20 +1553,203 @@ MAX_CAUSES = 4
 
 
 def _solution_exception(
-    name: str, message: str, handle: Any = None, kind: Any = None
+    name: str, message: str, handle: Any = None, kind: Any = None, detail: Any = None
 ) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
     one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`; or, for one of the solution's
     own classes (of which ``name`` is the nearest such base), an exception of ``kind``, the
     judge's class standing for it (:meth:`_Peer.mirror`: ``except InvalidInput`` and ``except
-    ValueError`` catch it, as in-process). Its message crosses; the attributes it has of its
-    own are read from ``handle``, the solution's exception."""
+    ValueError`` catch it, as in-process); or an exception of a standard library class the
+    tests may name (``json.JSONDecodeError``, ``UnicodeDecodeError``; see
+    :func:`_standard_exception_class`). Its message crosses, and its ``args`` and plain
+    attributes when they are plain values (``detail``, see :func:`_exception_detail`:
+    ``KeyError('x').args``, an ``OSError``'s ``errno`` and ``filename``), so ``e.args`` and
+    ``str(e)`` read as in-process, and its notes (``add_note``); the attributes one of its own
+    has are read from ``handle``, the solution's exception."""
+    args, attributes, where, notes = _checked_detail(detail)
+    exc: Exception | None = None
     if kind is not None:
-        exc: Exception = kind(message)
+        exc = _rebuilt_exception(kind, message, args, ()) or kind(message)
         vars(exc)[_HANDLE] = handle
-        return exc
-    cls = _PASSED_THROUGH.get(name)
-    return SolutionError(f"{name}: {message}") if cls is None else cls(message)
+        vars(exc)[_MESSAGE] = message
+    elif where is not None:  # args that are no plain values: its message as its one arg
+        exc = _rebuilt_exception(where, message, (message,) if args is None else args, attributes)
+    if exc is None:
+        cls = _PASSED_THROUGH.get(name)
+        if cls is None:
+            exc = SolutionError(f"{name}: {message}")
+        else:
+            exc = _rebuilt_exception(cls, message, args, attributes) or cls(message)
+    if notes:
+        exc.__notes__ = list(notes)
+    return exc
+
+
+#: Where a :meth:`_Peer.mirror` exception keeps the solution's ``str()`` of it (its class may
+#: format its own), which :func:`_mirror_str` answers.
+_MESSAGE = "_asyncpool_message"
+
+#: At most this many ``args`` (and plain attributes) of the solution's exception cross as
+#: values; more, or one that is not a plain value, and only its message crosses.
+MAX_EXCEPTION_ARGS = 16
+
+#: The values an exception's ``args`` and attributes cross as (:func:`_plain_detail`).
+_PLAIN_SCALARS = (str, bytes, int, float, complex, bool, type(None))
+
+
+def _plain_detail(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is small plain data (scalars, strings and bytes of at most 10,000,
+    lists, tuples, sets and dicts of at most :data:`MAX_EXCEPTION_ARGS` of them, three deep),
+    as an exception's ``args`` may be: rebuilding the exception never runs code of either side
+    on it."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return kind not in (str, bytes) or len(value) <= 10_000
+    if depth >= 3 or kind not in (tuple, list, set, frozenset, dict):
+        return False
+    if len(value) > MAX_EXCEPTION_ARGS:
+        return False
+    items = [x for kv in value.items() for x in kv] if kind is dict else value
+    return all(_plain_detail(x, depth + 1) for x in items)
+
+
+def _exception_detail(exc: BaseException, own: bool) -> tuple[Any, ...]:
+    """The solution's side: what crosses of ``exc`` besides its message (see
+    :func:`_solution_exception`): its ``args`` if plain (else None); for a class that is not
+    the solution's own (``own``), its plain instance attributes (``json.JSONDecodeError``'s
+    ``pos``, an ``OSError``'s ``filename``); for a standard library class, its module and name
+    (else None); and its notes (``add_note``: strings)."""
+    try:
+        args: tuple[Any, ...] | None = exc.args
+        if type(args) is not tuple or not _plain_detail(args):
+            args = None
+        attributes: list[tuple[str, Any]] = []
+        where = None
+        if not own:
+            found = vars(exc) if hasattr(exc, "__dict__") else {}
+            if isinstance(exc, OSError):  # not in its __dict__; None is not set (str() differs)
+                names = [n for n in ("filename", "filename2") if getattr(exc, n) is not None]
+                found = {**found, **{n: getattr(exc, n) for n in names}}
+            for key, value in found.items():
+                if type(key) is str and _plain_name(key) and _plain_detail(value):
+                    attributes.append((key, value))
+            attributes = attributes[:MAX_EXCEPTION_ARGS]
+            kind = type(exc)
+            module, name = kind.__module__, kind.__qualname__
+            if type(module) is str and type(name) is str and len(module) + len(name) < 500:
+                where = (module, name)
+        notes = getattr(exc, "__notes__", None)
+        notes = tuple(notes) if type(notes) is list and _plain_detail(tuple(notes)) else ()
+    except Exception:
+        return (None, (), None, ())
+    return (args, tuple(attributes), where, notes)
+
+
+def _checked_detail(
+    detail: Any,
+) -> tuple[Any, tuple[tuple[str, Any], ...], type | None, tuple[str, ...]]:
+    """The judge's side: an exception's detail (:func:`_exception_detail`) checked: its args
+    (None unless plain), its plain attributes, its class when that is a standard library
+    exception class (:func:`_standard_exception_class`), and its notes (strings)."""
+    if type(detail) is not tuple or len(detail) != 4:
+        return None, (), None, ()
+    args, attributes, where, notes = detail
+    if type(args) is not tuple or not _plain_detail(args):
+        args = None
+    if (
+        type(attributes) is not tuple
+        or len(attributes) > MAX_EXCEPTION_ARGS
+        or not all(
+            type(a) is tuple and len(a) == 2 and type(a[0]) is str and _plain_name(a[0])
+            and _plain_detail(a[1])
+            for a in attributes
+        )
+    ):  # fmt: skip
+        attributes = ()
+    cls = None
+    if type(where) is tuple and len(where) == 2 and all(type(w) is str for w in where):
+        cls = _standard_exception_class(*where)
+    if type(notes) is not tuple or not _plain_detail(notes) or any(
+        type(n) is not str for n in notes
+    ):
+        notes = ()
+    return args, attributes, cls, notes
+
+
+#: Standard library modules whose exception classes the solution's never stand for, though
+#: they are ``Exception``s: a ``unittest.SkipTest`` raised by the solution must not skip a
+#: test of the tests.
+_UNRESOLVED_MODULES = frozenset({"unittest", "doctest", "_pytest", "pytest", "asyncpool"})
+
+#: ... nor these classes: ending an iteration early, or groups whose ``except*`` differs.
+_NEVER_REBUILT: tuple[type, ...] = (
+    StopIteration, StopAsyncIteration,
+    *(group for group in [vars(builtins).get("BaseExceptionGroup")] if group is not None),
+)  # fmt: skip
+
+
+def _standard_exception_class(module: str, name: str) -> type | None:
+    """The class ``name`` of the standard library module ``module`` (``json.decoder``,
+    ``builtins``) when it is an ``Exception`` the tests could name (``except
+    json.JSONDecodeError``), already imported here (nothing is imported for it), and not one
+    whose raising means more than a failure (``StopIteration``, ``SkipTest``, an exception
+    group); else None. The solution may claim any class this way: it gains nothing it would
+    not by raising that class itself."""
+    top = module.partition(".")[0]
+    if top not in sys.stdlib_module_names or top in _UNRESOLVED_MODULES:
+        return None
+    found: Any = sys.modules.get(module)
+    for part in name.split("."):
+        if found is None or not part.isidentifier():
+            return None
+        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
+    if (
+        not isinstance(found, type)
+        or not issubclass(found, Exception)
+        or issubclass(found, _NEVER_REBUILT)
+        or found.__name__ == "SkipTest"
+        or any(c.__module__.partition(".")[0] in _UNRESOLVED_MODULES for c in found.__mro__)
+    ):
+        return None
+    return found
+
+
+def _rebuilt_exception(
+    cls: type[Exception], message: str, args: Any, attributes: tuple[tuple[str, Any], ...]
+) -> Exception | None:
+    """An exception of ``cls`` with the solution's ``args`` and plain attributes, or None when
+    it cannot be made so that its ``str()`` is the solution's ``message`` (only a built-in
+    class's ``__init__`` runs, on plain values; a standard library class is made by
+    ``__new__``, as ``copy`` and ``pickle`` do, its attributes set after)."""
+    if args is None:
+        return None
+    try:
+        made: Exception
+        if cls.__module__ == "builtins" or type(cls) is _Mirror:
+            made = cls(*args)
+        else:
+            made = cls.__new__(cls, *args)
+            made.args = args
+        for key, value in attributes:
+            setattr(made, key, value)
+        if type(cls) is not _Mirror and str(made) != message:
+            return None
+    except Exception:
+        return None
+    return made
+
+
+def _mirror_str(self: BaseException) -> str:
+    """``str()`` of the judge's exception standing for one of the solution's classes
+    (:meth:`_Peer.mirror`): the solution's own ``str()`` of it, which its class may format."""
+    message = vars(self).get(_MESSAGE)
+    if type(message) is str:
+        return message
+    for klass in type(self).__mro__:
+        if type(klass) is not _Mirror:
+            method: Any = klass.__str__
+            return str(method(self))
+    return ""
 
 
 def _exit_code(code: Any) -> Any:
@@ -2559,7 +2747,7 @@ class _Peer:
         )  # fmt: skip
         namespace = {
             "__module__": "solution", "__qualname__": name, "__getattr__": _handle_getattr,
-            _HANDLE: self.proxy(n),
+            "__str__": _mirror_str, _HANDLE: self.proxy(n),
         }  # fmt: skip
         try:
             made = _Mirror(name, parents or (_PASSED_THROUGH[base],), namespace)
@@ -3091,30 +3279,47 @@ class _Peer:
             return kind, self.exception(value)
 
     def exception(self, value: Any, depth: int = 0) -> BaseException:
-        """The judge's side: the solution's exception of an ``X`` reply, checked: ``(name,
-        message)``, ``(name, message, handle, class)`` for one of its own classes, ``("SystemExit",
-        "", code)``, or ``(CAUSED, exception, cause)`` for one raised ``from`` another (at most
-        :data:`MAX_CAUSES` deep), whose ``__cause__`` the tests read."""
-        if type(value) is tuple and len(value) == 3 and value[0] == _CAUSED:
+        """The exception of an ``X`` reply, checked: one of the tests' as the solution is told
+        of it, ``(name, "")``; one of the solution's as the judge is: ``(name, message,
+        detail)``, ``(name, message, handle, class, detail)`` for one of its own classes
+        (``detail``: see :func:`_exception_detail`), ``("SystemExit", "", code)``, or
+        ``(CAUSED, exception, cause, context, suppress)`` for one raised ``from`` another or
+        while another was handled (each None or an exception; ``context`` True when it is the
+        cause; at most :data:`MAX_CAUSES` deep), whose ``__cause__``, ``__context__`` and
+        ``__suppress_context__`` the tests read, as in-process."""
+        if type(value) is tuple and len(value) == 5 and value[0] == _CAUSED:
             if depth >= MAX_CAUSES:
                 raise CodecError("exception causes nested too deep")
             exc = self.exception(value[1], depth + 1)
-            exc.__cause__ = self.exception(value[2], depth + 1)
+            _, _, cause, context, suppress = value
+            if cause is not None:
+                exc.__cause__ = self.exception(cause, depth + 1)
+            if context is True:
+                exc.__context__ = exc.__cause__
+            elif context is not None:
+                exc.__context__ = self.exception(context, depth + 1)
+            exc.__suppress_context__ = suppress is True
             return exc
         if (
+            type(value) is tuple
+            and len(value) == 3
+            and value[:2] == ("SystemExit", "")
+            and _plain_exit_code(value[2])
+        ):
+            return _solution_exit(value[2])
+        if (
             type(value) is not tuple
-            or len(value) not in (2, 3, 4)
+            or len(value) not in (2, 3, 5)
             or not all(type(p) is str for p in value[:2])
-            or (len(value) == 3 and (
-                value[:2] != ("SystemExit", "") or not _plain_exit_code(value[2])
-            ))
-            or (len(value) == 4 and (
+            or (len(value) == 5 and (
                 type(value[2]) not in _PROXY_TYPES or not self.mirrored(value[3])
             ))
         ):
             raise CodecError("malformed exception")
-        if len(value) == 3:
-            return _solution_exit(value[2])
+        if len(value) < 5:  # the tests' exceptions reach the solution by type: (name, "")
+            return _solution_exception(
+                value[0], value[1], detail=value[2] if len(value) == 3 else None
+            )
         return _solution_exception(*value)
 
     def admit(self) -> None:
@@ -3301,16 +3506,27 @@ class _Peer:
     def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
         (their messages may quote what the tests expect); the solution's with its message and
-        the exception it was raised ``from`` (see :meth:`exception`)."""
+        the exceptions it was raised ``from`` and while handling (see :meth:`exception`)."""
         if self.trusted:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
             return (type(exc).__name__, "")
         described = self._describe(exc)
-        cause = exc.__cause__
-        if isinstance(cause, BaseException) and depth + 1 < MAX_CAUSES:
-            return (_CAUSED, described, self.describe(cause, depth + 1))
-        return described
+        if depth + 1 >= MAX_CAUSES:
+            return described
+        cause, context = exc.__cause__, exc.__context__
+        cause = cause if isinstance(cause, BaseException) else None
+        context = context if isinstance(context, BaseException) else None
+        if cause is None and context is None:
+            return described
+        return (
+            _CAUSED, described,
+            None if cause is None else self.describe(cause, depth + 1),
+            None if context is None else True if context is cause else self.describe(
+                context, depth + 1
+            ),
+            exc.__suppress_context__ is True,
+        )  # fmt: skip
 
     def _describe(self, exc: BaseException) -> tuple[Any, ...]:
         try:
@@ -3321,11 +3537,15 @@ class _Peer:
         own = kind.__name__[:200]
         passed = _passed_through_base(kind)
         if passed is None or passed == own:
-            return (own, message)
-        if _exception_class_spec(kind) is None:  # named oddly: its built-in base will do
-            return (passed, message)
+            return (own, message, _exception_detail(exc, False))
+        module = kind.__module__
+        if _exception_class_spec(kind) is None or (
+            type(module) is str and module.partition(".")[0] in sys.stdlib_module_names
+        ):  # named oddly, or a class of the standard library: its built-in base will do,
+            # or that class itself if the judge has it (see _standard_exception_class)
+            return (passed, message, _exception_detail(exc, False))
         # exc: a handle, for its attributes; its class: the judge's class of its own for it
-        return (passed, message, exc, kind)
+        return (passed, message, exc, kind, _exception_detail(exc, True))
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
