@@ -2494,6 +2494,91 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "sum() of the solution's objects (__radd__ with 0), math.floor/ceil/trunc and round",
+        _d("""
+            class Money:
+                def __init__(self, cents):
+                    self.cents = cents
+                def __add__(self, other):
+                    return Money(self.cents + other.cents)
+                def __radd__(self, other):
+                    return self if other == 0 else self + other
+                def __floor__(self):
+                    return self.cents // 100
+                def __ceil__(self):
+                    return -(-self.cents // 100)
+                def __trunc__(self):
+                    return int(self.cents / 100)
+                def __round__(self, n=0):
+                    return round(self.cents / 100, n)
+            def wallet():
+                return [Money(150), Money(275), Money(-30)]
+        """),
+        ("        return -(-self.cents // 100)\n", "        return self.cents // 100\n"),
+        _d("""
+            import math
+            total = sum(wallet())
+            assert total.cents == 395
+            assert math.floor(total) == 3 and math.ceil(total) == 4
+            assert math.trunc(Money(-250)) == -2
+            assert round(Money(1234), 1) == 12.3
+        """),
+    ),
+    Case.twin(
+        "a plugin registry: the tests' classes register through the solution's __init_subclass__",
+        _d("""
+            REGISTRY = {}
+            class Plugin:
+                def __init_subclass__(cls, name=None, **kwargs):
+                    super().__init_subclass__(**kwargs)
+                    if name is None:
+                        raise TypeError("a plugin needs a name")
+                    REGISTRY[name] = cls
+                def run(self):
+                    return self.value() * 2
+            def run_all():
+                return {name: cls().run() for name, cls in REGISTRY.items()}
+        """),
+        ("        REGISTRY[name] = cls\n", "        REGISTRY[name.upper()] = cls\n"),
+        _d("""
+            class Doubler(Plugin, name="dbl"):
+                def value(self):
+                    return 21
+            assert run_all() == {"dbl": 42}
+            try:
+                class Nameless(Plugin):
+                    pass
+            except TypeError as exc:
+                assert "needs a name" in str(exc)
+            else:
+                raise AssertionError("no error")
+            class Small(Doubler, name="small"):
+                def value(self):
+                    return 5
+            assert run_all() == {"dbl": 42, "small": 10}
+        """),
+    ),
+    Case.twin(
+        "a dict subclass of the solution's answering missing keys with its __missing__",
+        _d("""
+            class Tally(dict):
+                def __missing__(self, key):
+                    return 0
+            def tally(words):
+                counts = Tally()
+                for w in words:
+                    counts[w] = counts[w] + 1
+                return counts
+        """),
+        ("        return 0\n", "        return None\n"),
+        _d("""
+            t = tally(["a", "b", "a"])
+            assert t == {"a": 2, "b": 1} and t["a"] == 2
+            assert t["zzz"] == 0
+            assert isinstance(t, dict) and sorted(t) == ["a", "b"]
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:

@@ -138,6 +138,9 @@ import weakref
 import zoneinfo
 from array import array as _array
 from collections.abc import Callable, MutableMapping
+from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
+from math import floor as _floor
+from math import trunc as _trunc
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -1793,10 +1796,12 @@ _OPS: dict[str, bool] = {
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "isinstance": False, "issubclass": False,
     "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
-    "add": False, "sub": False, "mul": False, "truediv": False, "floordiv": False, "mod": False,
-    "pow": False, "and_": False, "or_": False, "xor": False, "lshift": False, "rshift": False,
+    "add": False, "radd": False, "sub": False, "mul": False, "truediv": False,
+    "floordiv": False, "mod": False, "pow": False, "and_": False, "or_": False, "xor": False,
+    "lshift": False, "rshift": False,
     "matmul": False, "neg": False, "pos": False, "abs": False, "invert": False, "int": False,
-    "float": False, "index": False, "complex": False, "round": False,
+    "float": False, "index": False, "complex": False, "round": False, "floor": False,
+    "ceil": False, "trunc": False, "subclass": False,
 }  # fmt: skip
 #: Attributes of the tests' objects the solution may not read: private and special ones
 #: (``__globals__``, ``__code__``...), and frames, code and tracebacks (a generator's
@@ -1883,8 +1888,11 @@ def _forwarding(function: Any, abstract: bool, paired: bool = False) -> Any:
     return method
 
 
-def _stand_in_class(described: Any) -> type:
-    """The stand-in class :func:`_members` described (checked: names, kinds, handles)."""
+def _stand_in_class(described: Any, proxy: Any) -> type:
+    """The stand-in class :func:`_members` described (checked: names, kinds, handles) for the
+    solution's class ``proxy``. A class of the tests derived from it is made there too when
+    it is made here (:meth:`_Peer.shared_class`): the solution's ``__init_subclass__`` runs,
+    with the class's keywords (``class Mine(Plugin, name="x")``), as in-process."""
     if (
         type(described) is not tuple
         or len(described) != 4
@@ -1897,7 +1905,15 @@ def _stand_in_class(described: Any) -> type:
     ):
         raise TypeError("the solution described its class wrongly")
     name, abstract, members, _ = described
-    namespace: dict[str, Any] = {"__module__": "solution", "__qualname__": name}
+
+    def __init_subclass__(klass: type, /, **kwargs: Any) -> None:
+        names = _own_names(klass)
+        _peer().request("subclass", proxy, (klass, str(klass.__name__)[:200], names), **kwargs)
+
+    namespace: dict[str, Any] = {
+        "__module__": "solution", "__qualname__": name,
+        "__init_subclass__": classmethod(__init_subclass__),
+    }  # fmt: skip
     for member in members:
         if type(member) is not tuple or len(member) != 3 or type(member[0]) is not str:
             raise TypeError("the solution described its class wrongly")
@@ -1951,7 +1967,9 @@ _IMMUTABLE_DEFAULTS = frozenset(
 )
 
 
-def _shared_class(cls: type, tests_class: Any, class_name: str, names: tuple[str, ...]) -> type:
+def _shared_class(
+    cls: type, tests_class: Any, class_name: str, names: tuple[str, ...], kwargs: dict[str, Any]
+) -> type:
     """The solution's side of :meth:`_Peer.shared`: a subclass of ``cls`` for instances of the
     tests' ``tests_class`` (a handle) derived from it. The names the tests' classes define read
     the tests' object (their overrides, their values); every other attribute the solution's
@@ -1989,7 +2007,7 @@ def _shared_class(cls: type, tests_class: Any, class_name: str, names: tuple[str
     for name in {*names, *defaults}:
         namespace[name] = _forwarded_attribute(name)
     name = class_name if class_name.isidentifier() else cls.__name__
-    made = type(cls)(name, (cls,), namespace)
+    made = type(cls)(name, (cls,), namespace, **kwargs)
     _PROXY_TYPES.add(made)
     return made
 
@@ -2590,6 +2608,8 @@ _BINARY = {
 _UNARY: dict[str, Any] = {
     "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert,
     "int": int, "float": float, "index": operator.index, "complex": complex,
+    # bound at import: the tests' patches of math, forwarded, stay the solution's own
+    "floor": _floor, "ceil": _ceil, "trunc": _trunc,
 }  # fmt: skip
 
 
@@ -2772,7 +2792,7 @@ class _Peer:
         if len(self.stand_ins) + len(self.mirrors) >= MAX_MADE_CLASSES:
             raise TypeError(f"more than {MAX_MADE_CLASSES} classes of the solution")
         described = self.request("members", proxy)
-        made = _stand_in_class(described)
+        made = _stand_in_class(described, proxy)
         bases = tuple(b for b in described[3] if type(b) in _PROXY_TYPES)
         self.stand_ins[n] = made
         self.stand_in_of[made] = proxy
@@ -2809,15 +2829,10 @@ class _Peer:
         found = None if self.proxies is None else self.proxies.get(n)
         if found is not None:
             return found
-        cls, tests_class, class_name, names = spec
-        key = (id(cls), object.__getattribute__(tests_class, "_id"), names)
-        local = self.shared_classes.get(key)
-        if local is None:
-            try:
-                local = _shared_class(cls, tests_class, class_name, names)
-            except TypeError:  # a class that cannot be derived from here (a layout, a final)
-                return self.proxy(n)
-            self.shared_classes[key] = local
+        try:
+            local = self.shared_class(*spec)
+        except TypeError:  # a class that cannot be derived from here (a layout, a final)
+            return self.proxy(n)
 
         def make() -> Any:
             made: Any = object.__new__(local)
@@ -2829,6 +2844,21 @@ class _Peer:
             return self._hold(n, make)
         except TypeError:  # a built-in base (dict): object.__new__ refuses it, a plain handle
             return self.proxy(n)
+
+    def shared_class(
+        self, cls: type, tests_class: Any, class_name: str, names: tuple[str, ...],
+        kwargs: dict[str, Any] | None = None,
+    ) -> type:  # fmt: skip
+        """The solution's side: the class of its own made for the tests' class ``tests_class``
+        (a handle) derived from ``cls`` (:func:`_shared_class`), once per check: made when the
+        tests' class is (see :func:`_stand_in_class`), so that ``cls.__init_subclass__`` runs
+        then, with the tests' class keywords, as in-process (a registry of subclasses)."""
+        key = (id(cls), object.__getattribute__(tests_class, "_id"), names)
+        local = self.shared_classes.get(key)
+        if local is None:
+            local = _shared_class(cls, tests_class, class_name, names, kwargs or {})
+            self.shared_classes[key] = local
+        return local
 
     def mirrored(self, cls: Any) -> bool:
         """Whether ``cls`` is one of this check's :meth:`mirror` classes."""
@@ -3552,6 +3582,20 @@ class _Peer:
             return obj(*args, **kwargs)
         if op in _BINARY:
             return getattr(operator, op)(obj, *args[:1])
+        if op == "radd":  # sum()'s start (see _Proxy.__radd__)
+            return 0 + obj
+        if op == "subclass":  # a class of the tests derived from obj (see _stand_in_class)
+            if (
+                len(args) != 3
+                or not isinstance(obj, type)
+                or type(args[0]) not in _PROXY_TYPES
+                or type(args[1]) is not str
+                or type(args[2]) is not tuple
+                or not all(type(n) is str and n.isidentifier() for n in args[2])
+            ):
+                raise TypeError("malformed subclass request")
+            self.shared_class(obj, *args, kwargs)
+            return None
         if op in _UNARY:
             return _UNARY[op](obj)
         if op in ("getattr", "setattr", "delattr"):
@@ -3862,6 +3906,14 @@ class _Proxy:
     def __add__(self, other: Any) -> Any:
         return self._binary("add", other)
 
+    def __radd__(self, other: Any) -> Any:
+        """``0 + obj``: how ``sum()`` of the solution's objects starts, as in-process (their
+        ``__radd__`` with the int 0, which tells the solution nothing of the tests'); any other
+        value of the tests is no operand of the solution's (see the class)."""
+        if type(other) is int and other == 0:
+            return _peer().request("radd", self, (0,))
+        return NotImplemented
+
     def __sub__(self, other: Any) -> Any:
         return self._binary("sub", other)
 
@@ -3924,6 +3976,15 @@ class _Proxy:
 
     def __round__(self, ndigits: Any = None) -> Any:
         return _peer().request("round", self, () if ndigits is None else (ndigits,))
+
+    def __floor__(self) -> Any:
+        return _peer().request("floor", self)
+
+    def __ceil__(self) -> Any:
+        return _peer().request("ceil", self)
+
+    def __trunc__(self) -> Any:
+        return _peer().request("trunc", self)
 
 
 #: Where a value-backed handle keeps its :class:`_Proxy` (in the instance's ``__dict__``: the
@@ -4183,7 +4244,11 @@ class _BackedList(_Backed, list):  # type: ignore[type-arg]
 
 
 class _BackedDict(_Backed, dict):  # type: ignore[type-arg]
-    pass
+    def __missing__(self, key: Any) -> Any:
+        """A key the value lacks: asked of the other side's object, whose class may answer
+        it (its own ``__missing__``, a dict with defaults) or raise ``KeyError``, as
+        in-process."""
+        return _peer().request("getitem", vars(self)[_HANDLE], (key,))
 
 
 class _BackedSet(_Backed, set):  # type: ignore[type-arg]
