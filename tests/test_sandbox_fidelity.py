@@ -2579,6 +2579,26 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "numpy: an object array of mixed values and the dtypes of arrays compared with types",
+        _d("""
+            import numpy as np
+            def mixed():
+                return np.array([1, "a", None], dtype=object)
+            def halves(n):
+                return np.arange(n, dtype=np.float32) / 2
+        """),
+        ('    return np.array([1, "a", None], dtype=object)\n',
+         '    return np.array([1, "a", None], dtype=str)\n'),
+        _d("""
+            import numpy as np
+            r = mixed()
+            assert r.dtype == object and r.dtype.kind == "O"
+            assert r[1] == "a" and r[2] is None and r.tolist() == [1, "a", None]
+            h = halves(3)
+            assert h.dtype == np.float32 and h.dtype != np.float64 and h.tolist() == [0, 0.5, 1]
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:

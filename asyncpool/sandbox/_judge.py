@@ -31,7 +31,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
-  unpickled; an array is written back like the containers below, a pandas column is not), pandas
+  unpickled; an array is written back like the containers below, a pandas column is not), and
+  their dtypes (with ``object``: by name, ``arr.dtype == object``), pandas
   ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date and plain ones) of those dtypes
   and of Python objects, strings and nullable numbers (:data:`_PANDAS_DTYPES`; rebuilt by pandas'
   constructors from those arrays and values, never unpickled; a DataFrame is written back like the
@@ -533,6 +534,14 @@ class _Encoder:
             self.out += (_U32.pack(len(data)), data)
             return True
         dtypes = _numpy_dtypes()
+        if isinstance(value, np.dtype):  # ``arr.dtype == object``: of the allowed, or object
+            name = value.str
+            if value.names is not None or value.subdtype is not None or (
+                name not in dtypes and name != "|O"
+            ):
+                return False
+            self.out += (b"j", _U32.pack(len(name)), name.encode())
+            return True
         if isinstance(value, np.generic):
             dtype = value.dtype
             if dtype.str in dtypes and dtypes[dtype.str].type is kind:
@@ -1150,6 +1159,16 @@ class _Decoder:
         self.refs[slot] = out = self._ndarray(depth)
         return out
 
+    def _numpy_dtype(self, depth: int) -> Any:
+        name = self.take(self.length())
+        np = _import_numpy()
+        if name == b"|O":
+            return np.dtype(object)
+        dtype = _numpy_dtypes().get(name.decode("ascii", "replace"))
+        if dtype is None:
+            raise CodecError("numpy dtype not allowed")
+        return dtype
+
     def _scalar(self, depth: int) -> Any:
         np = _import_numpy()
         dtype = self._dtype()
@@ -1299,7 +1318,7 @@ _TAGS: dict[bytes, Any] = {
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
-    b"R": _Decoder._array_container,
+    b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
