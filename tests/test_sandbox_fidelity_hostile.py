@@ -973,3 +973,15 @@ def test_a_zoneinfo_key_that_is_a_path_is_refused_by_the_decoder(key: bytes) -> 
     assert _judge.decode(sent).tzinfo is zoneinfo.ZoneInfo("Etc/UTC")
     with pytest.raises(_judge.CodecError, match="time zone key"):
         _judge.decode(sent.replace(b"Etc/UTC", key))
+
+
+@pytest.mark.parametrize("name", [b"<U5", b"|V8", b"|O8", b"O\x00\x00", b"|S3"])
+def test_a_numpy_dtype_of_no_allowed_name_is_refused_by_the_decoder(name: bytes) -> None:
+    """A numpy dtype crosses by its ``dtype.str``, looked up among the allowed ones (and
+    ``object``): a forged name, even one numpy would parse, is a malformed message."""
+    np = pytest.importorskip("numpy")
+    sent = _judge.encode(np.dtype("<f4"))
+    assert _judge.decode(sent) == np.dtype("<f4")
+    assert _judge.decode(_judge.encode(np.dtype(object))) == np.dtype(object)
+    with pytest.raises(_judge.CodecError, match="numpy dtype not allowed"):
+        _judge.decode(sent.replace(b"<f4", name))
