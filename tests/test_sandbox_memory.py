@@ -143,3 +143,27 @@ def test_a_runtime_that_reserves_address_space_is_held_to_memory_mb(language: st
     assert over.status == "memory", over
     under = run_program(source.replace("MIB", "64"), language=language, memory_mb=256, timeout=20)
     assert (under.status, under.stdout) == ("passed", "64\n"), under
+
+
+@pytest.mark.slow
+def test_pandas_strings_then_matplotlib_fit_the_default_address_space() -> None:
+    """pyarrow (pandas' string dtype) allocates with malloc in a run (the server's
+    ``ARROW_DEFAULT_MEMORY_POOL``): its default mimalloc reserves 1 GiB of address space at the
+    first string column, and under ``RLIMIT_AS`` (512 MiB by default) matplotlib's extension
+    modules then failed to map (``ImportError``)."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    program = textwrap.dedent("""
+        import pandas as pd
+        frame = pd.DataFrame({"name": ["a", "b"], "n": [1, 2]})
+        assert frame["name"].str.upper().tolist() == ["A", "B"]
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        ax = frame.plot(kind="bar", x="name", y="n")
+        assert len(ax.patches) == 2
+        print("ok")
+    """)
+    result = run_python(program, timeout=60)
+    assert result.status == "passed", result.stdout_tail[-2000:]
+    assert result.stdout_tail.endswith("ok\n")

@@ -141,12 +141,17 @@ def hard_wall_cap(timeout: float) -> float:
     return STARVED_FACTOR * timeout + STARVED_SLACK
 
 #: The whole environment of the fork server and of every program it runs.
+#: ``ARROW_DEFAULT_MEMORY_POOL``: pyarrow (pandas' strings) on malloc, not mimalloc, whose first
+#: arena reserves 1 GiB of address space: under a run's ``RLIMIT_AS`` (``memory_mb``, 512 by
+#: default) the next ``mmap`` failed (``import matplotlib`` after a DataFrame of strings raised
+#: ``ImportError: failed to map segment``); malloc reserves only what it uses.
 ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "PYTHONHASHSEED": "0",
     "PYTHONDONTWRITEBYTECODE": "1",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
 }
 
 
