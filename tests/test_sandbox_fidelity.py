@@ -3029,6 +3029,42 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     (
+        "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
+        _d("""
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            def task_func(data):
+                fig, ax = plt.subplots()
+                ax.bar(range(len(data)), data)
+                ax.set_title("Data")
+                return ax
+        """),
+        _d("""
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            def task_func(data):
+                fig, ax = plt.subplots()
+                ax.bar(range(len(data)), data)
+                ax.set_title("data")
+                return ax
+        """),
+        _d("""
+            import unittest
+            import matplotlib.pyplot as plt
+            from solution import task_func
+
+            class TestCases(unittest.TestCase):
+                def test_axes(self):
+                    ax = task_func([1, 2, 3])
+                    self.assertIsInstance(ax, plt.Axes)
+                    self.assertIsInstance(ax.figure, plt.Figure)
+                    self.assertEqual(ax.get_title(), "Data")
+                    self.assertEqual([p.get_height() for p in ax.patches], [1, 2, 3])
+        """),
+    ),
+    (
         "unittest.TestCase with setUp and subTest, unittest.main() under __main__",
         "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
         "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n",
@@ -3710,6 +3746,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
     "xunit setup and teardown: module, function, class and method",
     "a module-scoped fixture named by name=, usefixtures, capfd",
     "fixtures with params: request.param, addfinalizer, node.name, a scoped one",

@@ -985,3 +985,25 @@ def test_a_numpy_dtype_of_no_allowed_name_is_refused_by_the_decoder(name: bytes)
     assert _judge.decode(_judge.encode(np.dtype(object))) == np.dtype(object)
     with pytest.raises(_judge.CodecError, match="numpy dtype not allowed"):
         _judge.decode(sent.replace(b"<f4", name))
+
+
+def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
+    """A handle's ``__class__`` may say the library class the solution's object is of (see
+    ``_judge._library_class``), never a class of the standard library, the built-ins, the
+    judge, pytest, the solution or the tests, nor a metaclass or an exception: the judge's
+    own type checks of handles must never take one for such an object."""
+    mpl = pytest.importorskip("matplotlib.axes")
+    assert _judge._library_class("matplotlib.axes._axes", "Axes") is mpl.Axes
+    for module, name in [
+        ("builtins", "int"), ("collections", "OrderedDict"), ("asyncpool.sandbox._judge", "_Proxy"),
+        ("_pytest.outcomes", "Skipped"), ("solution", "Point"), ("__main__", "TestCases"),
+        ("numpy", "ndarray"), ("matplotlib.axes._axes", "Axes.__init__"),
+        ("matplotlib.axes._axes", "nothing"), ("not_imported_anywhere", "C"),
+    ]:  # fmt: skip
+        assert _judge._library_class(module, name) is None, (module, name)
+    assert not _judge._library_module("os.path")
+    assert not _judge._library_module("a b")
+    # a proxy class made for a name that claims a standard class has no such __class__
+    proxy = _judge._proxy_class(b"OrderedDict\1collections:OrderedDict")
+    assert proxy is not None
+    assert "__class__" not in vars(proxy)

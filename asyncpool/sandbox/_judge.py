@@ -68,7 +68,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
   reads, calls, iteration (one item per request: lazy), ``len``, indexing, ``in``, ``with``,
   ``str``/``repr``, ``bool``, ``hash`` and copies are requests to the owner. When a proxy dies, its
-  number is sent with the next message ("D") and the owner drops the object.
+  number is sent with the next message ("D") and the owner drops the object. A handle of an
+  object of a library's class (a matplotlib ``Axes``) says that class, as the receiver has it,
+  as its ``__class__`` (:func:`_library_class`): ``isinstance(ax, plt.Axes)`` holds.
 * **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its
@@ -2135,6 +2137,7 @@ _UNFORWARDED_ATTRS = frozenset({
     ("logging", "disable"), ("logging", "root"), ("warnings", "filters"),
     ("warnings", "showwarning"), ("warnings", "simplefilter"), ("warnings", "warn_explicit"),
     ("abc", "ABCMeta"),  # the stand-ins of the solution's abstract classes (_stand_in_class)
+    ("abc", "ABC"),  # a base a library class may have (_library_class)
     # the judge's guard (guard_judge: in judges only; the solution's eval and pickle are its own)
     ("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile"),
     ("pickle", "Unpickler"), ("pickle", "UnpicklingError"),
@@ -4029,6 +4032,12 @@ def _class_name(kind: type) -> bytes:
     if type(name) is not str:
         return b""
     out = name.encode("utf-8", "replace")[:200]
+    module, qualname = getattr(kind, "__module__", None), getattr(kind, "__qualname__", None)
+    if (
+        type(module) is str and type(qualname) is str
+        and _library_module(module) and len(module) + len(qualname) < 300
+    ):  # fmt: skip
+        out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
     try:
         names = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
     except Exception:
@@ -4038,6 +4047,67 @@ def _class_name(kind: type) -> bytes:
         if len(fields) <= 4000:
             out += b"\0" + fields
     return out
+
+
+#: Modules whose classes a handle's ``__class__`` never stands for (see :func:`_library_module`).
+_NOT_LIBRARIES = frozenset({
+    "solution", "__main__", "_asyncpool_judge", "asyncpool", "_pytest", "pytest", "numpy",
+    "pandas",
+})  # fmt: skip
+
+
+def _library_module(module: str) -> bool:
+    """Whether ``module`` is a library's: a dotted name outside the standard library, the
+    solution, the tests, pytest and the judge (and numpy and pandas, whose values cross as
+    values and whose classes the judge's own checks use)."""
+    parts = module.split(".")
+    return (
+        all(p.isidentifier() for p in parts)
+        and parts[0] not in sys.stdlib_module_names
+        and parts[0] not in _NOT_LIBRARIES
+    )
+
+
+#: Library classes a handle's ``__class__`` stands for, once found (:func:`_library_class`).
+_LIBRARY_CLASSES: dict[tuple[str, str], type] = {}
+
+
+def _library_class(module: str, qualname: str) -> type | None:
+    """The class ``qualname`` of the library module ``module`` as imported here (nothing is
+    imported for it), when a handle's ``__class__`` may stand for it: a plain class whose
+    bases are all of libraries (or ``object``, ``abc.ABC``, ``typing.Generic``), never a
+    metaclass nor an exception. Else None."""
+    key = (module, qualname)
+    found: Any = _LIBRARY_CLASSES.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
+    if not isinstance(found, type) or issubclass(found, (type, BaseException)):
+        return None
+    for klass in found.__mro__:
+        where = getattr(klass, "__module__", None)
+        if klass in (object, abc.ABC) or (where == "typing" and klass.__name__ == "Generic"):
+            continue
+        if type(where) is not str or not _library_module(where):
+            return None
+    if len(_LIBRARY_CLASSES) < MAX_MADE_CLASSES:
+        _LIBRARY_CLASSES[key] = found
+    return found
+
+
+def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
+    """The ``__class__`` of the handles of a library class's objects (a matplotlib ``Axes``):
+    that class when the tests' process has it (:func:`_library_class`), so that
+    ``isinstance(ax, plt.Axes)`` holds as in-process; else the handle's own class. A solution
+    may claim any library class this way: as one whose ``__class__`` says so in-process."""
+
+    def get(self: Any) -> Any:
+        found = _library_class(module, qualname)
+        return type(self) if found is None else found
+
+    return get
 
 
 #: The name a generator's handle crosses with: ``generator`` then a NUL, which no class of the
@@ -4059,6 +4129,7 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
     if found is not None:
         return found
     head, _, fields = name.partition(b"\0")
+    head, _, where = head.partition(b"\1")
     text = head.decode("utf-8", "replace")
     if not text.isidentifier():
         return None
@@ -4074,6 +4145,9 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                 namespace["__dataclass_fields__"] = dict(model.__dataclass_fields__)
             except (TypeError, ValueError):  # not identifiers, keywords, duplicates
                 pass
+        module, _, qualname = where.decode("utf-8", "replace").partition(":")
+        if _library_module(module) and all(p.isidentifier() for p in qualname.split(".")):
+            namespace["__class__"] = property(_library_class_getter(module, qualname))
         base = (
             _GeneratorProxy if name == _GENERATOR_NAME
             else _AsyncGeneratorProxy if name == _ASYNC_GENERATOR_NAME

@@ -398,12 +398,14 @@ def _read_all(fd: int) -> bytes:
 #: under the run's uid, instead of a long-lived one). Read from the tests' text alone, so the
 #: route (and the verdict) never depends on the machine or its load; a false match only costs
 #: that fork: HumanEval checks routed so took 8.4-9.2 ms of CPU against 5.4-5.6 ms (3 rounds
-#: of 300, alternating; no HumanEval test matches).
+#: of 300, alternating; no HumanEval test matches). ``matplotlib`` too: imported by the tests
+#: (BigCodeBench's ``plt.Axes`` checks), it needs a writable directory for its configuration,
+#: which a long-lived judge has not (its import raised ``OSError``).
 _FILE_USE = re.compile(
     rb"\b(?:tmp_?path\w*|tmpdir\w*|tempfile|open|Path|pathlib|os\.(?:path|remove|unlink|"
     rb"rename|replace|listdir|scandir|walk|makedirs|mkdir|rmdir|stat|getcwd|chdir)|shutil|"
     rb"glob|read_text|write_text|read_bytes|write_bytes|csv|json\.dump|json\.load|pickle|"
-    rb"sqlite3|zipfile|tarfile|gzip|bz2|lzma|configparser|fileinput|mmap)\b"
+    rb"sqlite3|zipfile|tarfile|gzip|bz2|lzma|configparser|fileinput|mmap|matplotlib)\b"
 )
 
 
