@@ -2599,6 +2599,41 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests' async functions awaited by the solution: a retry, a gather under a semaphore",
+        _d("""
+            import asyncio
+            async def retry(fn, attempts):
+                for i in range(attempts):
+                    try:
+                        return await fn()
+                    except ValueError:
+                        if i == attempts - 1:
+                            raise
+            async def gather_limited(fn, items, limit):
+                sem = asyncio.Semaphore(limit)
+                async def one(x):
+                    async with sem:
+                        return await fn(x)
+                return await asyncio.gather(*(one(x) for x in items))
+        """),
+        ("            if i == attempts - 1:\n", "            if i == 1:\n"),
+        _d("""
+            import asyncio
+            calls = []
+            async def flaky():
+                calls.append(1)
+                if len(calls) < 3:
+                    raise ValueError("not yet")
+                await asyncio.sleep(0)
+                return "ok"
+            assert asyncio.run(retry(flaky, 5)) == "ok" and len(calls) == 3
+            async def double(x):
+                await asyncio.sleep(0.001)
+                return x * 2
+            assert asyncio.run(gather_limited(double, [1, 2, 3], 2)) == [2, 4, 6]
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:

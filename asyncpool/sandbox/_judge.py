@@ -1811,7 +1811,8 @@ def _solution_exit(code: Any) -> SystemExit:
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "copy": False, "deepcopy": False, "signature": False, "await": False, "dir": False,
+    "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
+    "copy": False, "deepcopy": False, "signature": False, "dir": False,
     "anext": False,
     "members": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
@@ -4284,13 +4285,25 @@ def _anext(obj: Any) -> Any:
 
 
 def _run_coroutine(obj: Any) -> Any:
-    """The solution's side of an ``await`` of one of its coroutines by the tests: run it to its
-    end on a new event loop (never one of the judge's)."""
+    """An ``await`` of one side's coroutine by the other: run it to its end on a new event
+    loop (never one of the other side's). The solution's, awaited by the tests; or the tests',
+    awaited by the solution (an ``async def`` of the tests it was handed): the judge's thread
+    is then inside the tests' own loop (``asyncio.run`` of theirs, waiting for the solution),
+    which is set aside while the new one runs and restored after."""
     import asyncio
 
     if not asyncio.iscoroutine(obj):
         raise TypeError(f"object {type(obj).__name__} can't be used in 'await' expression")
-    return asyncio.run(obj)
+    outer = asyncio._get_running_loop()
+    if outer is None:
+        return asyncio.run(obj)
+    loop = asyncio.new_event_loop()
+    asyncio._set_running_loop(None)
+    try:
+        return loop.run_until_complete(obj)
+    finally:
+        loop.close()
+        asyncio._set_running_loop(outer)
 
 
 class _Backed:
