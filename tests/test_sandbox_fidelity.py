@@ -2634,6 +2634,33 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "exception args of nested containers and a big int; an OSError subclass's filename",
+        _d("""
+            class DeviceError(OSError):
+                pass
+            def read_device(name):
+                raise DeviceError(5, "I/O error", name)
+            def validate(record):
+                raise ValueError("invalid record", {"fields": ["id", ("name", 3)]}, 10 ** 5000)
+        """),
+        ('    raise DeviceError(5, "I/O error", name)\n',
+         '    raise DeviceError(5, "I/O error")\n'),
+        _d("""
+            try:
+                read_device("sda")
+            except OSError as exc:
+                assert isinstance(exc, DeviceError) and exc.errno == 5
+                assert exc.filename == "sda" and str(exc) == "[Errno 5] I/O error: 'sda'"
+            else:
+                raise AssertionError("no error")
+            try:
+                validate({})
+            except ValueError as exc:
+                assert exc.args[1] == {"fields": ["id", ("name", 3)]}
+                assert exc.args[2] == 10 ** 5000
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:

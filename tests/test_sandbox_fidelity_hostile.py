@@ -1007,3 +1007,24 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     proxy = _judge._proxy_class(b"OrderedDict\1collections:OrderedDict")
     assert proxy is not None
     assert "__class__" not in vars(proxy)
+
+
+def test_exception_args_cross_only_as_small_plain_data() -> None:
+    """The args and attributes of the solution's exceptions cross as values only while they
+    are plain and small (``_judge._plain_detail``: 10 deep, 1,000 items in all): a forged
+    detail past either is its message alone, checked at the cost of the budget."""
+    deep: object = 1
+    for _ in range(10):
+        deep = [deep]
+    assert _judge._plain_detail((deep,)) is False
+    assert _judge._plain_detail(([[[[[[[[1]]]]]]]],)) is True
+    assert _judge._plain_detail((list(range(998)),)) is True  # 1,000 with the tuple and list
+    assert _judge._plain_detail((list(range(999)),)) is False
+    assert _judge._plain_detail(({"a": [1, (2,)], "b": b"x" * 10_000},)) is True
+    assert _judge._plain_detail(("x" * 10_001,)) is False
+    assert _judge._plain_detail((object(),)) is False
+    exc = _judge._solution_exception(
+        "ValueError", "(1, 2)", detail=(([1] * 5000,), (), None, ())
+    )
+    assert type(exc) is ValueError
+    assert exc.args == ("(1, 2)",)

@@ -1593,7 +1593,7 @@ def _solution_exception(
     args, attributes, where, notes = _checked_detail(detail)
     exc: Exception | None = None
     if kind is not None:
-        exc = _rebuilt_exception(kind, message, args, ()) or kind(message)
+        exc = _rebuilt_exception(kind, message, args, attributes) or kind(message)
         vars(exc)[_HANDLE] = handle
         vars(exc)[_MESSAGE] = message
     elif where is not None:  # args that are no plain values: its message as its one arg
@@ -1621,43 +1621,54 @@ MAX_EXCEPTION_ARGS = 16
 _PLAIN_SCALARS = (str, bytes, int, float, complex, bool, type(None))
 
 
-def _plain_detail(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` is small plain data (scalars, strings and bytes of at most 10,000,
-    lists, tuples, sets and dicts of at most :data:`MAX_EXCEPTION_ARGS` of them, three deep),
-    as an exception's ``args`` may be: rebuilding the exception never runs code of either side
-    on it."""
-    kind = type(value)
-    if kind in _PLAIN_SCALARS:
-        return kind not in (str, bytes) or len(value) <= 10_000
-    if depth >= 3 or kind not in (tuple, list, set, frozenset, dict):
-        return False
-    if len(value) > MAX_EXCEPTION_ARGS:
-        return False
-    items = [x for kv in value.items() for x in kv] if kind is dict else value
-    return all(_plain_detail(x, depth + 1) for x in items)
+def _plain_detail(value: Any) -> bool:
+    """Whether ``value`` is small plain data (scalars; strings and bytes of at most 10,000;
+    lists, tuples, sets and dicts of them, at most 10 deep and 1,000 items in all), as an
+    exception's ``args`` may be: rebuilding the exception never runs code of either side on
+    it. Iterative, with a budget: a forged value costs the judge at most that."""
+    budget = 1000
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        budget -= 1
+        kind = type(item)
+        if budget < 0:
+            return False
+        if kind in _PLAIN_SCALARS:
+            if kind in (str, bytes) and len(item) > 10_000:
+                return False
+            continue
+        if depth >= 10 or kind not in (tuple, list, set, frozenset, dict) or len(item) > budget:
+            return False
+        items = [x for kv in item.items() for x in kv] if kind is dict else item
+        stack.extend((x, depth + 1) for x in items)
+    return True
 
 
 def _exception_detail(exc: BaseException, own: bool) -> tuple[Any, ...]:
     """The solution's side: what crosses of ``exc`` besides its message (see
-    :func:`_solution_exception`): its ``args`` if plain (else None); for a class that is not
-    the solution's own (``own``), its plain instance attributes (``json.JSONDecodeError``'s
-    ``pos``, an ``OSError``'s ``filename``); for a standard library class, its module and name
-    (else None); and its notes (``add_note``: strings)."""
+    :func:`_solution_exception`): its ``args`` if plain (else None); its plain instance
+    attributes (``json.JSONDecodeError``'s ``pos``) for a class that is not the solution's own
+    (``own``: those are read from its handle), and an ``OSError``'s ``filename`` for any; for
+    a standard library class, its module and name (else None); and its notes (``add_note``:
+    strings)."""
     try:
         args: tuple[Any, ...] | None = exc.args
         if type(args) is not tuple or not _plain_detail(args):
             args = None
         attributes: list[tuple[str, Any]] = []
         where = None
+        # An OSError's file names are not in its __dict__ (None is not set: str() differs);
+        # the other attributes of the solution's own classes are read from its handle.
+        found = {} if own or not hasattr(exc, "__dict__") else vars(exc)
+        if isinstance(exc, OSError):
+            names = [n for n in ("filename", "filename2") if getattr(exc, n) is not None]
+            found = {**found, **{n: getattr(exc, n) for n in names}}
+        for key, value in found.items():
+            if type(key) is str and _plain_name(key) and _plain_detail(value):
+                attributes.append((key, value))
+        attributes = attributes[:MAX_EXCEPTION_ARGS]
         if not own:
-            found = vars(exc) if hasattr(exc, "__dict__") else {}
-            if isinstance(exc, OSError):  # not in its __dict__; None is not set (str() differs)
-                names = [n for n in ("filename", "filename2") if getattr(exc, n) is not None]
-                found = {**found, **{n: getattr(exc, n) for n in names}}
-            for key, value in found.items():
-                if type(key) is str and _plain_name(key) and _plain_detail(value):
-                    attributes.append((key, value))
-            attributes = attributes[:MAX_EXCEPTION_ARGS]
             kind = type(exc)
             module, name = kind.__module__, kind.__qualname__
             if type(module) is str and type(name) is str and len(module) + len(name) < 500:
@@ -1756,11 +1767,19 @@ def _rebuilt_exception(
             made.args = args
         for key, value in attributes:
             setattr(made, key, value)
-        if type(cls) is not _Mirror and str(made) != message:
+        if type(cls) is not _Mirror and _message(made) != message:
             return None
     except Exception:
         return None
     return made
+
+
+def _message(exc: BaseException) -> str:
+    """``str(exc)`` as the solution's side sends it (:meth:`_Peer._describe`)."""
+    try:
+        return str(exc)[:10_000]
+    except Exception:
+        return "<unprintable>"
 
 
 def _mirror_str(self: BaseException) -> str:
