@@ -3917,6 +3917,48 @@ def test_the_notes_of_the_solutions_exception_reach_the_tests_and_pytest_raises_
     assert run_tests(wrong, tests, timeout=30).status == "failed"
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="ExceptionGroup is Python 3.11's")
+def test_an_exception_group_of_the_solution_is_split_by_the_tests_except_star() -> None:
+    solution = _d("""
+        import asyncio
+        def check(items):
+            errors = [ValueError(f"negative: {x}") for x in items if x < 0]
+            if errors:
+                raise ExceptionGroup("invalid items", errors)
+            return sum(items)
+        async def fail(x):
+            raise KeyError(x)
+        async def run_all(xs):
+            async with asyncio.TaskGroup() as group:
+                for x in xs:
+                    group.create_task(fail(x))
+    """)
+    tests = _d("""
+        import asyncio
+        try:
+            check([1, -2, -3])
+        except* ValueError as group:
+            assert [str(e) for e in group.exceptions] == ["negative: -2", "negative: -3"]
+        assert check([1, 2]) == 3
+        try:
+            asyncio.run(run_all([1, 2]))
+        except* KeyError as group:
+            assert sorted(e.args[0] for e in group.exceptions) == [1, 2]
+    """)
+    assert reference_verdict(solution, tests, None) == "passed"
+    assert run_tests(solution, tests, timeout=30).status == "passed"
+    wrong = solution.replace('ValueError(f"negative', 'TypeError(f"negative')
+    assert reference_verdict(wrong, tests, None) == "failed"
+    assert run_tests(wrong, tests, timeout=30).status == "failed"
+    # forged: a group past the bound, or holding an exit of the solution's, is malformed
+    peer = _judge._Peer(-1, trusted=True)
+    many = (_judge._GROUPED, "m", (("ValueError", "v", None),) * (_judge.MAX_GROUPED + 1))
+    with pytest.raises(_judge.CodecError, match="malformed exception group"):
+        peer.exception(many)
+    with pytest.raises(_judge.CodecError, match="malformed exception group"):
+        peer.exception((_judge._GROUPED, "m", (("SystemExit", "", 3),)))
+
+
 def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
     # An exception raised from another crosses with its cause (the tests read __cause__);
     # the chain is bounded, so a forged reply cannot nest it without end.

@@ -56,7 +56,7 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``E('a', 2)``) and attributes (an ``OSError``'s ``filename``); one of a standard library
   class the tests can name (``json.JSONDecodeError``, ``UnicodeDecodeError``) is rebuilt as
   that class (:func:`_standard_exception_class`: never ``StopIteration``, ``SkipTest`` or a
-  group).
+  group); an ``ExceptionGroup`` crosses with each of its exceptions, for ``except*``.
 * **stand-ins**: a class of the tests derived from a class of the solution derives instead
   from a class the judge makes for it (:meth:`_Peer.stand_in`, via ``_Proxy.__mro_entries__``)
   whose methods call the solution's with the tests' instance; comparisons and arithmetic
@@ -1574,6 +1574,11 @@ def _handle_getattr(self: Any, name: str) -> Any:
 #: and how deep such causes nest at most.
 _CAUSED = "<caused>"
 MAX_CAUSES = 4
+#: The mark of an ``ExceptionGroup`` of the solution's (``asyncio.TaskGroup``'s failures) in an
+#: ``X`` reply, and how many exceptions one holds at most; the built-in class (Python 3.11+).
+_GROUPED = "<group>"
+MAX_GROUPED = 16
+_EXCEPTION_GROUP: Any = vars(builtins).get("ExceptionGroup")
 
 
 def _solution_exception(
@@ -3358,7 +3363,8 @@ class _Peer:
         ``(CAUSED, exception, cause, context, suppress)`` for one raised ``from`` another or
         while another was handled (each None or an exception; ``context`` True when it is the
         cause; at most :data:`MAX_CAUSES` deep), whose ``__cause__``, ``__context__`` and
-        ``__suppress_context__`` the tests read, as in-process."""
+        ``__suppress_context__`` the tests read, as in-process; or ``(GROUPED, message,
+        exceptions)`` for an ``ExceptionGroup`` (:meth:`_exception_group`)."""
         if type(value) is tuple and len(value) == 5 and value[0] == _CAUSED:
             if depth >= MAX_CAUSES:
                 raise CodecError("exception causes nested too deep")
@@ -3372,6 +3378,8 @@ class _Peer:
                 exc.__context__ = self.exception(context, depth + 1)
             exc.__suppress_context__ = suppress is True
             return exc
+        if type(value) is tuple and len(value) == 3 and value[0] == _GROUPED:
+            return self._exception_group(value, depth)
         if (
             type(value) is tuple
             and len(value) == 3
@@ -3393,6 +3401,25 @@ class _Peer:
                 value[0], value[1], detail=value[2] if len(value) == 3 else None
             )
         return _solution_exception(*value)
+
+    def _exception_group(self, value: tuple[Any, ...], depth: int) -> BaseException:
+        """The solution's ``ExceptionGroup`` (see :meth:`_describe_group`), checked: a message,
+        1 to :data:`MAX_GROUPED` exceptions of the solution's, each an ``Exception``."""
+        _, message, subs = value
+        if depth >= MAX_CAUSES:
+            raise CodecError("exception causes nested too deep")
+        if (
+            _EXCEPTION_GROUP is None
+            or type(message) is not str
+            or type(subs) is not tuple
+            or not 0 < len(subs) <= MAX_GROUPED
+        ):
+            raise CodecError("malformed exception group")
+        made = [self.exception(sub, depth + 1) for sub in subs]
+        if not all(isinstance(e, Exception) for e in made):
+            raise CodecError("malformed exception group")
+        group: BaseException = _EXCEPTION_GROUP(message, made)
+        return group
 
     def admit(self) -> None:
         """Count one request of the other side (a request on our objects, a read of the
@@ -3583,7 +3610,7 @@ class _Peer:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
             return (type(exc).__name__, "")
-        described = self._describe(exc)
+        described = self._describe_group(exc, depth) or self._describe(exc)
         if depth + 1 >= MAX_CAUSES:
             return described
         cause, context = exc.__cause__, exc.__context__
@@ -3599,6 +3626,20 @@ class _Peer:
             ),
             exc.__suppress_context__ is True,
         )  # fmt: skip
+
+    def _describe_group(self, exc: BaseException, depth: int) -> tuple[Any, ...] | None:
+        """An ``ExceptionGroup`` of the solution's: ``(GROUPED, message, exceptions)``, each
+        described (at most :data:`MAX_GROUPED`, nested at most :data:`MAX_CAUSES` deep), so
+        that the tests' ``except* ValueError`` splits it as in-process; else None."""
+        if _EXCEPTION_GROUP is None or not isinstance(exc, _EXCEPTION_GROUP):
+            return None
+        try:
+            message, subs = exc.message, tuple(exc.exceptions)
+        except Exception:
+            return None
+        if depth + 1 >= MAX_CAUSES or type(message) is not str or not 0 < len(subs) <= MAX_GROUPED:
+            return None
+        return (_GROUPED, message[:10_000], tuple(self.describe(e, depth + 1) for e in subs))
 
     def _describe(self, exc: BaseException) -> tuple[Any, ...]:
         try:
