@@ -3090,7 +3090,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert capsys.readouterr().out == ""
         """),
     ),
-    (
+    _pytest_twin(
         "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
         _d("""
             import matplotlib
@@ -3102,16 +3102,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 ax.set_title("Data")
                 return ax
         """),
-        _d("""
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            def task_func(data):
-                fig, ax = plt.subplots()
-                ax.bar(range(len(data)), data)
-                ax.set_title("data")
-                return ax
-        """),
+        ('    ax.set_title("Data")\n', '    ax.set_title("data")\n'),
         _d("""
             import unittest
             import matplotlib.pyplot as plt
