@@ -108,13 +108,20 @@ untrusted bytes):
   of the solution under the tests' ``async for``), ``len``, indexing, ``in``, ``with``,
   ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy is the
   solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds, defaults and annotations
-  as values or handles) are requests to the solution. A handle is never equal to, ordered with or
-  combined with a value of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says);
-  operations between two handles are the solution's own, as in-process. A coroutine of the
+  as values or handles), ``math.floor``/``ceil``/``trunc`` and ``round`` are requests to the
+  solution. A handle is never equal to, ordered with or combined with a value of the tests
+  (``handle == 3`` is ``False`` whatever its ``__eq__`` says; the one exception is ``0 + handle``,
+  how ``sum()`` starts); operations between two handles are the solution's own, as in-process.
+  A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``) says that
+  class, as the judge has it, as its ``__class__``: ``isinstance(ax, plt.Axes)`` holds (tests
+  that import ``matplotlib`` get a judge that shares the run's files, since matplotlib needs a
+  writable directory). A coroutine of the
   solution (an ``async def`` it called) is a coroutine to the tests' ``asyncio``
   (``asyncio.run(add(1, 2))``, ``await``, ``asyncio.gather``): awaited, it runs to its end in the
   solution's process, on an event loop of its own there (so several of them awaited together
-  run one after the other, not interleaved);
+  run one after the other, not interleaved); likewise a coroutine of the tests the solution
+  awaits (an ``async def`` of theirs it was handed) runs to its end in the judge (an
+  ``asyncio.wait_for`` of the solution cannot cut it short);
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);
@@ -160,13 +167,19 @@ exception's class; at most 1,000 per check), named as the solution's and derived
 classes for its bases and from the built-in ones, so ``except InvalidInput``, ``except AppError``,
 ``except ValueError`` and ``pytest.raises(InvalidInput)`` catch it as in-process; its message and
 ``type(e).__name__`` are the solution's, its own attributes (``e.field``) and its class's
-(``InvalidInput.code``) are read from the solution's; one raised ``from`` another has that one as
-its ``__cause__``, made the same way (at most ``_judge.MAX_CAUSES`` deep). (The tests may subclass
-such a class or make one themselves: ``InvalidInput("x")`` in a test is the judge's exception, whose
-message is its arguments', as a built-in's; the solution's ``__init__`` does not run.) The
-solution's ``sys.exit(code)`` in a call is a ``SystemExit`` of that code in the tests
-(``pytest.raises(SystemExit)``, ``e.value.code``); one the tests do not catch fails the check (it
-never ends them as their own ``unittest.main()`` would). Anything else (``StopIteration`` from a
+(``InvalidInput.code``) are read from the solution's. Every exception of the solution's crosses
+with its ``args`` when they are plain data (``KeyError('k').args``, ``E('a', 2).args``), an
+``OSError``'s ``errno`` and ``filename``, its notes (``add_note``), and the exceptions it was
+raised ``from`` or while handling (``__cause__``, ``__context__``, ``__suppress_context__``, made
+the same way, at most ``_judge.MAX_CAUSES`` deep); one of a standard library class the tests
+can name (``json.JSONDecodeError``, ``UnicodeDecodeError``, ``decimal.InvalidOperation``) is
+that class with its plain attributes (never ``StopIteration``, ``unittest.SkipTest``); an
+``ExceptionGroup`` is a group of its exceptions, each so made, for the tests' ``except*``. (The
+tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is the
+judge's exception, whose message is its arguments', as a built-in's; the solution's ``__init__``
+does not run.) The solution's ``sys.exit(code)`` in a call is a ``SystemExit`` of that code in the
+tests (``pytest.raises(SystemExit)``, ``e.value.code``); one the tests do not catch fails the check
+(it never ends them as their own ``unittest.main()`` would). Anything else (``StopIteration`` from a
 call, the other exceptions not derived from ``Exception``) as
 :class:`asyncpool.sandbox._judge.SolutionError`; the end of one of its iterators ends the tests'
 loop over it.
@@ -259,25 +272,25 @@ MBPP's asserts use them without importing them; nothing of the solution's module
 Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
 tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
 for handles, for containers the tests passed and within one reply, not for a value two replies
-return; a handle's ``isinstance`` against the tests' classes is false; ``type(handle)`` is a proxy
-class of the judge named as the solution's class (``type(r).__name__`` is ``"Node"``, but ``type(r)
-is Node`` is false, and a class of the tests derived from one of the solution (below) is the judge's
-own class; of a dataclass's handle, ``dataclasses.asdict``, ``astuple``, ``fields`` and
-``is_dataclass`` work, ``replace`` does not); a class the tests define is not a name of the solution
-(a solution that calls a ``ListNode`` only the tests define gets a ``NameError``: give the solution
-its own, as LeetCodeDataset's prompt does); module state is the solution's own (``random.seed`` in
-the solution does not reseed the tests' ``random``); a value-backed object compares as its base
-value even where the solution's class overrides ``__eq__``; a ``memoryview`` crosses as a read-only
-copy (one the tests pass cannot be written through); of pytest's own fixtures ``capsys``, ``capfd``,
-``tmp_path`` (and ``tmpdir``, ``tmp_path_factory``: files, above), ``request`` (``param``: fixtures
-with ``params`` run each test once per param; ``addfinalizer``, ``getfixturevalue``, ``node.name``),
-``caplog``, ``recwarn`` and ``monkeypatch`` are provided (``monkeypatch`` patches the tests'
-process: ``sys.stdin``, ``builtins.input``, module attributes and the environment reach the
-solution, see "Patches"); a test that needs another (``pytestconfig``, ``capsysbinary``...) fails
-the check, naming it; a ``skipif``/``xfail`` condition is a bool, or a string that is a string
-constant of the tests' own code (evaluated as pytest does, with ``os``, ``sys``, ``platform``
-and the tests' globals; any other string fails the check: it could be the solution's); and
-``import pytest`` needs pytest where the judge runs.
+return; a handle's ``isinstance`` against the tests' classes (but a library's) is false;
+``type(handle)`` is a proxy class of the judge named as the solution's class (``type(r).__name__``
+is ``"Node"``, but ``type(r) is Node`` is false, and a class of the tests derived from one of the
+solution (below) is the judge's own class; of a dataclass's handle, ``dataclasses.asdict``,
+``astuple``, ``fields`` and ``is_dataclass`` work, ``replace`` does not); a class the tests define
+is not a name of the solution (a solution that calls a ``ListNode`` only the tests define gets a
+``NameError``: give the solution its own, as LeetCodeDataset's prompt does); module state is the
+solution's own (``random.seed`` in the solution does not reseed the tests' ``random``); a
+value-backed object compares as its base value even where the solution's class overrides ``__eq__``;
+a ``memoryview`` crosses as a read-only copy (one the tests pass cannot be written through); of
+pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``, ``tmp_path_factory``:
+files, above), ``request`` (``param``: fixtures with ``params`` run each test once per param;
+``addfinalizer``, ``getfixturevalue``, ``node.name``), ``caplog``, ``recwarn`` and ``monkeypatch``
+are provided (``monkeypatch`` patches the tests' process: ``sys.stdin``, ``builtins.input``, module
+attributes and the environment reach the solution, see "Patches"); a test that needs another
+(``pytestconfig``, ``capsysbinary``...) fails the check, naming it; a ``skipif``/``xfail`` condition
+is a bool, or a string that is a string constant of the tests' own code (evaluated as pytest does,
+with ``os``, ``sys``, ``platform`` and the tests' globals; any other string fails the check: it
+could be the solution's); and ``import pytest`` needs pytest where the judge runs.
 
 Classes of the tests derived from the solution's (``class Square(Shape)``, an incomplete
 subclass of an abstract class): derived instead from a stand-in the judge makes for the
@@ -290,8 +303,10 @@ Its comparisons and arithmetic run only between two objects of the solution's (n
 a value of the tests). In the solution's process the instance is an instance of a subclass of
 the solution's class made there, whose state (and the tests' overrides and values) it reads and
 writes in the judge: ``isinstance(self, Shape)``, ``super()`` and ``type(self)(...)`` (made by
-the tests' class, in the judge) work as in-process. Not so for a solution class derived from a
-built-in (``dict``): its tests' subclass is a plain class of the tests.
+the tests' class, in the judge) work as in-process; that subclass is made when the tests'
+class is, so the solution's ``__init_subclass__`` runs then, with the class's keywords (a
+registry of plugins). Not so for a solution class derived from a built-in (``dict``): its
+tests' subclass is a plain class of the tests.
 ``timeout`` bounds the own time of the whole check, solution and tests; each request costs a
 round trip (about 30 us), so a test loop of 200,000 calls takes seconds. ``stdout_tail`` is the
 solution's output, then ``--- judge:`` and the reason of a failure.

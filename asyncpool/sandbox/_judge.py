@@ -1618,8 +1618,8 @@ def _solution_exception(
 #: format its own), which :func:`_mirror_str` answers.
 _MESSAGE = "_asyncpool_message"
 
-#: At most this many ``args`` (and plain attributes) of the solution's exception cross as
-#: values; more, or one that is not a plain value, and only its message crosses.
+#: At most this many plain attributes of the solution's exception cross with it (its
+#: ``args`` are bounded by :func:`_plain_detail`; past either, only its message crosses).
 MAX_EXCEPTION_ARGS = 16
 
 #: The values an exception's ``args`` and attributes cross as (:func:`_plain_detail`).
