@@ -2661,6 +2661,39 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "values nested thousands deep: a flatten of the tests' 3,000-deep list, a 5,000-deep one",
+        _d("""
+            def flatten(x):
+                out, stack = [], [x]
+                while stack:
+                    y = stack.pop()
+                    if isinstance(y, list):
+                        stack.extend(reversed(y))
+                    else:
+                        out.append(y)
+                return out
+            def nest(n):
+                r = []
+                for _ in range(n):
+                    r = [r]
+                return r
+        """),
+        ("            stack.extend(reversed(y))\n", "            stack.extend(y)\n"),
+        _d("""
+            import sys
+            x = [0]
+            for i in range(1, 3000):
+                x = [x, i]
+            assert flatten(x) == list(range(3000))
+            r = nest(5000)
+            n = 0
+            while r:
+                r = r[0]
+                n += 1
+            assert n == 5000 and sys.getrecursionlimit() == 1000
+        """),
+    ),
+    Case.twin(
         "the tests change a container the solution's object holds (stack.items.append), alias it",
         _d("""
             class Stack:

@@ -370,7 +370,7 @@ HACKS: list[tuple[str, str, str]] = [
     (
         "nested too deep",
         "check",
-        "def rank(xs):\n    r = []\n    for _ in range(5000):\n        r = [r]\n    return r\n",
+        "def rank(xs):\n    r = []\n    for _ in range(20000):\n        r = [r]\n    return r\n",
     ),
     (
         "sockets to the cluster",

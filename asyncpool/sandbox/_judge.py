@@ -149,9 +149,12 @@ from typing import Any, NoReturn
 #: Largest message either side may send, in bytes.
 MAX_MESSAGE = 64 * 1024 * 1024
 #: Deepest nesting of containers in one value (a linked list or a tree as nested dicts or
-#: lists, 300 nodes deep). The codec recurses once or twice per level, within the default
-#: recursion limit of either side (1,000) with room for the tests' and the solution's own.
-MAX_DEPTH = 300
+#: lists; a "flatten" test's list 1,000 deep). The codec recurses once or twice per level:
+#: within the default recursion limit of either side (1,000) up to :data:`_SHALLOW` levels,
+#: with room for the tests' and the solution's own; past it, within a limit raised for that
+#: value alone (:func:`_deeper`). On Python 3.10, whose Python calls use the C stack, 300.
+MAX_DEPTH = 10_000 if sys.version_info >= (3, 11) else 300
+_SHALLOW = 250
 #: Most values (containers and scalars) in one message.
 MAX_ITEMS = 4_000_000
 #: Most callables the solution may announce.
@@ -312,6 +315,21 @@ def _import_numpy() -> Any:
 # -- encoding ------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _deeper() -> Any:
+    """Room for the codec's recursion through one value nested past :data:`_SHALLOW` levels
+    (up to :data:`MAX_DEPTH`): the recursion limit raised while that value is encoded or
+    decoded, and set back after, so that neither side's code ever runs under it (in-process, a
+    1,000-deep list crosses no wire). The codec's recursion is Python calls only, which Python
+    3.11+ runs without C stack; a value nested so deep is rare, and pays this alone."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + 3 * (MAX_DEPTH - _SHALLOW))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 class _Encoder:
     """One message being encoded.
 
@@ -320,7 +338,7 @@ class _Encoder:
     repeats it). ``back`` maps ``id()`` of the containers of the request being answered to
     their numbers there (``an``: "your container n")."""
 
-    __slots__ = ("back", "columns", "count", "force", "out", "peer", "seen")
+    __slots__ = ("back", "columns", "count", "deep", "force", "out", "peer", "seen")
 
     def __init__(self, peer: _Peer | None, back: dict[int, int] | None = None) -> None:
         self.peer = peer
@@ -331,6 +349,7 @@ class _Encoder:
         # keep every numbered container alive while the message is built (stable id())
         self.force: list[Any] = []
         self.columns = False  # in a pandas value: its arrays are not containers of their own
+        self.deep = False  # within a value nested past _SHALLOW (see _deeper)
 
     def bytes(self) -> bytes:
         return b"".join(self.out)
@@ -342,8 +361,17 @@ class _Encoder:
         self.count += 1
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
-        if depth > MAX_DEPTH:
-            raise CodecError("nested too deep")
+        if depth > _SHALLOW:
+            if depth > MAX_DEPTH:
+                raise CodecError("nested too deep")
+            if not self.deep:
+                self.count -= 1
+                self.deep = True
+                try:
+                    with _deeper():
+                        return self.value(value, depth, content)
+                finally:
+                    self.deep = False
         out = self.out
         kind = type(value)
         if value is None:
@@ -805,12 +833,13 @@ class _Decoder:
     ``peer`` resolves handles (``None``: none may appear). ``back`` are the containers of the
     request this message answers, by number."""
 
-    __slots__ = ("back", "count", "data", "peer", "pos", "refs")
+    __slots__ = ("back", "count", "data", "deep", "peer", "pos", "refs")
 
     def __init__(self, data: bytes, peer: _Peer | None, back: list[Any] | None = None) -> None:
         self.data = data
         self.pos = 0
         self.count = 0
+        self.deep = False  # within a value nested past _SHALLOW (see _deeper)
         self.peer = peer
         self.back = back or []
         self.refs: list[Any] = []
@@ -841,8 +870,17 @@ class _Decoder:
         self.count += 1
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
-        if depth > MAX_DEPTH:
-            raise CodecError("nested too deep")
+        if depth > _SHALLOW:
+            if depth > MAX_DEPTH:
+                raise CodecError("nested too deep")
+            if not self.deep:
+                self.count -= 1
+                self.deep = True
+                try:
+                    with _deeper():
+                        return self.value(depth)
+                finally:
+                    self.deep = False
         tag = self.take(1)
         handler = _TAGS.get(tag)
         if handler is None:
