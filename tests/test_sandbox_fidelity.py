@@ -3124,6 +3124,33 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "bigcodebench: tests that import matplotlib alone name matplotlib.axes.Axes and .figure",
+        _d("""
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            def task_func(xs):
+                fig, ax = plt.subplots()
+                ax.plot(xs, [x * x for x in xs], label="square")
+                ax.legend()
+                return fig, ax
+        """),
+        ('label="square"', 'label="squares"'),
+        _d("""
+            import unittest
+            import matplotlib
+            from solution import task_func
+
+            class TestCases(unittest.TestCase):
+                def test_plot(self):
+                    fig, ax = task_func([0, 1, 2])
+                    self.assertIsInstance(fig, matplotlib.figure.Figure)
+                    self.assertIsInstance(ax, matplotlib.axes.Axes)
+                    self.assertEqual(list(ax.get_lines()[0].get_ydata()), [0, 1, 4])
+                    self.assertEqual(ax.get_legend().get_texts()[0].get_text(), "square")
+        """),
+    ),
+    _pytest_twin(
         "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
         _d("""
             import matplotlib
@@ -3832,6 +3859,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "bigcodebench: tests that import matplotlib alone name matplotlib.axes.Axes and .figure",
     "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
     "xunit setup and teardown: module, function, class and method",
     "a module-scoped fixture named by name=, usefixtures, capfd",

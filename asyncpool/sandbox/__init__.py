@@ -268,7 +268,10 @@ A top-level name that is a standard module's attribute of the same name (``from 
 import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
 :data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
-MBPP's asserts use them without importing them; nothing of the solution's modules crosses.
+MBPP's asserts use them without importing them; nothing of the solution's modules crosses. A
+library's submodule the solution imported under a top-level name (``import matplotlib.pyplot as
+plt``) is loaded in the judge too when the tests name that library, as in-process, where the
+tests' ``import matplotlib`` finds ``matplotlib.axes`` loaded.
 Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
 tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
 for handles, for containers the tests passed and within one reply, not for a value two replies

@@ -5246,6 +5246,24 @@ def _greeting(
     return names, standard, modules, constants
 
 
+def _import_submodules(modules: Any, used: frozenset[str]) -> None:
+    """Load here a library's submodules the solution imported under a top-level name (``import
+    matplotlib.pyplot as plt``) when the tests name that library: in-process, the tests'
+    ``import matplotlib`` then finds ``matplotlib.axes`` and ``matplotlib.figure`` loaded by the
+    solution's import (BigCodeBench's ``assertIsInstance(ax, matplotlib.axes.Axes)``). Library
+    modules only (:func:`_library_module`: nothing of the standard library, the judge, pytest),
+    at most :data:`MAX_NAMES`; one that fails to load here is left out."""
+    for module in list(modules)[:MAX_NAMES]:
+        if (
+            "." in module
+            and module.partition(".")[0] in used
+            and _library_module(module)
+            and module not in sys.modules
+        ):
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
+
+
 def _for_tests(name: str, value: Any) -> Any:
     """What the tests' namespace holds under a name of the solution's: never the solution's
     object under the name of a standard module (tests that use ``math`` without importing it
@@ -5496,6 +5514,7 @@ def judge_check(
             fits = module in TEST_MODULES and _may_proxy(alias)
             if fits and alias in used and alias not in namespace:
                 namespace[alias] = _import(module)
+        _import_submodules(modules.values(), used)
         _ask_constants(peer, constants, used, namespace)
         # pytest-style tests (KodCode, ACECode: ``from solution import f`` and ``def test_...``)
         # import the solution by its module name: a module of the judge's, for this check only,
