@@ -152,7 +152,7 @@ MAX_MESSAGE = 64 * 1024 * 1024
 #: lists; a "flatten" test's list 1,000 deep). The codec recurses once or twice per level:
 #: within the default recursion limit of either side (1,000) up to :data:`_SHALLOW` levels,
 #: with room for the tests' and the solution's own; past it, within a limit raised for that
-#: value alone (:func:`_deeper`). On Python 3.10, whose Python calls use the C stack, 300.
+#: value alone (:func:`_deepened`). On Python 3.10, whose Python calls use the C stack, 300.
 MAX_DEPTH = 10_000 if sys.version_info >= (3, 11) else 300
 _SHALLOW = 250
 #: Most values (containers and scalars) in one message.
@@ -315,19 +315,23 @@ def _import_numpy() -> Any:
 # -- encoding ------------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _deeper() -> Any:
-    """Room for the codec's recursion through one value nested past :data:`_SHALLOW` levels
-    (up to :data:`MAX_DEPTH`): the recursion limit raised while that value is encoded or
-    decoded, and set back after, so that neither side's code ever runs under it (in-process, a
-    1,000-deep list crosses no wire). The codec's recursion is Python calls only, which Python
-    3.11+ runs without C stack; a value nested so deep is rare, and pays this alone."""
+def _deepened(codec: Any, again: Callable[[], Any]) -> Any:
+    """``again()``, the encoding or decoding of one value nested past :data:`_SHALLOW` levels
+    (up to :data:`MAX_DEPTH`), by ``codec`` (an :class:`_Encoder` or :class:`_Decoder`, whose
+    count of it is undone: ``again`` counts it), with room for its recursion: the recursion
+    limit raised while it runs and set back after, so that neither side's code ever runs under
+    it (in-process, a 1,000-deep list crosses no wire). The codec's recursion is Python calls
+    only, which Python 3.11+ runs without C stack; a value nested so deep is rare, and pays
+    this alone."""
+    codec.count -= 1
+    codec.deep = True
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(old + 3 * (MAX_DEPTH - _SHALLOW))
     try:
-        yield
+        return again()
     finally:
         sys.setrecursionlimit(old)
+        codec.deep = False
 
 
 class _Encoder:
@@ -349,7 +353,7 @@ class _Encoder:
         # keep every numbered container alive while the message is built (stable id())
         self.force: list[Any] = []
         self.columns = False  # in a pandas value: its arrays are not containers of their own
-        self.deep = False  # within a value nested past _SHALLOW (see _deeper)
+        self.deep = False  # within a value nested past _SHALLOW (see _deepened)
 
     def bytes(self) -> bytes:
         return b"".join(self.out)
@@ -365,13 +369,8 @@ class _Encoder:
             if depth > MAX_DEPTH:
                 raise CodecError("nested too deep")
             if not self.deep:
-                self.count -= 1
-                self.deep = True
-                try:
-                    with _deeper():
-                        return self.value(value, depth, content)
-                finally:
-                    self.deep = False
+                _deepened(self, lambda: self.value(value, depth, content))
+                return
         out = self.out
         kind = type(value)
         if value is None:
@@ -839,7 +838,7 @@ class _Decoder:
         self.data = data
         self.pos = 0
         self.count = 0
-        self.deep = False  # within a value nested past _SHALLOW (see _deeper)
+        self.deep = False  # within a value nested past _SHALLOW (see _deepened)
         self.peer = peer
         self.back = back or []
         self.refs: list[Any] = []
@@ -874,13 +873,7 @@ class _Decoder:
             if depth > MAX_DEPTH:
                 raise CodecError("nested too deep")
             if not self.deep:
-                self.count -= 1
-                self.deep = True
-                try:
-                    with _deeper():
-                        return self.value(depth)
-                finally:
-                    self.deep = False
+                return _deepened(self, lambda: self.value(depth))
         tag = self.take(1)
         handler = _TAGS.get(tag)
         if handler is None:
