@@ -60,24 +60,38 @@ async def test_competing_allocations_all_end_and_leak_no_group(
             ray.util.remove_placement_group(pg)
             winners.remove(pg)
 
+    # Two blockers hold both nodes while the contenders start, so that each way to end is
+    # exercised whatever the scheduling order: no contender is placed before 3 s, every third
+    # of those still waiting at 1 s is cancelled (never 4 nor 8, whose 2 s timeouts then
+    # expire), and once the blockers go the others take turns at 0.5 s holds (winners with
+    # i % 3 == 0 keep their node, and a waiter may then run to its 8 s timeout too).
+    blockers: list[PlacementGroup] = []
+    tasks: dict[str, asyncio.Task[None]] = {}
     started = time.monotonic()
-    # Winners with i % 3 == 0 keep their node, so once two of them hold both nodes every
-    # waiter left runs to its timeout: the long one (8 s) still gives the waiters many turns
-    # at 0.5 s holds, and is what the test's length comes down to.
-    tasks = {
-        f"{prefix}{i}": asyncio.create_task(
-            contender(i, timeout=2.0 if i % 4 == 0 else 8.0, hold=0.5))
-        for i in range(12)
-    }
     try:
+        for j in range(2):  # one at a time: a failed second leaks no first (finally below)
+            blocker = await allocate(
+                bundles, strategy="STRICT_PACK", name=f"{prefix}blocker{j}", timeout=60.0,
+                backoff=FAST,
+            )
+            blockers.append(blocker)
+        started = time.monotonic()
+        tasks.update({
+            f"{prefix}{i}": asyncio.create_task(
+                contender(i, timeout=2.0 if i % 4 == 0 else 8.0, hold=0.5))
+            for i in range(12)
+        })  # fmt: skip
         await asyncio.sleep(1.0)
-        # Cancel only contenders still inside allocate: a fixed choice of tasks could all have
-        # been placed already on a fast machine, and then no cancellation would be exercised.
+        assert "allocated" not in outcomes.values(), "the blockers hold both nodes"
         waiting = [name for name, task in tasks.items()
                    if name not in outcomes and not task.done()]
-        assert waiting, "with 12 contenders for 2 nodes some must still be waiting at 1 s"
         for name in waiting[::3]:
             tasks[name].cancel()
+        # The 2 s timeouts fire before this sleep ends (the loop runs its timers in order).
+        await asyncio.sleep(3.0 - (time.monotonic() - started))
+        for pg in blockers:
+            ray.util.remove_placement_group(pg)
+        blockers.clear()
         results = await asyncio.gather(*tasks.values(), return_exceptions=True)
         elapsed = time.monotonic() - started
         unexpected = [r for r in results if isinstance(r, BaseException)
@@ -94,7 +108,7 @@ async def test_competing_allocations_all_end_and_leak_no_group(
         for task in tasks.values():
             task.cancel()
         await asyncio.gather(*tasks.values(), return_exceptions=True)
-        for pg in winners:
+        for pg in [*winners, *blockers]:
             ray.util.remove_placement_group(pg)
     await async_wait_for(lambda: not _groups(prefix))
     counts = {k: list(outcomes.values()).count(k) for k in ("allocated", "timed out", "cancelled")}
