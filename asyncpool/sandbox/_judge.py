@@ -1759,6 +1759,18 @@ _NEVER_REBUILT: tuple[type, ...] = (
 )  # fmt: skip
 
 
+def _loaded_class(module: str, qualname: str) -> type | None:
+    """The class ``qualname`` (dotted: ``Outer.Inner``) of ``module`` as already imported here,
+    else None: read through ``vars()``, so nothing is imported for it and no module's or
+    class's ``__getattr__`` runs (the names are the solution's)."""
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        if found is None or not part.isidentifier():
+            return None
+        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
+    return found if isinstance(found, type) else None
+
+
 def _standard_exception_class(module: str, name: str) -> type | None:
     """The class ``name`` of the standard library module ``module`` (``json.decoder``,
     ``builtins``) when it is an ``Exception`` the tests could name (``except
@@ -1769,13 +1781,9 @@ def _standard_exception_class(module: str, name: str) -> type | None:
     top = module.partition(".")[0]
     if top not in sys.stdlib_module_names or top in _UNRESOLVED_MODULES:
         return None
-    found: Any = sys.modules.get(module)
-    for part in name.split("."):
-        if found is None or not part.isidentifier():
-            return None
-        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
+    found = _loaded_class(module, name)
     if (
-        not isinstance(found, type)
+        found is None
         or not issubclass(found, Exception)
         or issubclass(found, _NEVER_REBUILT)
         or found.__name__ == "SkipTest"
@@ -4170,13 +4178,11 @@ def _library_class(module: str, qualname: str) -> type | None:
     bases are all of libraries (or ``object``, ``abc.ABC``, ``typing.Generic``), never a
     metaclass nor an exception. Else None."""
     key = (module, qualname)
-    found: Any = _LIBRARY_CLASSES.get(key)
+    found = _LIBRARY_CLASSES.get(key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
-    found = sys.modules.get(module)
-    for part in qualname.split("."):
-        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
-    if not isinstance(found, type) or issubclass(found, (type, BaseException)):
+        return found
+    found = _loaded_class(module, qualname)
+    if found is None or issubclass(found, (type, BaseException)):
         return None
     for klass in found.__mro__:
         where = getattr(klass, "__module__", None)
