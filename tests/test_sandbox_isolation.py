@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from asyncpool.sandbox import _run as _sandbox_run
-from asyncpool.sandbox import run_program, run_python
+from asyncpool.sandbox import run_program, run_python, run_tests
 from tests.conftest import make_venv, wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces need the caller to be root")
@@ -174,6 +174,33 @@ def test_seccomp_denies_ptrace_namespaces_io_uring_but_not_threads_fork_or_subpr
     lines = out.splitlines()
     assert lines[:4] == [f"{name} -1 1" for name in ("ptrace", "unshare", "io_uring_setup", "bpf")]
     assert lines[4] == "[1] 7 b'5\\n'"
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the seccomp filter is x86-64 only")
+def test_programs_their_children_and_the_judge_can_never_gain_privileges() -> None:
+    """``no_new_privs`` (set once in the server, inherited by every fork) holds in the program,
+    in a process it forks, and in the judge running the tests; the seccomp filter is on in the
+    program (mode 2) and off in the judge, which must be able to do what the tests do."""
+    program = """
+        import os
+        def flags():
+            rows = dict(line.split(":", 1) for line in open("/proc/self/status"))
+            return rows["NoNewPrivs"].strip(), rows["Seccomp"].strip()
+        print(*flags())
+        pid = os.fork()
+        if pid == 0:
+            os.write(1, " ".join(flags()).encode() + b"\\n")
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """
+    assert _run(program).splitlines() == ["1 2", "1 2"]
+    tests = (
+        "assert f() == 1\n"
+        "rows = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+        "assert (rows['NoNewPrivs'].strip(), rows['Seccomp'].strip()) == ('1', '0'), rows\n"
+    )
+    result = run_tests("def f():\n    return 1\n", tests, timeout=20)
+    assert result.status == "passed", result
 
 
 def _run_bpf(filter_code: bytes, nr: int, arch: int, arg0: int) -> int:

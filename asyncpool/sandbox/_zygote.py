@@ -108,6 +108,7 @@ from ._zygote_wire import (  # noqa: E402
 #: server; ``RLIMIT_FSIZE`` bounds each file).
 TMP_SIZE_MB = 1024
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
 #: Most unused network namespaces the server keeps for later runs (see _ns.NetnsPool).
 NETNS_SPARE = 16
 #: Standard-library modules preloaded so that programs importing them pay nothing.
@@ -217,6 +218,12 @@ class _Server:
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         # Orphaned descendants of the programs are re-parented here and reaped: no zombies.
         self.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        # No process of this server's tree ever gains privileges by execve (setuid binaries
+        # grant nothing): set here, once, since every fork inherits it and nothing clears it,
+        # rather than by a prctl in each run's child (~11 pages of copy-on-write faults there).
+        # The server itself never executes anything.
+        if self.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
         # Scratch directories are made in one directory of this server's (searchable, not
         # listable, by the sandbox uids): a mkdir per run, no random names.
         if not self.isolated:

@@ -66,7 +66,6 @@ SECCOMP = types.ModuleType("_asyncpool_seccomp")
 ANCHOR_FDS: list[int] = []
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_PR_SET_NO_NEW_PRIVS = 38
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -205,13 +204,12 @@ def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None 
 
 def _bind_to_server(server: ServerView) -> None:
     """After the uid change (which clears the death signal): die with the server (and exit at
-    once if it is already gone), and never gain privileges again (no setuid binaries)."""
+    once if it is already gone). (Never gaining privileges again, ``PR_SET_NO_NEW_PRIVS``, is
+    the server's, inherited by every fork: see ``_zygote._Server``.)"""
     if server.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
     if os.getppid() != server.pid:
         os._exit(1)
-    if server.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
 def _unpack_files(data: bytes) -> None:
