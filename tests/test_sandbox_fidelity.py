@@ -2889,6 +2889,25 @@ CORPUS: list[Case] = [
             assert len(record(2)) == 3 and h == [1, 99, 2]
         """),
     ),
+    Case.twin(
+        "standard functions the solution imported by name are the standard library's own",
+        _d("""
+            from math import sqrt
+            from heapq import heappush, heappop
+            from numpy import array
+            def smallest_norms(points, k):
+                heap = []
+                for x, y in points:
+                    heappush(heap, sqrt(x * x + y * y))
+                return array([heappop(heap) for _ in range(k)])
+        """),
+        ("for _ in range(k)", "for _ in range(k - 1)"),
+        _d("""
+            import heapq, math, numpy
+            assert sqrt is math.sqrt and heappush is heapq.heappush and array is numpy.array
+            assert smallest_norms([(3, 4), (1, 0), (6, 8)], 2).tolist() == [1.0, 5.0]
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

@@ -3844,6 +3844,9 @@ def _outcome(kind: bytes, value: Any) -> Any:
 
 
 _PEER: _Peer | None = None
+#: The solution's peer, made when the fork server loads this module (see
+#: :func:`_solution_peer`): each run's child takes it as its fork left it.
+_SPARE_PEER: _Peer | None = None
 #: The working directory the tests share with the solution (the same directory by the same
 #: path in both processes: ``FLAG_SHARED_FS`` of the fork server), where ``tmp_path`` is made;
 #: None when the check shares none (a long-lived judge's checks).
@@ -5126,6 +5129,27 @@ def judged_stdin() -> None:
     builtins.input = _input
 
 
+def _solution_peer(fd: int) -> _Peer:
+    """The solution's end of the wire on ``fd``: the spare :class:`_Peer` the fork server made
+    when it loaded this module (untouched there, so each run's child gets it fresh from its
+    fork), with what ``_Peer.__init__`` reads from the process brought up to date (the
+    streams and stdin the run set, the recursion limit the solution may have raised).
+
+    Why not a new one: a ``_Peer`` is ~40 containers, and making them in a freshly forked
+    child allocates into ~30 pages of the server's heap, each a copy-on-write fault (~80 µs
+    of the child's CPU per check); taking the spare writes its attribute dict's pages only.
+    """
+    global _SPARE_PEER
+    peer, _SPARE_PEER = _SPARE_PEER, None
+    if peer is None:
+        return _Peer(fd, trusted=False)
+    peer.fd = fd
+    peer.limit = sys.getrecursionlimit()
+    peer.streams = (sys.stdout, sys.stderr)
+    peer.stdin = sys.stdin
+    return peer
+
+
 def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
     """Announce the solution's top-level callables (those that are a standard module's
     attribute of the same name, as ``from heapq import heappush`` makes, by that name), the
@@ -5134,7 +5158,7 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     ``cpu``, see :func:`_pin`)."""
     global _PEER
     _pin(cpu)
-    peer = _PEER = _Peer(fd, trusted=False)
+    peer = _PEER = _solution_peer(fd)
     peer.namespace = namespace  # what the judge's patches of ``solution`` set
     names: dict[str, Any] = {}
     standard: dict[str, str] = {}
@@ -5148,17 +5172,11 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
             continue
         if len(names) + len(standard) >= MAX_NAMES:
             break
-        for module in TEST_MODULES:
-            # The module's dict, not getattr: a miss is then a dict lookup, not two
-            # AttributeErrors formatted and cleared (21 modules per name), nor a call of a
-            # module's own __getattr__. This loop in a freshly forked solution, HumanEval:
-            # 124 -> 88 µs (medians of 60 checks).
-            found = getattr(sys.modules.get(module), "__dict__", None)
-            if type(found) is dict and found.get(name) is value:
-                standard[name] = module
-                break
-        else:
+        module = _standard_module(name, value)
+        if module is None:
             names[name] = value
+        else:
+            standard[name] = module
     modules = {
         name: value.__name__
         for name, value in list(namespace.items())
@@ -5198,6 +5216,54 @@ TEST_MODULES = frozenset({
     "functools", "heapq", "itertools", "json", "math", "numpy", "operator", "random", "re",
     "statistics", "string", "sys", "typing",
 })  # fmt: skip
+
+
+#: For the modules of :data:`TEST_MODULES` the fork server had loaded (see
+#: :func:`prepare_server`): the id of each of their callables -> the modules holding it.
+_STANDARD_INDEX: dict[int, tuple[str, ...]] = {}
+#: The modules of :data:`TEST_MODULES` the index does not cover (not loaded in the server).
+_UNINDEXED: tuple[str, ...] = tuple(sorted(TEST_MODULES))
+
+
+def prepare_server() -> None:
+    """In the fork server, once, before its first fork: what each run's child would otherwise
+    make for itself (see :func:`_solution_peer`, :func:`_standard_module`)."""
+    global _SPARE_PEER, _STANDARD_INDEX, _UNINDEXED
+    _SPARE_PEER = _Peer(-1, trusted=False)
+    index: dict[int, tuple[str, ...]] = {}
+    unindexed = []
+    for module in sorted(TEST_MODULES):
+        found = getattr(sys.modules.get(module), "__dict__", None)
+        if type(found) is not dict:
+            unindexed.append(module)
+            continue
+        alone = (module,)
+        for value in found.values():
+            if callable(value):
+                held = index.get(id(value), ())
+                if module not in held:
+                    index[id(value)] = (*held, module) if held else alone
+    _STANDARD_INDEX, _UNINDEXED = index, tuple(unindexed)
+
+
+def _standard_module(name: str, value: Any) -> str | None:
+    """The module of :data:`TEST_MODULES` whose attribute ``name`` is ``value`` (the solution's
+    ``from heapq import heappush``), if any: the judge then uses its own.
+
+    Why an index made in the server: the loop over the 21 modules' dicts, done for each of the
+    solution's names in a freshly forked child, wrote (reference counts) a page of each module
+    object and of each dict, ~20 copy-on-write faults per check. The index only says which
+    modules to look in; the module's own dict decides, so an id the server saw for an object
+    since freed cannot answer wrong, and a module attribute the solution replaced is its own
+    (a handle), as in-process. Modules the server had not loaded (numpy) are looked up as
+    before."""
+    for module in (*_STANDARD_INDEX.get(id(value), ()), *_UNINDEXED):
+        # The module's dict, not getattr: a miss is then a dict lookup, not two
+        # AttributeErrors formatted and cleared, nor a call of a module's own __getattr__.
+        found = getattr(sys.modules.get(module), "__dict__", None)
+        if type(found) is dict and found.get(name) is value:
+            return module
+    return None
 
 
 def _may_proxy(name: str) -> bool:

@@ -856,6 +856,7 @@ def main(argv: list[str]) -> None:
     os.environ.clear()
     os.environ.update(ENV)
     _zygote_child.JUDGE = _load_sibling("_judge")
+    _zygote_child.JUDGE.prepare_server()
     _zygote_child.NS = _load_sibling("_ns")
     _zygote_child.SECCOMP = _load_sibling("_seccomp")
     server = _Server(
