@@ -2908,6 +2908,31 @@ CORPUS: list[Case] = [
             assert smallest_norms([(3, 4), (1, 0), (6, 8)], 2).tolist() == [1.0, 5.0]
         """),
     ),
+    Case.twin(
+        "the solution's exception class derived from json.JSONDecodeError, caught as that",
+        _d("""
+            import json
+            class ConfigError(json.JSONDecodeError):
+                pass
+            def load(text):
+                try:
+                    return json.loads(text)
+                except json.JSONDecodeError as e:
+                    raise ConfigError("bad config", e.doc, e.pos) from None
+        """),
+        ("e.doc, e.pos)", "e.doc, 0)"),
+        _d("""
+            import json
+            assert load('{"a": 1}') == {"a": 1}
+            try:
+                load('{"a": }')
+            except json.JSONDecodeError as e:
+                assert type(e).__name__ == "ConfigError" and isinstance(e, ConfigError)
+                assert e.pos == 6 and e.doc == '{"a": }' and e.msg == "bad config"
+            else:
+                raise AssertionError("no error")
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

@@ -1267,6 +1267,10 @@ class _Decoder:
             or type(spec[1]) is not str
             or spec[1] not in _PASSED_THROUGH
             or type(spec[2]) is not tuple
+            or not all(
+                type(b) is not tuple or (len(b) == 2 and all(type(p) is str for p in b))
+                for b in spec[2]
+            )
         ):
             raise CodecError("bad exception class")
         return self.peer.mirror(n, *spec)
@@ -1542,18 +1546,22 @@ def _passed_through_base(kind: type) -> str | None:
 _PASSED_THROUGH_CLASSES = frozenset(_PASSED_THROUGH.values())
 
 
-def _exception_class_spec(cls: type) -> tuple[str, str, tuple[type, ...]] | None:
+def _exception_class_spec(
+    cls: type,
+) -> tuple[str, str, tuple[type | tuple[str, str], ...]] | None:
     """What one of the solution's own exception classes crosses with (the solution's side),
     so that the judge stands a class of its own for it (:meth:`_Peer.mirror`): its name, the
     name of its nearest base of :data:`_PASSED_THROUGH`, and its direct bases that are such
-    classes or more of its own; None for any other class (a handle, as before)."""
+    classes or more of its own, a standard library class among them by its ``(module,
+    qualname)`` (``json.JSONDecodeError``: the judge derives from its own, see
+    :func:`_standard_exception_class`); None for any other class (a handle, as before)."""
     try:
         if not issubclass(cls, Exception) or _PASSED_THROUGH.get(cls.__name__) is cls:
             return None
         base = _passed_through_base(cls)
         name = cls.__name__
         bases = tuple(
-            b for b in cls.__bases__
+            _standard_name(b) or b for b in cls.__bases__
             if issubclass(type(b), type) and _passed_through_base(b) is not None
         )  # fmt: skip
     except Exception:  # a class of the solution's whose metaclass answers oddly
@@ -1561,6 +1569,20 @@ def _exception_class_spec(cls: type) -> tuple[str, str, tuple[type, ...]] | None
     if base is None or type(name) is not str or not name.isidentifier() or len(name) > 200:
         return None
     return (name, base, bases)
+
+
+def _standard_name(cls: type) -> tuple[str, str] | None:
+    """``(module, qualname)`` of a standard library class that is not one of
+    :data:`_PASSED_THROUGH` (those cross by name already), else None."""
+    module, qualname = cls.__module__, cls.__qualname__
+    if (
+        type(module) is not str
+        or type(qualname) is not str
+        or module.partition(".")[0] not in sys.stdlib_module_names
+        or _PASSED_THROUGH.get(cls.__name__) is cls
+    ):
+        return None
+    return (module, qualname)
 
 
 class _Mirror(type):
@@ -1629,7 +1651,9 @@ def _solution_exception(
     args, attributes, where, notes = _checked_detail(detail)
     exc: Exception | None = None
     if kind is not None:
-        exc = _rebuilt_exception(kind, message, args, attributes) or kind(message)
+        exc = _rebuilt_exception(kind, message, args, attributes) or _new_exception(
+            kind, (message,)
+        )
         vars(exc)[_HANDLE] = handle
         vars(exc)[_MESSAGE] = message
     elif where is not None:  # args that are no plain values: its message as its one arg
@@ -1793,6 +1817,21 @@ def _standard_exception_class(module: str, name: str) -> type | None:
     return found
 
 
+def _new_exception(cls: type[Exception], args: tuple[Any, ...]) -> Exception:
+    """``cls(*args)``; for a :meth:`_Peer.mirror` class whose standard library base's
+    ``__init__`` takes other arguments (``json.JSONDecodeError``'s ``msg, doc, pos``, while its
+    ``args`` hold one message), made as ``copy`` and ``pickle`` make it: ``__new__``, then
+    ``args`` (its attributes are set after, from the solution's)."""
+    try:
+        return cls(*args)
+    except TypeError:
+        if type(cls) is not _Mirror:
+            raise
+    made = cls.__new__(cls, *args)
+    made.args = args
+    return made
+
+
 def _rebuilt_exception(
     cls: type[Exception], message: str, args: Any, attributes: tuple[tuple[str, Any], ...]
 ) -> Exception | None:
@@ -1805,7 +1844,7 @@ def _rebuilt_exception(
     try:
         made: Exception
         if cls.__module__ == "builtins" or type(cls) is _Mirror:
-            made = cls(*args)
+            made = _new_exception(cls, args)
         else:
             made = cls.__new__(cls, *args)
             made.args = args
@@ -2847,10 +2886,13 @@ class _Peer:
             return found
         if len(mirrors) >= MAX_MADE_CLASSES:
             raise CodecError(f"more than {MAX_MADE_CLASSES} exception classes")
-        parents = tuple(
-            b for b in bases
-            if (type(b) is type and b in _PASSED_THROUGH_CLASSES) or self.mirrored(b)
-        )  # fmt: skip
+        parents: tuple[type, ...] = ()
+        for b in bases:
+            if type(b) is tuple:  # a standard library class, by name: the judge's own
+                b = _standard_exception_class(*b)
+                parents += () if b is None else (b,)
+            elif (type(b) is type and b in _PASSED_THROUGH_CLASSES) or self.mirrored(b):
+                parents += (b,)
         namespace = {
             "__module__": "solution", "__qualname__": name, "__getattr__": _handle_getattr,
             "__str__": _mirror_str, _HANDLE: self.proxy(n),
