@@ -2933,6 +2933,27 @@ CORPUS: list[Case] = [
                 raise AssertionError("no error")
         """),
     ),
+    Case.twin(
+        "numpy arrays in Fortran order keep it, returned and changed in place",
+        _d("""
+            import numpy as np
+            def transposed(a):
+                return a.T
+            def sort_columns(a):
+                a.sort(axis=0)
+                return a.flags.f_contiguous
+        """),
+        ("a.sort(axis=0)", "a.sort(axis=1)"),
+        _d("""
+            import numpy as np
+            t = transposed(np.arange(6).reshape(2, 3))
+            assert t.flags.f_contiguous and t.strides == (8, 24)
+            assert t.ravel("K").tolist() == [0, 1, 2, 3, 4, 5]
+            a = np.asfortranarray([[3, 1], [2, 4], [0, 9]])
+            assert sort_columns(a) is True
+            assert a.tolist() == [[0, 1], [2, 4], [3, 9]] and a.flags.f_contiguous
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

@@ -556,10 +556,15 @@ class _Encoder:
             # ``arr *= 2`` in the solution changes the tests' array), but a pandas column.
             if not self.columns and not self.numbered(value, content):
                 return True
-            data = value.tobytes()
+            # A Fortran-ordered array (``a.T``, ``np.asfortranarray``) is rebuilt so, its
+            # shape sent as ``(shape, True)``: ``flags``, ``strides`` and ``ravel("K")`` read
+            # as in-process.
+            fortran = value.ndim > 1 and value.flags.f_contiguous and not value.flags.c_contiguous
+            data = value.tobytes(order="F" if fortran else "C")
             tag = b"n" if self.columns else b"R"
             self.out += (tag, _U32.pack(len(dtype.str)), dtype.str.encode())
-            self.value(tuple(int(d) for d in value.shape), 1)
+            shape = tuple(int(d) for d in value.shape)
+            self.value((shape, True) if fortran else shape, 1)
             self.out += (_U32.pack(len(data)), data)
             return True
         dtypes = _numpy_dtypes()
@@ -1174,6 +1179,9 @@ class _Decoder:
         np = _import_numpy()
         dtype = self._dtype()
         shape = self.value(depth + 1)
+        order = "C"
+        if type(shape) is tuple and len(shape) == 2 and shape[1] is True:
+            shape, order = shape[0], "F"
         if (
             type(shape) is not tuple
             or len(shape) > 32
@@ -1184,7 +1192,7 @@ class _Decoder:
         for d in shape:
             count *= d
         data = self._raw(dtype, count)
-        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+        return np.frombuffer(data, dtype=dtype).reshape(shape, order=order).copy(order=order)
 
     def _array_container(self, depth: int) -> Any:
         slot = len(self.refs)  # numbered before its shape, as the encoder numbers it
