@@ -2934,6 +2934,30 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "a time zone, a compiled pattern and an annotation the solution hands out compare equal",
+        _d("""
+            import re
+            from datetime import timedelta, timezone
+            def offset_zone(hours):
+                return timezone(timedelta(hours=hours))
+            def word_pattern(flags=re.IGNORECASE):
+                return re.compile(r"\\b\\w+\\b", flags)
+            def scale(xs: list[int], k: int = 2) -> list[int]:
+                return [x * k for x in xs]
+        """),
+        ("timedelta(hours=hours)", "timedelta(hours=-hours)"),
+        _d("""
+            import re
+            from datetime import datetime, timedelta, timezone
+            assert offset_zone(2) == timezone(timedelta(hours=2))
+            assert datetime(2024, 1, 1, tzinfo=offset_zone(2)).utcoffset() == timedelta(hours=2)
+            assert word_pattern() == re.compile(r"\\b\\w+\\b", re.IGNORECASE)
+            assert word_pattern().findall("Hi you") == ["Hi", "you"]
+            assert scale.__annotations__ == {"xs": list[int], "k": int, "return": list[int]}
+            assert scale([1, 2]) == [2, 4]
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

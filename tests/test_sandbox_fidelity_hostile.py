@@ -10,6 +10,7 @@ round trips is met) are in the slow tier.
 from __future__ import annotations
 
 import datetime
+import re
 import textwrap
 import zoneinfo
 
@@ -1028,3 +1029,26 @@ def test_exception_args_cross_only_as_small_plain_data() -> None:
     )
     assert type(exc) is ValueError
     assert exc.args == ("(1, 2)",)
+
+
+def test_a_forged_time_zone_regex_or_generic_alias_is_refused_by_the_decoder() -> None:
+    """A bare time zone, a compiled pattern and a ``list[int]`` cross as values, rebuilt by the
+    judge: a time zone key that is a path, a pattern with ``re.DEBUG`` (it prints when
+    compiled) or one that does not compile, and an alias of anything but a built-in class are
+    malformed messages, never rebuilt."""
+    tz = datetime.timezone(datetime.timedelta(hours=2), "CEST")
+    assert _judge.decode(_judge.encode(tz)) == tz
+    assert _judge.decode(_judge.encode(datetime.timezone.utc)) is datetime.timezone.utc
+    zone = _judge.encode(zoneinfo.ZoneInfo("Etc/UTC"))
+    assert _judge.decode(zone) is zoneinfo.ZoneInfo("Etc/UTC")
+    with pytest.raises(_judge.CodecError, match="time zone key"):
+        _judge.decode(zone.replace(b"Etc/UTC", b"../../x"))
+    assert _judge.decode(_judge.encode(re.compile("a+b", re.I))) == re.compile("a+b", re.I)
+    for spec in (("a+b", int(re.I | re.DEBUG)), ("a(+b", 0), (b"x", 1 << 20), ("x", "i")):
+        with pytest.raises(_judge.CodecError, match="bad regular expression"):
+            _judge.decode(b"I" + _judge.encode(spec))
+    assert _judge.decode(_judge.encode(list[int])) == list[int]
+    assert _judge.decode(_judge.encode(dict[str, list[int]])) == dict[str, list[int]]
+    for forged in (("list", (int,)), (1, (int,)), (list, [int]), (list,)):
+        with pytest.raises(_judge.CodecError, match="bad generic alias"):
+            _judge.decode(b"X" + _judge.encode(forged))

@@ -28,7 +28,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``c``, one dimension; rebuilt read-only over a copy),
   ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone``, a fixed offset, and on
-  a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`),
+  a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`), those time zones
+  themselves, compiled regular expressions (pattern and flags, compiled again; never with
+  ``re.DEBUG``), ``list[int]``-style aliases of built-in classes (an annotation),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
   :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
   unpickled; an array is written back like the containers below, a pandas column is not), and
@@ -131,6 +133,7 @@ import opcode
 import operator
 import os
 import pathlib
+import re
 import struct
 import sys
 import traceback
@@ -496,6 +499,17 @@ class _Encoder:
         elif kind in _DATETIME_TAGS and _fixed_tz(value):
             out.append(_DATETIME_TAGS[kind])
             self.value(_datetime_fields(value), depth + 1)
+        elif kind is datetime.timezone or (
+            kind is zoneinfo.ZoneInfo and _zone_key(value.key) is not None
+        ):
+            out.append(b"Z")
+            self.value(_tz_spec(value), depth + 1)
+        elif kind is re.Pattern and not value.flags & ~_PATTERN_FLAGS:
+            out.append(b"I")
+            self.value((value.pattern, value.flags), depth + 1)
+        elif kind is types.GenericAlias and id(value.__origin__) in _BUILTIN_TYPE_NAMES:
+            out.append(b"X")  # list[int]: an annotation the tests read
+            self.value((value.__origin__, value.__args__), depth + 1)
         elif isinstance(value, tuple) and _plain_namedtuple(kind):
             out.append(b"u")
             self.value(
@@ -802,19 +816,28 @@ def _zone_key(key: Any) -> str | None:
     return key if ok else None
 
 
+def _tz_spec(tz: Any) -> Any:
+    """A time zone as it crosses (see :func:`_fixed_tz`; rebuilt by :func:`_timezone`): a
+    ``ZoneInfo``'s key, or a ``timezone``'s offset and its name when not the default one."""
+    if type(tz) is zoneinfo.ZoneInfo:
+        return tz.key
+    offset = tz.utcoffset(None)
+    name = tz.tzname(None)
+    default = datetime.timezone(offset).tzname(None)
+    return (offset.days, offset.seconds, offset.microseconds, None if name == default else name)
+
+
+#: The flags a compiled regular expression crosses with (as a value, compiled again by the
+#: receiver): all but ``re.DEBUG``, which prints when compiling.
+_PATTERN_FLAGS = int(re.I | re.L | re.M | re.S | re.U | re.X | re.A)
+
+
 def _datetime_fields(value: Any) -> tuple[Any, ...]:
     if type(value) is datetime.timedelta:
         return (value.days, value.seconds, value.microseconds)
     if type(value) is datetime.date:
         return (value.year, value.month, value.day)
-    tz: Any = None
-    if type(value.tzinfo) is zoneinfo.ZoneInfo:
-        tz = value.tzinfo.key
-    elif value.tzinfo is not None:
-        offset = value.tzinfo.utcoffset(None)
-        name = value.tzinfo.tzname(None)
-        default = datetime.timezone(offset).tzname(None)
-        tz = (offset.days, offset.seconds, offset.microseconds, None if name == default else name)
+    tz = None if value.tzinfo is None else _tz_spec(value.tzinfo)
     clock = (value.hour, value.minute, value.second, value.microsecond, value.fold, tz)
     if type(value) is datetime.time:
         return clock
@@ -1141,6 +1164,38 @@ class _Decoder:
                 raise
             raise CodecError("bad date/time") from exc
 
+    def _tzinfo(self, depth: int) -> Any:
+        tz = _timezone(self.value(depth + 1))
+        if tz is None:
+            raise CodecError("bad time zone")
+        return tz
+
+    def _pattern(self, depth: int) -> Any:
+        spec = self.value(depth + 1)
+        if (
+            type(spec) is not tuple
+            or len(spec) != 2
+            or type(spec[0]) not in (str, bytes)
+            or type(spec[1]) is not int
+            or spec[1] & ~_PATTERN_FLAGS
+        ):
+            raise CodecError("bad regular expression")
+        try:
+            return re.compile(spec[0], spec[1])
+        except (re.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            raise CodecError("bad regular expression") from exc
+
+    def _generic_alias(self, depth: int) -> Any:
+        spec = self.value(depth + 1)
+        if (
+            type(spec) is not tuple
+            or len(spec) != 2
+            or id(spec[0]) not in _BUILTIN_TYPE_NAMES
+            or type(spec[1]) is not tuple
+        ):
+            raise CodecError("bad generic alias")
+        return types.GenericAlias(spec[0], spec[1])
+
     def _namedtuple(self, depth: int) -> Any:
         spec = self.value(depth + 1)
         if type(spec) is not tuple or len(spec) != 3:
@@ -1362,6 +1417,7 @@ _TAGS: dict[bytes, Any] = {
     b"v": _Decoder._backed, b"e": _Decoder._builtin_type, b"A": _Decoder._array,
     b"M": _Decoder._chainmap, b"G": _Decoder._namespace, b"U": _Decoder._uuid,
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
+    b"Z": _Decoder._tzinfo, b"I": _Decoder._pattern, b"X": _Decoder._generic_alias,
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype,
 }  # fmt: skip
