@@ -133,7 +133,6 @@ import opcode
 import operator
 import os
 import pathlib
-import re
 import struct
 import sys
 import traceback
@@ -147,6 +146,10 @@ from collections.abc import Callable, MutableMapping
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
+from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
+from re import RegexFlag as _RegexFlag
+from re import compile as _re_compile
+from re import error as _re_error
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -504,7 +507,7 @@ class _Encoder:
         ):
             out.append(b"Z")
             self.value(_tz_spec(value), depth + 1)
-        elif kind is re.Pattern and not value.flags & ~_PATTERN_FLAGS:
+        elif kind is _Pattern and not value.flags & ~_PATTERN_FLAGS:
             out.append(b"I")
             self.value((value.pattern, value.flags), depth + 1)
         elif kind is types.GenericAlias and id(value.__origin__) in _BUILTIN_TYPE_NAMES:
@@ -828,8 +831,11 @@ def _tz_spec(tz: Any) -> Any:
 
 
 #: The flags a compiled regular expression crosses with (as a value, compiled again by the
-#: receiver): all but ``re.DEBUG``, which prints when compiling.
-_PATTERN_FLAGS = int(re.I | re.L | re.M | re.S | re.U | re.X | re.A)
+#: receiver): not ``re.DEBUG``, which prints when compiling, nor the deprecated ``TEMPLATE``.
+_PATTERN_FLAGS = int(
+    _RegexFlag.IGNORECASE | _RegexFlag.LOCALE | _RegexFlag.MULTILINE | _RegexFlag.DOTALL
+    | _RegexFlag.UNICODE | _RegexFlag.VERBOSE | _RegexFlag.ASCII
+)
 
 
 def _datetime_fields(value: Any) -> tuple[Any, ...]:
@@ -1181,8 +1187,8 @@ class _Decoder:
         ):
             raise CodecError("bad regular expression")
         try:
-            return re.compile(spec[0], spec[1])
-        except (re.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+            return _re_compile(spec[0], spec[1])
+        except (_re_error, ValueError, TypeError, OverflowError, RecursionError) as exc:
             raise CodecError("bad regular expression") from exc
 
     def _generic_alias(self, depth: int) -> Any:
