@@ -2958,6 +2958,46 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the solution sorts, deduplicates, sums and isinstance-checks the tests' objects",
+        _d("""
+            import heapq
+            def earliest(intervals, k):
+                return heapq.nsmallest(k, intervals)
+            def distinct(points):
+                return len(set(points))
+            def count_of(items, cls):
+                return sum(1 for x in items if isinstance(x, cls))
+            def total(amounts):
+                return sum(amounts[1:], amounts[0])
+        """),
+        ("heapq.nsmallest(k, intervals)", "heapq.nlargest(k, intervals)"),
+        _d("""
+            class Interval:
+                def __init__(self, s, e):
+                    self.s, self.e = s, e
+                def __lt__(self, other):
+                    return (self.s, self.e) < (other.s, other.e)
+            class Point:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __eq__(self, other):
+                    return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+                def __hash__(self):
+                    return hash((self.x, self.y))
+            class Money:
+                def __init__(self, cents):
+                    self.cents = cents
+                def __add__(self, other):
+                    return Money(self.cents + other.cents)
+            ivs = [Interval(5, 6), Interval(1, 9), Interval(1, 2)]
+            first = earliest(ivs, 2)
+            assert first[0] is ivs[2] and first[1] is ivs[1]
+            assert distinct([Point(1, 2), Point(1, 2), Point(3, 4)]) == 2
+            assert count_of([Point(0, 0), 1, Interval(0, 0)], Point) == 1
+            assert total([Money(1), Money(2), Money(4)]).cents == 7
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

@@ -100,7 +100,8 @@ two proxies of the solution are forwarded (the solution's own semantics, as in-p
 judge lets the solution read only public attributes of the tests' objects (no ``__globals__``,
 no ``__code__``), set only public data attributes of instances of the tests' plain classes
 (:func:`_settable`: a ``ListNode``'s ``next``, never a method), and never tells it the message
-of the tests' exceptions. An
+of the tests' exceptions; the comparisons, arithmetic and ``isinstance`` checks it asks of
+the tests' objects and classes are the tests' own methods, run here (see :data:`_OPS`). An
 ``AssertionError`` raised by the tests' code inside a callback fails the check even if the
 solution catches it. Nor does it run code the solution wrote: the tests' ``eval``/``exec`` of a
 text of the solution's runs in the solution's process, and pickles read here name only what
@@ -1979,7 +1980,12 @@ def _solution_exit(code: Any) -> SystemExit:
 
 #: Requests one side may make on the other's objects; those marked False the judge refuses
 #: the solution (it may call the tests' objects, iterate them and read public attributes; set
-#: only what :func:`_settable` allows).
+#: only what :func:`_settable` allows). Comparisons, arithmetic, conversions and
+#: ``isinstance``/``issubclass`` of the tests' objects and classes are the tests' own methods
+#: running here, as in-process (the solution sorting, deduplicating or summing the tests'
+#: ``Interval``s, ``Point``s or ``Money``): the judge computes them and the solution gets the
+#: result, never the other way round; they tell the solution nothing its inputs' public
+#: attributes do not.
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
@@ -1988,14 +1994,14 @@ _OPS: dict[str, bool] = {
     "anext": False,
     "members": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
-    "exit": False, "isinstance": False, "issubclass": False,
-    "eq": False, "ne": False, "lt": False, "le": False, "gt": False, "ge": False,
-    "add": False, "radd": False, "sub": False, "mul": False, "truediv": False,
-    "floordiv": False, "mod": False, "pow": False, "and_": False, "or_": False, "xor": False,
-    "lshift": False, "rshift": False,
-    "matmul": False, "neg": False, "pos": False, "abs": False, "invert": False, "int": False,
-    "float": False, "index": False, "complex": False, "round": False, "floor": False,
-    "ceil": False, "trunc": False, "subclass": False,
+    "exit": False, "isinstance": True, "issubclass": True,
+    "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
+    "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
+    "floordiv": True, "mod": True, "pow": True, "and_": True, "or_": True, "xor": True,
+    "lshift": True, "rshift": True,
+    "matmul": True, "neg": True, "pos": True, "abs": True, "invert": True, "int": True,
+    "float": True, "index": True, "complex": True, "round": True, "floor": True,
+    "ceil": True, "trunc": True, "subclass": False,
 }  # fmt: skip
 #: Attributes of the tests' objects the solution may not read: private and special ones
 #: (``__globals__``, ``__code__``...), and frames, code and tracebacks (a generator's
