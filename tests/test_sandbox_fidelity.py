@@ -2998,6 +2998,38 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the solution's async context manager in the tests' async with, suppressing as it says",
+        _d("""
+            class Transaction:
+                def __init__(self):
+                    self.log = []
+                async def __aenter__(self):
+                    self.log.append("begin")
+                    return self
+                async def __aexit__(self, kind, exc, tb):
+                    self.log.append("rollback" if kind else "commit")
+                    return kind is ValueError
+        """),
+        ("return kind is ValueError", "return False"),
+        _d("""
+            import asyncio
+            async def main():
+                t = Transaction()
+                async with t as inner:
+                    assert inner is t
+                async with t:
+                    raise ValueError("suppressed by the solution")
+                try:
+                    async with t:
+                        raise KeyError("not suppressed")
+                except KeyError:
+                    pass
+                return t.log
+            log = asyncio.run(main())
+            assert log == ["begin", "commit", "begin", "rollback", "begin", "rollback"]
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

@@ -195,6 +195,23 @@ ATTACKS: list[tuple[str, str, str]] = [
         "with solve([1]) as q:\n    assert q == [1]\n",
     ),
     (
+        "async with block swallowing the tests' AssertionError",
+        _d("""
+            class Quiet:
+                async def __aenter__(self): return self
+                async def __aexit__(self, *exc): return True
+            def solve(xs):
+                return Quiet()
+        """),
+        _d("""
+            import asyncio
+            async def main():
+                async with solve([1]) as q:
+                    assert q == [1]
+            asyncio.run(main())
+        """),
+    ),
+    (
         "catching the AssertionError of a callback of the tests",
         _d("""
             def solve(xs, check):

@@ -1994,7 +1994,7 @@ _OPS: dict[str, bool] = {
     "anext": False,
     "members": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
-    "exit": False, "isinstance": True, "issubclass": True,
+    "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
     "floordiv": True, "mod": True, "pow": True, "and_": True, "or_": True, "xor": True,
@@ -3900,10 +3900,15 @@ class _Peer:
             return _describe_signature(obj)
         if op == "enter":
             return obj.__enter__()
-        if op == "exit":
+        if op == "aenter":  # ``async with`` in the tests: run here, as "await" runs
+            return _run_coroutine(obj.__aenter__())
+        if op in ("exit", "aexit"):
             cls = _PASSED_THROUGH.get(args[0]) if args and type(args[0]) is str else None
             exc = cls() if cls is not None else (Exception() if args and args[0] else None)
-            return obj.__exit__(type(exc) if exc is not None else None, exc, None)
+            kind = type(exc) if exc is not None else None
+            if op == "aexit":
+                return _run_coroutine(obj.__aexit__(kind, exc, None))
+            return obj.__exit__(kind, exc, None)
         if op == "isinstance":
             return isinstance(args[0], obj)
         if op == "issubclass":
@@ -3987,6 +3992,21 @@ def _checked(value: Any, kind: type, what: str) -> Any:
     if type(value) is not kind:
         raise TypeError(f"{what} of the solution's object returned {type(value).__name__}")
     return value
+
+
+def _exit_name(kind: Any) -> str | None:
+    """What the solution's ``__exit__`` is told of the tests' exception: its class's name
+    (rebuilt there only when one of :data:`_PASSED_THROUGH`), never the exception."""
+    return kind.__name__ if isinstance(kind, type) else None
+
+
+def _suppresses(exc: Any, answer: Any) -> bool:
+    """Whether a solution's context manager's answer suppresses the tests' exception ``exc``:
+    ``True`` only, and never for the tests' own failures (an ``AssertionError``, or anything
+    that is not an ``Exception``)."""
+    if (exc is not None and not isinstance(exc, Exception)) or isinstance(exc, AssertionError):
+        return False
+    return answer is True
 
 
 class _Proxy:
@@ -4093,12 +4113,14 @@ class _Proxy:
         return _peer().request("enter", self)
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        name = kind.__name__ if isinstance(kind, type) else None
-        suppress = _peer().request("exit", self, (name,))
-        # The solution may not swallow the tests' own failures.
-        if (exc is not None and not isinstance(exc, Exception)) or isinstance(exc, AssertionError):
-            return False
-        return suppress is True
+        return _suppresses(exc, _peer().request("exit", self, (_exit_name(kind),)))
+
+    async def __aenter__(self) -> Any:
+        # The solution's coroutine runs to its end in its process (see _CoroutineProxy).
+        return _peer().request("aenter", self)
+
+    async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        return _suppresses(exc, _peer().request("aexit", self, (_exit_name(kind),)))
 
     def __instancecheck__(self, obj: Any) -> bool:
         if type(obj) not in _PROXY_TYPES and type(obj) not in _BACKED_CLASSES:
