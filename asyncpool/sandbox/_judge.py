@@ -4358,6 +4358,13 @@ _GENERATOR_NAME = b"generator\0"
 _ASYNC_GENERATOR_NAME = b"async_generator\0"
 
 
+#: Classes of the other side's functions (by name; see :func:`_proxy_class`).
+_FUNCTION_CLASS_NAMES = frozenset({
+    "function", "builtin_function_or_method", "method", "partial",
+    "_lru_cache_wrapper", "cython_function_or_method",
+})  # fmt: skip
+
+
 def _proxy_class(name: bytes) -> type[_Proxy] | None:
     """The proxy class named as the other side's class ``name`` (``type(r).__name__`` and
     ``r.__class__.__name__`` are the solution's, as in-process: ``"Node"``, ``"generator"``),
@@ -4389,6 +4396,11 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
         module, _, qualname = where.decode("utf-8", "replace").partition(":")
         if _library_module(module) and all(p.isidentifier() for p in qualname.split(".")):
             namespace["__class__"] = property(_library_class_getter(module, qualname))
+        if text in _FUNCTION_CLASS_NAMES:
+            # Not iterable, as a function is not: libraries tell a function from a list of
+            # them by ``__iter__`` (pandas' ``is_list_like``: ``s.apply(fn)`` with the other
+            # side's ``fn`` iterated it and failed); ``iter()`` of it is a TypeError.
+            namespace["__iter__"] = None
         base = (
             _GeneratorProxy if name == _GENERATOR_NAME
             else _AsyncGeneratorProxy if name == _ASYNC_GENERATOR_NAME
