@@ -3030,6 +3030,28 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "pandas: Series.apply of the tests' function, a time-zone-aware Timestamp returned",
+        _d("""
+            import pandas as pd
+            def transform(df, fn):
+                return df["price"].apply(fn)
+            def opened(day, tz):
+                return pd.Timestamp(f"{day} 09:30", tz=tz)
+        """),
+        ('f"{day} 09:30"', 'f"{day} 09:00"'),
+        _d("""
+            import datetime
+            import pandas as pd
+            df = pd.DataFrame({"price": [10, 20]})
+            assert transform(df, lambda p: p * 1.5).tolist() == [15.0, 30.0]
+            assert transform(df, round).tolist() == [10, 20]
+            for tz in ("UTC", "America/New_York", datetime.timezone(datetime.timedelta(hours=9))):
+                t = opened("2024-03-15", tz)
+                expected = pd.Timestamp("2024-03-15 09:30", tz=tz)
+                assert t == expected and (t.hour, t.minute) == (9, 30) and str(t) == str(expected)
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

@@ -1069,3 +1069,15 @@ def test_a_forged_time_zone_regex_or_generic_alias_is_refused_by_the_decoder() -
     for forged in (("list", (int,)), (1, (int,)), (list, [int]), (list,)):
         with pytest.raises(_judge.CodecError, match="bad generic alias"):
             _judge.decode(b"X" + _judge.encode(forged))
+
+
+def test_a_pandas_timestamp_in_a_forged_time_zone_is_refused_by_the_decoder() -> None:
+    """A time-zone-aware ``Timestamp`` crosses as its instant and its zone's key or offset;
+    a key that is a path is a malformed message, as for a ``datetime``."""
+    pd = pytest.importorskip("pandas")
+    stamp = pd.Timestamp("2024-03-15 09:30", tz="Europe/Paris")
+    sent = _judge.encode(stamp)
+    got = _judge.decode(sent)
+    assert (got, str(got), got.tz) == (stamp, str(stamp), stamp.tz)
+    with pytest.raises(_judge.CodecError, match="time zone key"):
+        _judge.decode(sent.replace(b"Europe/Paris", b"../../etc/x1"))

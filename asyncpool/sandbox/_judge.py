@@ -503,9 +503,7 @@ class _Encoder:
         elif kind in _DATETIME_TAGS and _fixed_tz(value):
             out.append(_DATETIME_TAGS[kind])
             self.value(_datetime_fields(value), depth + 1)
-        elif kind is datetime.timezone or (
-            kind is zoneinfo.ZoneInfo and _zone_key(value.key) is not None
-        ):
+        elif _plain_tz(value):
             out.append(b"Z")
             self.value(_tz_spec(value), depth + 1)
         elif kind is _Pattern and not value.flags & ~_PATTERN_FLAGS:
@@ -644,10 +642,11 @@ def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
 
 def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
-    dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` or
-    ``Timedelta`` without a time zone, ``NaT`` or ``NA`` crosses: as a value (a tuple of
-    names, dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never
-    pickled; None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
+    dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` (in a time
+    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT`` or ``NA`` crosses: as a
+    value (a tuple of names, dtypes, numpy arrays and plain values, :func:`_pandas_value`
+    rebuilds it), never pickled; None for anything else (it crosses as a handle). ``attrs``
+    and flags stay."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
         return None
@@ -668,6 +667,9 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
         kind_name = "T" if kind is pd.Timestamp else "D"
         raw = value.to_datetime64() if kind is pd.Timestamp else value.to_timedelta64()
         return (kind_name, raw)
+    if kind is pd.Timestamp and _plain_tz(value.tzinfo):
+        # its instant (UTC) and its time zone (see _tz_spec): rebuilt converted to that zone
+        return ("T", value.to_datetime64(), _tz_spec(value.tzinfo))
     if value is pd.NaT:
         return ("NaT",)
     if value is pd.NA:
@@ -741,6 +743,11 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         if not isinstance(rest[0], wanted):
             raise CodecError("malformed pandas time")
         return (pd.Timestamp if kind == "T" else pd.Timedelta)(rest[0])
+    if kind == "T" and len(rest) == 2 and isinstance(rest[0], np.datetime64):
+        tz = _timezone(rest[1])
+        if tz is None:
+            raise CodecError("malformed pandas time")
+        return pd.Timestamp(rest[0]).tz_localize("UTC").tz_convert(tz)
     if kind == "NaT" and not rest:
         return pd.NaT
     if kind == "NA" and not rest:
@@ -806,6 +813,14 @@ def _fixed_tz(value: Any) -> bool:
         type(tz) is zoneinfo.ZoneInfo
         and type(value) is datetime.datetime
         and _zone_key(tz.key) is not None
+    )
+
+
+def _plain_tz(tz: Any) -> bool:
+    """Whether a time zone crosses (see :func:`_tz_spec`): a ``datetime.timezone``, or a
+    ``zoneinfo.ZoneInfo`` of a plain key."""
+    return type(tz) is datetime.timezone or (
+        type(tz) is zoneinfo.ZoneInfo and _zone_key(tz.key) is not None
     )
 
 
