@@ -3052,6 +3052,31 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests set os.environ and chdir into a directory: the solution reads both",
+        _d("""
+            import os
+            def config():
+                return os.environ.get("APP_MODE", "dev"), os.getenv("APP_LEVEL")
+            def read_local(name):
+                with open(name) as fh:
+                    return fh.read().strip()
+        """),
+        ('os.environ.get("APP_MODE", "dev")', 'os.environ.get("APP_MODE", "prod")'),
+        _d("""
+            import os, tempfile
+            os.environ["APP_MODE"] = "prod"
+            os.environ.update(APP_LEVEL="3")
+            assert config() == ("prod", "3")
+            del os.environ["APP_MODE"]
+            assert config() == ("dev", "3")
+            where = tempfile.mkdtemp()
+            with open(os.path.join(where, "settings.txt"), "w") as fh:
+                fh.write("debug=1\\n")
+            os.chdir(where)
+            assert read_local("settings.txt") == "debug=1"
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

@@ -5,7 +5,7 @@ judge of its own). A judge serves consecutive checks; it is replaced after
 ``JUDGE_CHECKS`` checks, after a check in which the solution made a request of the tests'
 objects (a callback), after tests that ended in a ``RecursionError``, after a timeout, and after
 tests that changed a built-in or may have changed a module; a handle of an earlier check is
-unusable in a later one.
+unusable in a later one; each check starts in the judge's working directory.
 """
 
 from __future__ import annotations
@@ -113,6 +113,21 @@ def test_a_builtin_changed_by_the_tests_is_not_seen_by_the_next_check() -> None:
         SOLUTION, f"import builtins\nassert not hasattr(builtins, {marker!r})\n{TESTS}"
     )
     assert later.status == "passed", later.stdout_tail
+
+
+def test_a_working_directory_the_tests_changed_is_not_the_next_checks() -> None:
+    """The same long-lived judge serves all three checks (their text names no file use the
+    sandbox routes to a judge sharing the run's files: ``from os import chdir``), and the third
+    starts where the first did, not in the second one's ``/usr``."""
+    judge = _one_judge_after_a_check()
+    where = "from os import getcwd\nassert getcwd() == '/', getcwd()\n"
+    start = run_tests(SOLUTION, where + TESTS)
+    assert start.status == "passed", start.stdout_tail
+    moved = run_tests(SOLUTION, f"from os import chdir\nchdir('/usr')\n{TESTS}")
+    assert moved.status == "passed", moved.stdout_tail
+    later = run_tests(SOLUTION, where + TESTS)
+    assert later.status == "passed", later.stdout_tail
+    assert judge in _judges()
 
 
 def test_a_handle_kept_from_an_earlier_check_is_unusable_in_a_later_one() -> None:

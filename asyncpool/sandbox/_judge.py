@@ -147,6 +147,8 @@ from collections.abc import Callable, MutableMapping
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
+from os import chdir as _chdir  # bound once: the tests' patches of os are forwarded
+from os import getcwd as _getcwd
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from re import RegexFlag as _RegexFlag
 from re import compile as _re_compile
@@ -2482,6 +2484,27 @@ class _Setting(MutableMapping[str, Any]):
         return 0
 
 
+def _cwd() -> str | None:
+    try:
+        return _getcwd()
+    except OSError:  # removed since
+        return None
+
+
+class _WorkingDirectory(_Setting):
+    """The solution's side: its working directory, as :func:`_apply_patches` sets and restores
+    it (the tests' ``os.chdir``, see :data:`_CWD`); a directory it cannot enter (not in its
+    view of the files) leaves it where it is, as a failed ``chdir`` would."""
+
+    def __getitem__(self, name: str) -> str | None:
+        return _cwd()
+
+    def __setitem__(self, name: str, path: str | None) -> None:
+        if path is not None:
+            with contextlib.suppress(OSError, ValueError):
+                _chdir(path)
+
+
 class _WarningsForwarding(_Setting):
     """The solution's side: whether its warnings go to the judge (``"forward"``), as
     :func:`_apply_patches` sets and restores it. On: its filters are its own additions then
@@ -2538,6 +2561,17 @@ class _LoggingLevels(_Setting):
 _ENVIRON_AT_START: dict[str, str] = {}
 #: The name of the environment among the patches of a request.
 _ENVIRON = "<environ>"
+#: The working directory among the patches (the tests' ``os.chdir(tmp)``, ``monkeypatch.chdir``:
+#: in-process the solution opens relative paths there), and what the judge's side compares
+#: before each request, only when the tests' text names it (see _note_ambient): whether to
+#: compare the environment (a direct ``os.environ[k] = v``; ``monkeypatch``'s and
+#: ``patch.dict``'s changes are counted as patches) and the working directory, the environment
+#: as last counted, and the working directory when the check began and as last counted.
+_CWD = "<cwd>"
+_AMBIENT_WATCHED = {"environ": False, "cwd": False}
+_ENVIRON_COUNTED: dict[str, str] = {}
+_CWD_AT_START: list[str | None] = [None]
+_CWD_COUNTED: list[str | None] = [None]
 #: The tests' ``sys.argv`` among the patches (``sys.argv = ["prog", "3"]``, ``patch.object(sys,
 #: "argv", ...)``: in-process the solution's ``main()`` reads it), and the argv the tests start
 #: with (see judge_check).
@@ -2601,12 +2635,23 @@ def _generator_state(label: str) -> Any:
 
 
 def _note_ambient() -> None:
-    """Before a request: count a change of the tests' ``sys.argv``, or of a seeded generator's
-    state, as a change of their patches (neither is a patch the tests' mock makes)."""
+    """Before a request: count a change of the tests' ``sys.argv``, of a seeded generator's
+    state, of the environment or the working directory (when watched, see
+    :data:`_AMBIENT_WATCHED`) as a change of their patches (none is a patch the tests' mock
+    makes)."""
     argv = sys.argv
     if argv != _ARGV_SENT:
         _ARGV_SENT[:] = argv if type(argv) is list else []
         _PATCH_COUNT[0] += 1
+    if _AMBIENT_WATCHED["environ"] and os.environ != _ENVIRON_COUNTED:
+        _ENVIRON_COUNTED.clear()
+        _ENVIRON_COUNTED.update(os.environ)
+        _PATCH_COUNT[0] += 1
+    if _AMBIENT_WATCHED["cwd"]:
+        cwd = _cwd()
+        if cwd != _CWD_COUNTED[0]:
+            _CWD_COUNTED[0] = cwd
+            _PATCH_COUNT[0] += 1
     for label, sync in _SEEDED.items():
         if sync[0]:
             state = _generator_state(label)
@@ -2689,6 +2734,9 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     start, now = _ENVIRON_AT_START, os.environ
     out.extend((_ENVIRON, k, v) for k, v in now.items() if start.get(k) != v)
     out.extend((_ENVIRON, k, None) for k in start if k not in now)
+    cwd = _CWD_COUNTED[0]
+    if _AMBIENT_WATCHED["cwd"] and cwd is not None and cwd != _CWD_AT_START[0]:
+        out.append((_CWD, "cwd", cwd))
     argv = sys.argv
     if argv != _TESTS_ARGV and type(argv) is list and all(type(a) is str for a in argv):
         out.append((_ARGV, "argv", tuple(argv[:MAX_ARGV])))
@@ -2753,6 +2801,13 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
                 levels = _LoggingLevels(logging)
                 peer.patched.append((levels, attr, levels[attr]))
                 levels[attr] = value
+            continue
+        if name == _CWD:
+            if type(value) is not str or "\0" in value:
+                raise CodecError("malformed working directory")
+            directory = _WorkingDirectory()
+            peer.patched.append((directory, attr, directory[attr]))
+            directory[attr] = value
             continue
         if name == _ENVIRON:
             if (value is not None and type(value) is not str) or not attr or "=" in attr:
@@ -5712,6 +5767,11 @@ def judge_check(
             _watch_seeds(tests)  # (before the environment is taken: numpy's import sets some)
         _ENVIRON_AT_START.clear()
         _ENVIRON_AT_START.update(os.environ)
+        _AMBIENT_WATCHED["environ"] = "environ" in tests
+        _AMBIENT_WATCHED["cwd"] = "chdir" in tests
+        _ENVIRON_COUNTED.clear()
+        _ENVIRON_COUNTED.update(os.environ)
+        _CWD_AT_START[0] = _CWD_COUNTED[0] = _cwd() if _AMBIENT_WATCHED["cwd"] else None
         if "mock" in tests:
             _watch_patches()
         if "log" in tests or "Log" in tests:

@@ -426,8 +426,8 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     any anomaly: one :func:`_judge.judge_check` reports (the solution broke the wire or a bound,
     made a request of the tests' objects, the tests died of a ``BaseException`` or may have
     changed a module's attribute), a thread left running, a built-in, the environment or
-    ``sys.path`` changed by the tests. The random generator and
-    the recursion limit are reset before each check, as a fresh fork of the server would have
+    ``sys.path`` changed by the tests. The random generator, the recursion limit and the
+    working directory are reset before each check, as a fresh fork of the server would have
     them. A check it does not finish (timeout, abandon) is ended by killing it."""
     import builtins
     import random
@@ -480,6 +480,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             os.close(tests_fd)
             random.setstate(random_state)
             sys.setrecursionlimit(recursion_limit)
+            os.chdir("/")  # where an earlier check's tests' os.chdir may have left it
             usage = resource.getrusage(resource.RUSAGE_SELF)
             spent = usage.ru_utime + usage.ru_stime
             resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + timeout) + 1, inf))
