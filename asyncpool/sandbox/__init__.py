@@ -77,13 +77,16 @@ untrusted bytes):
   ``PureWindowsPath`` and ``PosixPath`` (by their string), ``memoryview`` of bytes (a read-only
   copy), ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset
   time zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
-  system's zone files), numpy arrays and scalars of numeric, bool, ``datetime64`` and
-  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes; an array the
-  tests pass and the solution changes in place, ``a.sort()``, ``a *= 2``, is changed in the
-  tests' process too, as a list is), pandas
+  system's zone files), those time zones themselves, compiled regular expressions (pattern and
+  flags, compiled again; never with ``re.DEBUG``), ``list[int]``-style aliases of built-in
+  classes (an annotation the tests read), numpy arrays and scalars of numeric, bool,
+  ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes,
+  in Fortran order when they were; an array the tests pass and the solution changes in place,
+  ``a.sort()``, ``a *= 2``, is changed in the tests' process too, as a list is), pandas
   ``DataFrame``, ``Series`` and ``Index`` (range, multi, date and plain ones) of those dtypes,
   of Python objects, of strings and of the nullable ones (``Int64``, ``boolean``...; not
-  ``category`` nor a time zone: those cross as handles), ``Timestamp``, ``Timedelta``, ``NaT``
+  ``category`` nor a time zone: those cross as handles), ``Timestamp`` (without a time zone or
+  in one of those above), ``Timedelta``, ``NaT``
   and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
   changes in place, ``dropna(inplace=True)`` or a new column, is changed in the tests' process
   too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``,
@@ -106,10 +109,11 @@ untrusted bytes):
   (lazy, one item per request: an infinite generator under ``itertools.islice`` works; a
   generator's ``send`` and its return value reach ``StopIteration.value``; an async generator
   of the solution under the tests' ``async for``), ``len``, indexing, ``in``, ``with``,
-  ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy`` (the copy is the
-  solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds, defaults and annotations
-  as values or handles), ``math.floor``/``ceil``/``trunc`` and ``round`` are requests to the
-  solution. A handle is never equal to, ordered with or combined with a value of the tests
+  ``async with``, ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy``
+  (the copy is the solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds,
+  defaults and annotations as values or handles), ``math.floor``/``ceil``/``trunc`` and
+  ``round`` are requests to the solution. A handle is never equal to, ordered with or combined
+  with a value of the tests
   (``handle == 3`` is ``False`` whatever its ``__eq__`` says; the one exception is ``0 + handle``,
   how ``sum()`` starts); operations between two handles are the solution's own, as in-process.
   A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``) says that
@@ -143,10 +147,12 @@ untrusted bytes):
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
   public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what
   ``functools.wraps`` copies; not its docstring, no frames, code or ``__globals__``: nothing of
-  the tests leaks), and the
+  the tests leaks), compare, hash and combine it (``heapq`` of the tests' ``Interval``s, a set
+  of their ``Point``s, ``isinstance(x, TheirClass)``: the tests' own methods decide), and the
   call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
-  tests' exceptions; a ``with`` block of the solution never swallows an ``AssertionError``.
+  tests' exceptions; a ``with`` or ``async with`` block of the solution never swallows an
+``AssertionError``.
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
 own process only (threads on either side may call the other: the tests' threads a thread-safe
@@ -220,11 +226,13 @@ Patches: a module attribute the tests patch (``unittest.mock.patch`` in any form
 ``monkeypatch.setattr``: ``patch("random.randint", return_value=4)``, ``patch("time.sleep")``,
 ``patch("builtins.print")``, ``patch("builtins.open", mock_open(read_data=...))``,
 ``patch("solution.fetch", ...)``), what they assign to the ``solution`` module
-(``solution.DEBUG = True``), and the environment they change (``monkeypatch.setenv``,
-``patch.dict(os.environ, ...)``), are the solution's too from their next request until they undo
-them, as in-process: the value crosses as values do, a mock or a function of the tests as a
-handle that the solution calls back (it may enter and exit the tests' mocks: ``with open(path)
-as f``). Not forwarded: ``sys``'s attributes (the solution's output already reaches the tests'
+(``solution.DEBUG = True``), the environment they change (``monkeypatch.setenv``,
+``patch.dict(os.environ, ...)``, ``os.environ[k] = v``) and the working directory they change
+(``os.chdir``, when the solution's process can enter it: a directory of the run's files), are
+the solution's too from their next request until they undo them, as in-process: the value
+crosses as values do, a mock or a function of the tests as a handle that the solution calls
+back (it may enter and exit the tests' mocks: ``with open(path) as f``). Not forwarded:
+``sys``'s attributes (the solution's output already reaches the tests'
 ``sys.stdout``), those of the modules the wire itself uses as it runs (``datetime``,
 ``decimal``, ``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._UNFORWARDED``;
 ``patch("datetime.datetime", ...)`` stays the tests'), and, for ``open`` and the other built-ins
