@@ -343,6 +343,19 @@ VERIFY_CASES: dict[str, tuple[str, dict[str, Any], float, list[Any] | None]] = {
         fenced("class Solution:\n    def twoSum(self, nums, target):\n        return nums[99]"),
         CALL_TESTS, 0.0, [-4],
     ),
+    # numpy scalars compare as LiveCodeBench's ``prediction == expected`` compares them...
+    "call_based_numpy_scalars": (
+        fenced("import numpy as np\n" + TWO_SUM.replace(
+            "return [seen[target - x], i]", "return [np.int64(seen[target - x]), np.int64(i)]"
+        )),
+        CALL_TESTS, 1.0, [True, True, True],
+    ),
+    # ... and an array is an error there (the truth of ``array == list`` is ambiguous)
+    "call_based_numpy_array": (
+        fenced("import numpy as np\nclass Solution:\n    def twoSum(self, nums, target):\n"
+               "        return np.array([0, 1])"),
+        CALL_TESTS, 0.0, [-4],
+    ),
 }
 
 

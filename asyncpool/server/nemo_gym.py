@@ -12,9 +12,9 @@ fenced block of that text, as LiveCodeBench extracts it (:func:`extract_code`). 
   memory limit -4);
 * otherwise call-based: each case calls ``fn_name`` (a method of ``class Solution`` when the code
   defines one, as on LeetCode, else a module-level function) with the case's JSON arguments and
-  compares the result with the expected JSON value (a tuple counts as a list; numbers within
-  ``numpy.allclose``'s default tolerance count as equal), one :func:`asyncpool.sandbox.run_tests`
-  run per case.
+  compares the result with the expected JSON value (a tuple counts as a list, a numpy scalar as
+  its Python value; numbers within ``numpy.allclose``'s default tolerance count as equal),
+  one :func:`asyncpool.sandbox.run_tests` run per case.
 
 Stdin/stdout tests may name another language than Python (``unit_tests.language``: ``cpp``,
 ``java``, ``go``, ``nodejs``, ``rust``, SandboxFusion's names, as ``/run_code``'s): the code is
@@ -270,7 +270,15 @@ def _call_test(args: str, expected: str) -> str:
         f"_lcb_got = {_CALL}(*_lcb_args)\n"
         "if isinstance(_lcb_got, tuple):\n"
         "    _lcb_got = list(_lcb_got)\n"
-        "_lcb_got = _lcb_json.loads(_lcb_json.dumps(_lcb_got))\n"  # plain JSON values only
+        # plain JSON values only; a numpy scalar (np.int64(3), np.True_) as its Python value,
+        # since LiveCodeBench's ``prediction == expected`` holds for it (an array is still an
+        # error: there that comparison's truth is ambiguous and raises)
+        "def _lcb_plain(value):\n"
+        "    np = __import__('sys').modules.get('numpy')\n"
+        "    if np is not None and isinstance(value, np.generic):\n"
+        "        return value.item()\n"
+        "    raise TypeError(type(value).__name__)\n"
+        "_lcb_got = _lcb_json.loads(_lcb_json.dumps(_lcb_got, default=_lcb_plain))\n"
         "_lcb_ok = _lcb_got == _lcb_expected\n"
         "if not _lcb_ok:\n"
         "    try:\n"
