@@ -3077,6 +3077,32 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests freeze time with patch('datetime.datetime') and patch('datetime.date')",
+        _d("""
+            import datetime
+            def greeting():
+                hour = datetime.datetime.now().hour
+                return "morning" if hour < 12 else "evening"
+            def age(born):
+                today = datetime.date.today()
+                return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+        """),
+        ("hour < 12", "hour < 8"),
+        _d("""
+            import datetime
+            from unittest import mock
+            RealDateTime, RealDate = datetime.datetime, datetime.date
+            with mock.patch("datetime.datetime") as clock:
+                clock.now.return_value = RealDateTime(2024, 1, 1, 9, 0)
+                assert greeting() == "morning"
+                clock.now.return_value = RealDateTime(2024, 1, 1, 20, 0)
+                assert greeting() == "evening"
+            with mock.patch("datetime.date") as calendar:
+                calendar.today.return_value = RealDate(2024, 6, 1)
+                assert age(RealDate(2000, 6, 2)) == 23 and age(RealDate(2000, 6, 1)) == 24
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

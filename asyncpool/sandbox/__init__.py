@@ -233,9 +233,10 @@ the solution's too from their next request until they undo them, as in-process: 
 crosses as values do, a mock or a function of the tests as a handle that the solution calls
 back (it may enter and exit the tests' mocks: ``with open(path) as f``). Not forwarded:
 ``sys``'s attributes (the solution's output already reaches the tests'
-``sys.stdout``), those of the modules the wire itself uses as it runs (``datetime``,
-``decimal``, ``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._UNFORWARDED``;
-``patch("datetime.datetime", ...)`` stays the tests'), and, for ``open`` and the other built-ins
+``sys.stdout``), those of the modules the wire itself uses as it runs (``decimal``,
+``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._UNFORWARDED``;
+``patch("decimal.Decimal", ...)`` stays the tests'; ``patch("datetime.date", ...)`` reaches the
+solution), and, for ``open`` and the other built-ins
 and modules that reach files, processes or code (``os``, ``shutil``, ``subprocess``...:
 ``_judge._STRICT_MODULES``), anything but an inert mock (``mock_open``'s, a plain mock, one
 whose ``side_effect`` is an exception or a list): one that wraps the real function or calls one

@@ -124,7 +124,6 @@ import builtins
 import collections
 import contextlib
 import dataclasses
-import datetime
 import decimal
 import fractions
 import importlib
@@ -144,6 +143,12 @@ import weakref
 import zoneinfo
 from array import array as _array
 from collections.abc import Callable, MutableMapping
+from datetime import date as _Date  # bound once: the tests' patches of datetime are forwarded
+from datetime import datetime as _DateTime
+from datetime import time as _Time
+from datetime import timedelta as _TimeDelta
+from datetime import timezone as _TimeZone
+from datetime import tzinfo as _TzInfo
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
@@ -780,10 +785,10 @@ def _plain_namedtuple(kind: type) -> bool:
 
 
 _DATETIME_TAGS: dict[type, bytes] = {
-    datetime.datetime: b"W",
-    datetime.date: b"Y",
-    datetime.time: b"H",
-    datetime.timedelta: b"V",
+    _DateTime: b"W",
+    _Date: b"Y",
+    _Time: b"H",
+    _TimeDelta: b"V",
 }
 
 
@@ -809,11 +814,11 @@ def _fixed_tz(value: Any) -> bool:
     (rebuilt as the receiver's ``ZoneInfo`` of that key, from the system's time zone data);
     any other ``tzinfo`` is code, so the value crosses as a handle."""
     tz = getattr(value, "tzinfo", None)
-    if tz is None or type(tz) is datetime.timezone:
+    if tz is None or type(tz) is _TimeZone:
         return True
     return (
         type(tz) is zoneinfo.ZoneInfo
-        and type(value) is datetime.datetime
+        and type(value) is _DateTime
         and _zone_key(tz.key) is not None
     )
 
@@ -821,7 +826,7 @@ def _fixed_tz(value: Any) -> bool:
 def _plain_tz(tz: Any) -> bool:
     """Whether a time zone crosses (see :func:`_tz_spec`): a ``datetime.timezone``, or a
     ``zoneinfo.ZoneInfo`` of a plain key."""
-    return type(tz) is datetime.timezone or (
+    return type(tz) is _TimeZone or (
         type(tz) is zoneinfo.ZoneInfo and _zone_key(tz.key) is not None
     )
 
@@ -844,7 +849,7 @@ def _tz_spec(tz: Any) -> Any:
         return tz.key
     offset = tz.utcoffset(None)
     name = tz.tzname(None)
-    default = datetime.timezone(offset).tzname(None)
+    default = _TimeZone(offset).tzname(None)
     return (offset.days, offset.seconds, offset.microseconds, None if name == default else name)
 
 
@@ -857,13 +862,13 @@ _PATTERN_FLAGS = int(
 
 
 def _datetime_fields(value: Any) -> tuple[Any, ...]:
-    if type(value) is datetime.timedelta:
+    if type(value) is _TimeDelta:
         return (value.days, value.seconds, value.microseconds)
-    if type(value) is datetime.date:
+    if type(value) is _Date:
         return (value.year, value.month, value.day)
     tz = None if value.tzinfo is None else _tz_spec(value.tzinfo)
     clock = (value.hour, value.minute, value.second, value.microsecond, value.fold, tz)
-    if type(value) is datetime.time:
+    if type(value) is _Time:
         return clock
     return (value.year, value.month, value.day, *clock)
 
@@ -1167,11 +1172,11 @@ class _Decoder:
             if tag == b"V":
                 if len(fields) != 3 or not all(type(f) is int for f in fields):
                     raise CodecError("bad timedelta")
-                return datetime.timedelta(fields[0], fields[1], fields[2])
+                return _TimeDelta(fields[0], fields[1], fields[2])
             if tag == b"Y":
                 if len(fields) != 3 or not all(type(f) is int for f in fields):
                     raise CodecError("bad date")
-                return datetime.date(*fields)
+                return _Date(*fields)
             size = 6 if tag == b"H" else 9
             if len(fields) != size or not all(type(f) is int for f in fields[:-1]):
                 raise CodecError("bad date/time")
@@ -1181,7 +1186,7 @@ class _Decoder:
             *parts, fold = fields[:-1]
             if fold not in (0, 1):
                 raise CodecError("bad fold")
-            cls: Any = datetime.time if tag == b"H" else datetime.datetime
+            cls: Any = _Time if tag == b"H" else _DateTime
             return cls(*parts, tzinfo=tz, fold=fold)
         except (ValueError, OverflowError, TypeError) as exc:
             if isinstance(exc, CodecError):
@@ -1407,7 +1412,7 @@ def _namedtuple_class(name: str, fields: tuple[str, ...]) -> Any:
     return cls
 
 
-def _timezone(spec: Any) -> datetime.tzinfo | None:
+def _timezone(spec: Any) -> _TzInfo | None:
     if spec is None:
         return None
     if type(spec) is str:
@@ -1422,8 +1427,8 @@ def _timezone(spec: Any) -> datetime.tzinfo | None:
         raise CodecError("bad time zone")
     if spec[3] is not None and type(spec[3]) is not str:
         raise CodecError("bad time zone name")
-    offset = datetime.timedelta(spec[0], spec[1], spec[2])
-    return datetime.timezone(offset) if spec[3] is None else datetime.timezone(offset, spec[3])
+    offset = _TimeDelta(spec[0], spec[1], spec[2])
+    return _TimeZone(offset) if spec[3] is None else _TimeZone(offset, spec[3])
 
 
 _TAGS: dict[bytes, Any] = {
@@ -2312,11 +2317,13 @@ _PATCHES: list[tuple[Any, types.ModuleType, str]] = []
 _PATCH_COUNT = [0]
 #: Modules whose patches stay the tests' own: ``sys`` (the solution's output already reaches
 #: the tests' ``sys.stdout``), the judge's and the tests', and every module whose attributes
-#: the solution's side of the wire uses as it runs (the codec builds ``datetime.datetime``,
-#: ``decimal.Decimal``...): patched there, they would break the wire, not the solution (a test
-#: checks that this and :data:`_UNFORWARDED_ATTRS` cover every such use in this module).
+#: the solution's side of the wire uses as it runs (the codec builds ``decimal.Decimal``,
+#: ``fractions.Fraction``...; ``datetime``'s classes it binds at import, so the tests'
+#: ``patch("datetime.date", ...)`` reaches the solution): patched there, they would break the
+#: wire, not the solution (a test checks that this and :data:`_UNFORWARDED_ATTRS` cover every
+#: such use in this module).
 _UNFORWARDED = frozenset({
-    "sys", "_asyncpool_judge", "__main__", "datetime", "decimal", "fractions", "uuid",
+    "sys", "_asyncpool_judge", "__main__", "decimal", "fractions", "uuid",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
