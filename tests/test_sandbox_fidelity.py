@@ -3103,6 +3103,36 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "UserDict, UserList and UserString subclasses compare as their data",
+        _d("""
+            from collections import UserDict, UserList, UserString
+            class Registry(UserDict):
+                def add(self, key):
+                    self[key] = len(self)
+                    return self
+            class History(UserList):
+                def latest(self):
+                    return self[-1]
+            def registry(*keys):
+                r = Registry()
+                for k in keys:
+                    r.add(k)
+                return r
+            def history(*items):
+                return History(items)
+            def shout(text):
+                return UserString(text.upper())
+        """),
+        ("self[key] = len(self)", "self[key] = len(self) + 1"),
+        _d("""
+            r = registry("a", "b")
+            assert r == {"a": 0, "b": 1} and r["b"] == 1 and dict(r) == {"a": 0, "b": 1}
+            h = history(3, 4)
+            assert h == [3, 4] and h.latest() == 4 and len(h) == 2
+            assert shout("hi") == "HI"
+        """),
+    ),
+    Case.twin(
         "numpy arrays in Fortran order keep it, returned and changed in place",
         _d("""
             import numpy as np

@@ -98,7 +98,8 @@ untrusted bytes):
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
-  lambda) is a **value-backed handle** (a mutable one: a copy taken when it crossed): the
+  lambda), or of ``UserDict``, ``UserList`` or ``UserString`` (backed by its ``data``), is a
+  **value-backed handle** (a mutable one: a copy taken when it crossed): the
   judge's object is of its own subclass of that base type holding the exact base value, so it
   compares, hashes and computes as that value (``Color.RED == 1``, ``point == (2, 3)``; the
   solution's ``__eq__`` is never asked, so one that says yes to everything gains nothing), while

@@ -288,6 +288,29 @@ _BASE_COPIES: tuple[tuple[type, Any], ...] = (
 _BACKED_BASES: tuple[type, ...] = tuple(base for base, _ in _BASE_COPIES)
 
 
+#: ``collections``' wrapper classes, each with the exact type its ``data`` holds.
+_WRAPPERS: tuple[tuple[type, type], ...] = (
+    (collections.UserDict, dict), (collections.UserList, list), (collections.UserString, str),
+)  # fmt: skip
+
+
+def _wrapped_data(value: Any) -> Any:
+    """The solution's side: a copy of the ``data`` of an instance of a ``UserDict``,
+    ``UserList`` or ``UserString`` (or a subclass) when it is of the exact type the wrapper
+    holds, else None. Such an object then crosses as a value-backed handle of that value (see
+    :data:`_BASE_COPIES`): in-process those classes compare as their data (``UserDict`` through
+    ``Mapping.__eq__``, the others through their own), so ``registry == {"a": 0}`` holds; its
+    methods stay requests."""
+    for wrapper, exact in _WRAPPERS:
+        if isinstance(value, wrapper):
+            try:
+                data = vars(value).get("data")
+            except TypeError:  # no __dict__
+                return None
+            return _base_value(data) if type(data) is exact else None
+    return None
+
+
 def _base_value(value: Any) -> Any:
     """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`,
     made by the base type's own method (a subclass's overrides are not called)."""
@@ -561,6 +584,13 @@ class _Encoder:
         elif self.peer is not None and isinstance(value, _BACKED_BASES):
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(_base_value(value), depth + 1)
+        elif (
+            self.peer is not None
+            and not self.peer.trusted
+            and (data := _wrapped_data(value)) is not None
+        ):
+            out += (b"v", _U32.pack(self.peer.export(value)))
+            self.value(data, depth + 1)
         elif self.peer is not None:
             name = _class_name(kind)
             out += (b"h", _U32.pack(self.peer.export(value)), _U32.pack(len(name)), name)
