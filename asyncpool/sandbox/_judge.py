@@ -844,12 +844,8 @@ def _fixed_tz(value: Any) -> bool:
     (rebuilt as the receiver's ``ZoneInfo`` of that key, from the system's time zone data);
     any other ``tzinfo`` is code, so the value crosses as a handle."""
     tz = getattr(value, "tzinfo", None)
-    if tz is None or type(tz) is _TimeZone:
-        return True
-    return (
-        type(tz) is zoneinfo.ZoneInfo
-        and type(value) is _DateTime
-        and _zone_key(tz.key) is not None
+    return tz is None or (
+        _plain_tz(tz) and (type(tz) is not zoneinfo.ZoneInfo or type(value) is _DateTime)
     )
 
 
