@@ -5488,8 +5488,8 @@ def prepare_server() -> None:
     index: dict[int, tuple[str, ...]] = {}
     unindexed = []
     for module in sorted(TEST_MODULES):
-        found = getattr(sys.modules.get(module), "__dict__", None)
-        if type(found) is not dict:
+        found = _module_dict(module)
+        if found is None:
             unindexed.append(module)
             continue
         alone = (module,)
@@ -5513,12 +5513,18 @@ def _standard_module(name: str, value: Any) -> str | None:
     (a handle), as in-process. Modules the server had not loaded (numpy) are looked up as
     before."""
     for module in (*_STANDARD_INDEX.get(id(value), ()), *_UNINDEXED):
-        # The module's dict, not getattr: a miss is then a dict lookup, not two
-        # AttributeErrors formatted and cleared, nor a call of a module's own __getattr__.
-        found = getattr(sys.modules.get(module), "__dict__", None)
-        if type(found) is dict and found.get(name) is value:
+        found = _module_dict(module)
+        if found is not None and found.get(name) is value:
             return module
     return None
+
+
+def _module_dict(module: str) -> dict[str, Any] | None:
+    """The dict of the module ``module`` if it is loaded here. Read directly, not through
+    ``getattr``: a miss is then a dict lookup, not two ``AttributeError``s formatted and
+    cleared, nor a call of a module's own ``__getattr__``."""
+    found = getattr(sys.modules.get(module), "__dict__", None)
+    return found if type(found) is dict else None
 
 
 def _may_proxy(name: str) -> bool:
