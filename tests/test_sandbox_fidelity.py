@@ -3153,6 +3153,26 @@ CORPUS: list[Case] = [
             assert a.tolist() == [[0, 1], [2, 4], [3, 9]] and a.flags.f_contiguous
         """),
     ),
+    Case.twin(
+        "a NormalDist, Ellipsis and NotImplemented returned are the tests' own kinds",
+        _d("""
+            from statistics import NormalDist
+            def fit(xs):
+                return NormalDist.from_samples(xs)
+            def everything(index):
+                return ... if index is None else index
+            def compare(a, b):
+                return NotImplemented if type(a) is not type(b) else a == b
+        """),
+        ("NormalDist.from_samples(xs)", "NormalDist.from_samples(xs[1:])"),
+        _d("""
+            from statistics import NormalDist
+            d = fit([1.0, 2.0, 3.0])
+            assert d == NormalDist(2.0, 1.0) and abs(d.cdf(2.0) - 0.5) < 1e-9
+            assert everything(None) is Ellipsis and everything(3) == 3
+            assert compare(1, "1") is NotImplemented and compare(1, 1) is True
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

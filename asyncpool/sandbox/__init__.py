@@ -68,33 +68,32 @@ strictly on the judge's side (:mod:`asyncpool.sandbox._judge`; never ``pickle``/
 untrusted bytes):
 
 * **values** of built-in types and of a fixed list of trusted standard types are rebuilt by the
-  judge as real objects of exactly those types: ``None``, ``bool``, ``int``, ``float``,
-  ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
-  ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``, ``defaultdict`` (of a
-  built-in factory), ``deque``, ``ChainMap`` (of those mapping types: a new ``ChainMap`` of the
-  same maps, each a container of the message as any other), ``types.SimpleNamespace`` (a container
-  of its attributes, written back as a dict is), ``uuid.UUID``, ``PurePosixPath``,
-  ``PureWindowsPath`` and ``PosixPath`` (by their string), ``memoryview`` of bytes (a read-only
-  copy), ``Fraction``, ``Decimal``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset
-  time zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
+  judge as real objects of exactly those types: ``None``, ``...``, ``NotImplemented``, ``bool``,
+  ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``,
+  ``dict``, ``set``, ``frozenset``, ``range``, ``slice``, ``Counter``, ``OrderedDict``,
+  ``defaultdict`` (of a built-in factory), ``deque``, ``ChainMap`` (of those mapping types: a new
+  ``ChainMap`` of the same maps, each a container of the message as any other),
+  ``types.SimpleNamespace`` (a container of its attributes, written back as a dict is),
+  ``uuid.UUID``, ``PurePosixPath``, ``PureWindowsPath`` and ``PosixPath`` (by their string),
+  ``memoryview`` of bytes (a read-only copy), ``Fraction``, ``Decimal``,
+  ``statistics.NormalDist``, ``datetime``/``date``/``time``/``timedelta`` (fixed-offset time
+  zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
   system's zone files), those time zones themselves, compiled regular expressions (pattern and
-  flags, compiled again; never with ``re.DEBUG``), ``list[int]``-style aliases of built-in
-  classes (an annotation the tests read), numpy arrays and scalars of numeric, bool,
-  ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes,
-  in Fortran order when they were; an array the tests pass and the solution changes in place,
-  ``a.sort()``, ``a *= 2``, is changed in the tests' process too, as a list is), pandas
-  ``DataFrame``, ``Series`` and ``Index`` (range, multi, date and plain ones) of those dtypes,
-  of Python objects, of strings and of the nullable ones (``Int64``, ``boolean``...; not
-  ``category`` nor a time zone: those cross as handles), ``Timestamp`` (without a time zone or
-  in one of those above), ``Timedelta``, ``NaT``
-  and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
+  flags, compiled again; never with ``re.DEBUG``), ``list[int]``-style aliases of built-in classes
+  (an annotation the tests read), numpy arrays and scalars of numeric, bool, ``datetime64`` and
+  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes, in Fortran order
+  when they were; an array the tests pass and the solution changes in place, ``a.sort()``, ``a *=
+  2``, is changed in the tests' process too, as a list is), pandas ``DataFrame``, ``Series`` and
+  ``Index`` (range, multi, date and plain ones) of those dtypes, of Python objects, of strings and
+  of the nullable ones (``Int64``, ``boolean``...; not ``category`` nor a time zone: those cross
+  as handles), ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
+  ``NaT`` and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
   changes in place, ``dropna(inplace=True)`` or a new column, is changed in the tests' process
-  too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``,
-  ``list``, ``ValueError``: the judge's own, by name), named tuples without methods of their
-  own (rebuilt as the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}``
-  holds; rebuilt as a view of a new dict); nested at most 10,000 deep (300 on Python 3.10), 4
-  million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a patched
-  ``__eq__``) is not a value;
+  too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``, ``list``,
+  ``ValueError``: the judge's own, by name), named tuples without methods of their own (rebuilt as
+  the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a
+  view of a new dict); nested at most 10,000 deep (300 on Python 3.10), 4 million items, 64 MiB
+  per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a

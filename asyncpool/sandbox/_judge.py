@@ -19,14 +19,16 @@ imported lazily). Each ``run_tests`` has two processes:
 What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
 
 * **values**, rebuilt by the receiver as real objects of exactly these types: ``None``,
-  ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``,
-  ``tuple``, ``dict``, ``set``, ``frozenset``, ``range``, ``slice``, ``collections.Counter``,
+  ``...`` and ``NotImplemented`` (the same singletons), ``bool``, ``int``, ``float``,
+  ``complex``, ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``,
+  ``frozenset``, ``range``, ``slice``, ``collections.Counter``,
   ``OrderedDict``, ``defaultdict`` (its ``default_factory`` one of :data:`_FACTORIES`),
   ``deque``, ``ChainMap`` (of the mapping types before it: :data:`_CHAIN_MAPS`),
   ``types.SimpleNamespace`` (string names; mutable, written back), ``uuid.UUID``, the path
   classes of :data:`_PATHS` (by their string), ``memoryview`` of bytes (formats ``B``, ``b``,
   ``c``, one dimension; rebuilt read-only over a copy),
-  ``fractions.Fraction``, ``decimal.Decimal``, ``datetime``'s ``datetime``,
+  ``fractions.Fraction``, ``decimal.Decimal``, ``statistics.NormalDist`` (its mean and
+  standard deviation), ``datetime``'s ``datetime``,
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone``, a fixed offset, and on
   a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`), those time zones
   themselves, compiled regular expressions (pattern and flags, compiled again; never with
@@ -311,6 +313,14 @@ def _wrapped_data(value: Any) -> Any:
     return None
 
 
+def _normal_dist() -> type | None:
+    """``statistics.NormalDist`` when ``statistics`` is loaded here (a value of it can only
+    exist then), else None."""
+    module = sys.modules.get("statistics")
+    found = None if module is None else vars(module).get("NormalDist")
+    return found if isinstance(found, type) else None
+
+
 def _base_value(value: Any) -> Any:
     """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`,
     made by the base type's own method (a subclass's overrides are not called)."""
@@ -513,6 +523,9 @@ class _Encoder:
         elif kind is _UUID:
             out.append(b"U")
             self.value(value.int, depth + 1)
+        elif kind is _normal_dist():
+            out.append(b"%")
+            self.value((value.mean, value.stdev), depth + 1)
         elif kind in _PATH_CODE:
             out += (b"P", bytes((_PATH_CODE[kind],)))
             self.value(str(value), depth + 1)
@@ -526,6 +539,8 @@ class _Encoder:
         elif kind is _array and value.typecode in _ARRAY_CODES:
             data = value.tobytes()
             out += (b"A", value.typecode.encode(), _U32.pack(len(data)), data)
+        elif value is Ellipsis or value is NotImplemented:
+            out.append(b"." if value is Ellipsis else b"!")
         elif kind is range or kind is slice:
             out.append(b"g" if kind is range else b"x")
             for part in (value.start, value.stop, value.step):
@@ -971,6 +986,12 @@ class _Decoder:
     def _true(self, depth: int) -> Any:
         return True
 
+    def _ellipsis(self, depth: int) -> Any:
+        return Ellipsis
+
+    def _not_implemented(self, depth: int) -> Any:
+        return NotImplemented
+
     def _false(self, depth: int) -> Any:
         return False
 
@@ -1148,6 +1169,15 @@ class _Decoder:
         if type(n) is not int or not 0 <= n < 1 << 128:
             raise CodecError("bad UUID")
         return _UUID(int=n)
+
+    def _normal_dist(self, depth: int) -> Any:
+        params = self.value(depth + 1)
+        if (
+            type(params) is not tuple or len(params) != 2
+            or not all(type(p) is float for p in params) or not params[1] >= 0
+        ):  # fmt: skip
+            raise CodecError("bad NormalDist")
+        return importlib.import_module("statistics").NormalDist(*params)
 
     def _path(self, depth: int) -> Any:
         (code,) = self.take(1)
@@ -1474,7 +1504,8 @@ _TAGS: dict[bytes, Any] = {
     b"P": _Decoder._path, b"w": _Decoder._memoryview, b"E": _Decoder._exception_class,
     b"Z": _Decoder._tzinfo, b"I": _Decoder._pattern, b"X": _Decoder._generic_alias,
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
-    b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype,
+    b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
+    b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
 }  # fmt: skip
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
