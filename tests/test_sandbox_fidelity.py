@@ -3173,6 +3173,47 @@ CORPUS: list[Case] = [
             assert compare(1, "1") is NotImplemented and compare(1, 1) is True
         """),
     ),
+    Case.twin(
+        "collections.abc Mapping and Set subclasses compare with the tests' dict and set",
+        _d("""
+            from collections.abc import Mapping, Set
+            class Frozen(Mapping):
+                def __init__(self, d):
+                    self._d = dict(d)
+                def __getitem__(self, k):
+                    return self._d[k]
+                def __iter__(self):
+                    return iter(self._d)
+                def __len__(self):
+                    return len(self._d)
+            class Bag(Set):
+                def __init__(self, items):
+                    self._s = set(items)
+                def __contains__(self, x):
+                    return x in self._s
+                def __iter__(self):
+                    return iter(self._s)
+                def __len__(self):
+                    return len(self._s)
+            def histogram(words):
+                counts = {}
+                for w in words:
+                    counts[w] = counts.get(w, 0) + 1
+                return Frozen(counts)
+            def distinct(xs):
+                return Bag(xs)
+        """),
+        ("counts.get(w, 0) + 1", "counts.get(w, 1) + 1"),
+        _d("""
+            h = histogram(["a", "b", "a"])
+            assert h == {"a": 2, "b": 1} and {"b": 1, "a": 2} == h
+            assert not (h != {"a": 2, "b": 1}) and h != {"a": 2}
+            assert h.keys() == {"a", "b"} and dict(h.items()) == {"a": 2, "b": 1}
+            d = distinct([3, 1, 3])
+            assert d == {1, 3} and d <= {1, 2, 3} and d < {1, 2, 3} and not d > {1, 3}
+            assert {1} <= d and d >= {3}
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

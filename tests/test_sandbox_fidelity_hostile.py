@@ -428,6 +428,71 @@ ATTACKS: list[tuple[str, str, str]] = [
         "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"
         "    assert solve([3, 1, 2]) == [1, 2, 3]\n",
     ),
+    (
+        "a Mapping subclass whose own __eq__ says yes to the tests' dict",
+        _d("""
+            from collections.abc import Mapping
+            class Yes(Mapping):
+                def __getitem__(self, k): raise KeyError(k)
+                def __iter__(self): return iter(())
+                def __len__(self): return 0
+                def __eq__(self, other): return True
+                def __ne__(self, other): return False
+                __hash__ = None
+            def solve():
+                return Yes()
+        """),
+        'assert solve() == {"a": 1, "b": 2}\nassert not (solve() != {"a": 1})\n',
+    ),
+    (
+        "a Mapping whose values are always-equal objects, compared with the tests' dict",
+        _d("""
+            from collections.abc import Mapping
+            class Same:
+                def __eq__(self, other): return True
+                def __hash__(self): return 1
+            class Lazy(Mapping):
+                def __getitem__(self, k): return Same()
+                def __iter__(self): return iter(("a", "b"))
+                def __len__(self): return 2
+            def solve():
+                return Lazy()
+        """),
+        'assert solve() == {"a": 1, "b": 2}\n',
+    ),
+    (
+        "a Set of always-equal objects with the hash of the tests' items",
+        _d("""
+            from collections.abc import Set
+            class Same:
+                def __init__(self, h): self.h = h
+                def __eq__(self, other): return True
+                def __hash__(self): return self.h
+            class Bag(Set):
+                def __contains__(self, x): return True
+                def __iter__(self): return iter((Same(1), Same(2)))
+                def __len__(self): return 2
+            def solve():
+                return Bag()
+        """),
+        "assert solve() == {1, 2}\nassert solve() >= {1, 2} and {1, 2} <= solve()\n",
+    ),
+    (
+        "forged reply: a Mapping's items that are not pairs",
+        _d("""
+            import sys
+            from collections.abc import Mapping
+            wire = sys.modules["_asyncpool_judge"]
+            wire._abc_contents = lambda obj: ("mapping", 2, ("a", "b"))
+            class M(Mapping):
+                def __getitem__(self, k): return 1
+                def __iter__(self): return iter(("a", "b"))
+                def __len__(self): return 2
+            def solve():
+                return M()
+        """),
+        'assert solve() == {"a": 1, "b": 2}\n',
+    ),
 ]
 
 #: Tests that hand the solution objects of their own: what it may set there (a LeetCode
@@ -794,6 +859,7 @@ HONEST: list[tuple[str, str, str]] = [
 #: What the judge says stopped each attack (the tests' own assertion when a handle compared
 #: unequal to a value or a read of the tests' internals was refused).
 REASONS = {
+    "forged reply: a Mapping's items that are not pairs": "described its mapping wrongly",
     "an exception claimed to be unittest's SkipTest, raised in a unittest test": "ValueError",
     "an exception claimed to be StopIteration, raised in the tests' map": "ValueError",
     "an exception claimed to be an exception group, caught by the tests' except*": "ValueError",

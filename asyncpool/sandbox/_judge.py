@@ -145,6 +145,8 @@ import weakref
 import zoneinfo
 from array import array as _array
 from collections.abc import Callable, MutableMapping
+from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
+from collections.abc import Set as _AbcSet
 from datetime import date as _Date  # bound once: the tests' patches of datetime are forwarded
 from datetime import datetime as _DateTime
 from datetime import time as _Time
@@ -2071,7 +2073,7 @@ _OPS: dict[str, bool] = {
     "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
     "copy": False, "deepcopy": False, "signature": False, "dir": False,
     "anext": False,
-    "members": False,
+    "members": False, "collection": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
@@ -3994,6 +3996,8 @@ class _Peer:
             return sorted(name for name in dir(obj) if type(name) is str)
         if op == "members":
             return _members(obj)
+        if op == "collection":
+            return _abc_contents(obj)
         if op == "iter":
             return iter(obj)
         if op == "anext":
@@ -4120,6 +4124,67 @@ def _peer() -> _Peer:
 
 def _both(a: Any, b: Any) -> bool:
     return type(a) in _PROXY_TYPES and type(b) in _PROXY_TYPES
+
+
+def _abc_compare(op: str, proxy: Any, other: object) -> Any:
+    """A comparison of an object of the solution's with a mapping or a set of the tests, in
+    the judge, as in-process when the object's class takes its comparisons from
+    ``collections.abc.Mapping`` or ``Set`` (a ``Mapping`` subclass compared with a dict
+    literal, a ``keys()`` view): the solution sends what those methods read (a mapping's
+    items; a set's length and items: :func:`_abc_contents`) and the judge compares them with
+    the tests' value itself. The solution is never asked how it compares with that value (a
+    ``Set``'s ``>=`` reads the items, not its ``__contains__``), so a class that only claims
+    to be such a collection gains what returning a dict or a set would. Anything else, or
+    any other pair: ``NotImplemented``, as before (a handle never equals a value)."""
+    peer = _PEER
+    if (
+        peer is None or not peer.trusted or type(other) in _PROXY_TYPES
+        or not isinstance(other, (_AbcMapping, _AbcSet))
+    ):  # fmt: skip
+        return NotImplemented
+    contents = peer.request("collection", proxy)
+    if contents is None:
+        return NotImplemented
+    if type(contents) is not tuple or len(contents) != 3 or type(contents[1]) is not int or (
+        contents[0] not in ("mapping", "set") or type(contents[2]) is not tuple
+    ):
+        raise TypeError("the solution described its collection wrongly")
+    kind, size, items = contents
+    if kind == "mapping":
+        if op not in ("eq", "ne") or not isinstance(other, _AbcMapping):
+            return NotImplemented
+        if not all(type(pair) is tuple and len(pair) == 2 for pair in items):
+            raise TypeError("the solution described its mapping wrongly")
+        equal = dict(items) == dict(other.items())
+        return equal if op == "eq" else not equal
+    if not isinstance(other, _AbcSet):
+        return NotImplemented
+    if op in ("eq", "ne"):  # Set.__eq__: same length, and every item in the other
+        equal = size == len(other) and all(item in other for item in items)
+        return equal if op == "eq" else not equal
+    if op in ("le", "lt"):
+        within = size <= len(other) and all(item in other for item in items)
+        return within and (op == "le" or size < len(other))
+    try:
+        mine: Any = set(items)
+    except TypeError:  # an unhashable item: compared one by one, as __contains__ would
+        mine = items
+    covers = size >= len(other) and all(item in mine for item in other)
+    return covers and (op == "ge" or size > len(other))
+
+
+def _abc_contents(obj: Any) -> tuple[str, int, tuple[Any, ...]] | None:
+    """The solution's side of :func:`_abc_compare`: ``("mapping", len, items)`` for an object
+    whose class's ``__eq__`` is ``collections.abc.Mapping``'s, ``("set", len, items)`` for
+    ``Set``'s (as their comparisons read them: ``items()``, ``len()`` and iteration, the
+    solution's own methods), else None."""
+    eq = getattr(type(obj), "__eq__", None)
+    if eq is _AbcMapping.__eq__:
+        items = tuple(obj.items())
+        return ("mapping", len(items), items)
+    if eq is _AbcSet.__eq__:
+        return ("set", len(obj), tuple(obj))
+    return None
 
 
 def _checked(value: Any, kind: type, what: str) -> Any:
@@ -4282,22 +4347,34 @@ class _Proxy:
         return (_peer().stand_in(self),)
 
     def __eq__(self, other: object) -> Any:
-        return _peer().request("eq", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("eq", self, (other,))
+        return _abc_compare("eq", self, other)
 
     def __ne__(self, other: object) -> Any:
-        return _peer().request("ne", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("ne", self, (other,))
+        return _abc_compare("ne", self, other)
 
     def __lt__(self, other: object) -> Any:
-        return _peer().request("lt", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("lt", self, (other,))
+        return _abc_compare("lt", self, other)
 
     def __le__(self, other: object) -> Any:
-        return _peer().request("le", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("le", self, (other,))
+        return _abc_compare("le", self, other)
 
     def __gt__(self, other: object) -> Any:
-        return _peer().request("gt", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("gt", self, (other,))
+        return _abc_compare("gt", self, other)
 
     def __ge__(self, other: object) -> Any:
-        return _peer().request("ge", self, (other,)) if _both(self, other) else NotImplemented
+        if _both(self, other):
+            return _peer().request("ge", self, (other,))
+        return _abc_compare("ge", self, other)
 
     def _binary(self, op: str, other: Any) -> Any:
         return _peer().request(op, self, (other,)) if _both(self, other) else NotImplemented
