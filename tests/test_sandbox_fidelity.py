@@ -3154,26 +3154,6 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
-        "a NormalDist, Ellipsis and NotImplemented returned are the tests' own kinds",
-        _d("""
-            from statistics import NormalDist
-            def fit(xs):
-                return NormalDist.from_samples(xs)
-            def everything(index):
-                return ... if index is None else index
-            def compare(a, b):
-                return NotImplemented if type(a) is not type(b) else a == b
-        """),
-        ("NormalDist.from_samples(xs)", "NormalDist.from_samples(xs[1:])"),
-        _d("""
-            from statistics import NormalDist
-            d = fit([1.0, 2.0, 3.0])
-            assert d == NormalDist(2.0, 1.0) and abs(d.cdf(2.0) - 0.5) < 1e-9
-            assert everything(None) is Ellipsis and everything(3) == 3
-            assert compare(1, "1") is NotImplemented and compare(1, 1) is True
-        """),
-    ),
-    Case.twin(
         "collections.abc Mapping and Set subclasses compare with the tests' dict and set",
         _d("""
             from collections.abc import Mapping, Set
@@ -3212,6 +3192,69 @@ CORPUS: list[Case] = [
             d = distinct([3, 1, 3])
             assert d == {1, 3} and d <= {1, 2, 3} and d < {1, 2, 3} and not d > {1, 3}
             assert {1} <= d and d >= {3}
+        """),
+    ),
+    Case.twin(
+        "a NormalDist, Ellipsis and NotImplemented returned are the tests' own kinds",
+        _d("""
+            from statistics import NormalDist
+            def fit(xs):
+                return NormalDist.from_samples(xs)
+            def everything(index):
+                return ... if index is None else index
+            def compare(a, b):
+                return NotImplemented if type(a) is not type(b) else a == b
+        """),
+        ("NormalDist.from_samples(xs)", "NormalDist.from_samples(xs[1:])"),
+        _d("""
+            from statistics import NormalDist
+            d = fit([1.0, 2.0, 3.0])
+            assert d == NormalDist(2.0, 1.0) and abs(d.cdf(2.0) - 0.5) < 1e-9
+            assert everything(None) is Ellipsis and everything(3) == 3
+            assert compare(1, "1") is NotImplemented and compare(1, 1) is True
+        """),
+    ),
+    Case.twin(
+        "callable, Iterable, Sized and Hashable answer of the solution's objects as in-process",
+        _d("""
+            from dataclasses import dataclass
+            class Leaf:
+                def __init__(self, v):
+                    self.v = v
+            class Countdown:
+                def __init__(self, n):
+                    self.n = n
+                def __iter__(self):
+                    return self
+                def __next__(self):
+                    if self.n == 0:
+                        raise StopIteration
+                    self.n -= 1
+                    return self.n + 1
+            @dataclass
+            class Point:
+                x: int
+            def leaf(v):
+                return Leaf(v)
+            def countdown(n):
+                return Countdown(n)
+            def point(x):
+                return Point(x)
+        """),
+        ("return self.n + 1", "return self.n"),
+        _d("""
+            from collections.abc import Callable, Hashable, Iterable, Iterator, Sized
+            import numpy as np
+            leaf3 = leaf(3)
+            assert not callable(leaf3) and not isinstance(leaf3, (Iterable, Sized, Callable))
+            assert not hasattr(leaf3, "__iter__") and not hasattr(leaf3, "__len__")
+            assert callable(leaf) and callable(countdown)
+            c = countdown(3)
+            assert isinstance(c, Iterator) and not isinstance(c, Sized) and iter(c) is c
+            assert list(c) == [3, 2, 1]
+            assert not isinstance(point(1), Hashable) and isinstance(leaf3, Hashable)
+            arr = np.array([leaf(1), leaf(2)])
+            assert arr.dtype == object and [x.v for x in arr] == [1, 2]
         """),
     ),
 ]

@@ -116,6 +116,13 @@ untrusted bytes):
   with a value of the tests
   (``handle == 3`` is ``False`` whatever its ``__eq__`` says; the one exception is ``0 + handle``,
   how ``sum()`` starts); operations between two handles are the solution's own, as in-process.
+  An object whose class takes its comparisons from ``collections.abc.Mapping`` or ``Set``
+  (a ``Mapping`` subclass, its ``keys()`` view) is compared with the tests' dict or set as
+  those methods compare, by the judge: the solution sends its items (its own ``items()``,
+  ``len`` and iteration), never learns the tests' value, and is never asked how it compares.
+  A handle answers the protocols its object's class has and no others: ``callable(obj)``,
+  ``isinstance(obj, Iterable)``, ``hasattr(obj, "__len__")`` and ``Hashable`` are as
+  in-process (numpy then makes an object array of the solution's objects, as in-process).
   A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``) says that
   class, as the judge has it, as its ``__class__``: ``isinstance(ax, plt.Axes)`` holds (tests
   that import ``matplotlib`` get a judge that shares the run's files, since matplotlib needs a

@@ -3067,7 +3067,7 @@ class _Peer:
         proxies = self.proxies
         found = None if proxies is None else proxies.get(n)
         if found is None:
-            found = self._hold(n, lambda: (cls or _Proxy)(n, self))
+            found = self._hold(n, lambda: (cls or _FullProxy)(n, self))
         held: _Proxy = found
         return held
 
@@ -4212,8 +4212,12 @@ class _Proxy:
     """An object of the other process, by its number there: every use is a request to it.
 
     Never equal to (nor ordered with, nor combined by arithmetic with) an object of this
-    process: those methods return ``NotImplemented`` unless both operands are proxies, so
-    Python falls back to identity (``==`` is ``False``) or raises ``TypeError``."""
+    process: those methods return ``NotImplemented`` unless both operands are proxies (or,
+    for the judge, the solution's ``collections.abc`` mapping or set against the tests': see
+    :func:`_abc_compare`), so Python falls back to identity (``==`` is ``False``) or raises
+    ``TypeError``. The protocols (calls, iteration, ``len``, indexing, ``in``, ``with``) are
+    :class:`_FullProxy`'s, given to each proxy class as its object's class has them
+    (:func:`_proxy_class`)."""
 
     __slots__ = ("__weakref__", "_id", "_owner")
 
@@ -4250,34 +4254,6 @@ class _Proxy:
     def __delattr__(self, name: str) -> None:
         _peer().request("delattr", self, (name,))
 
-    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
-        return _peer().request("call", self, args, **kwargs)
-
-    def __iter__(self) -> Any:
-        return _peer().request("iter", self)
-
-    def __next__(self) -> Any:
-        peer = _peer()
-        if peer.trusted:
-            _count_item(peer, self)
-        return peer.request("next", self)
-
-    def __len__(self) -> int:
-        n = _checked(_peer().request("len", self), int, "len()")
-        return int(n)
-
-    def __getitem__(self, key: Any) -> Any:
-        return _peer().request("getitem", self, (key,))
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _peer().request("setitem", self, (key, value))
-
-    def __delitem__(self, key: Any) -> None:
-        _peer().request("delitem", self, (key,))
-
-    def __contains__(self, item: Any) -> bool:
-        return bool(_checked(_peer().request("contains", self, (item,)), bool, "in"))
-
     def __bool__(self) -> bool:
         return bool(_checked(_peer().request("bool", self), bool, "bool()"))
 
@@ -4307,19 +4283,6 @@ class _Proxy:
         # The copy is the solution's (``copy.deepcopy`` there); ``memo`` keeps one copy per
         # handle within one ``deepcopy`` of the tests, as in-process.
         return _peer().request("deepcopy", self)
-
-    def __enter__(self) -> Any:
-        return _peer().request("enter", self)
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        return _suppresses(exc, _peer().request("exit", self, (_exit_name(kind),)))
-
-    async def __aenter__(self) -> Any:
-        # The solution's coroutine runs to its end in its process (see _CoroutineProxy).
-        return _peer().request("aenter", self)
-
-    async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        return _suppresses(exc, _peer().request("aexit", self, (_exit_name(kind),)))
 
     def __instancecheck__(self, obj: Any) -> bool:
         if type(obj) not in _PROXY_TYPES and type(obj) not in _BACKED_CLASSES:
@@ -4463,18 +4426,70 @@ class _Proxy:
         return _peer().request("trunc", self)
 
 
+class _FullProxy(_Proxy):
+    """A proxy that answers every protocol: calls, iteration, ``len``, indexing, ``in`` and
+    context managers (see :func:`_proxy_class` for the ones made to the other side's class's
+    measure: a proxy of an object that is not callable is not, as in-process)."""
+
+    __slots__ = ()
+    __doc__ = vars(_Proxy)["__doc__"]
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        return _peer().request("call", self, args, **kwargs)
+
+    def __iter__(self) -> Any:
+        return _peer().request("iter", self)
+
+    def __next__(self) -> Any:
+        peer = _peer()
+        if peer.trusted:
+            _count_item(peer, self)
+        return peer.request("next", self)
+
+    def __len__(self) -> int:
+        n = _checked(_peer().request("len", self), int, "len()")
+        return int(n)
+
+    def __getitem__(self, key: Any) -> Any:
+        return _peer().request("getitem", self, (key,))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _peer().request("setitem", self, (key, value))
+
+    def __delitem__(self, key: Any) -> None:
+        _peer().request("delitem", self, (key,))
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(_checked(_peer().request("contains", self, (item,)), bool, "in"))
+
+    def __enter__(self) -> Any:
+        return _peer().request("enter", self)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        return _suppresses(exc, _peer().request("exit", self, (_exit_name(kind),)))
+
+    async def __aenter__(self) -> Any:
+        # The solution's coroutine runs to its end in its process (see _CoroutineProxy).
+        return _peer().request("aenter", self)
+
+    async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        return _suppresses(exc, _peer().request("aexit", self, (_exit_name(kind),)))
+
+
 #: Where a value-backed handle keeps its :class:`_Proxy` (in the instance's ``__dict__``: the
 #: subclasses of ``int``, ``bytes`` and ``tuple`` cannot have slots).
 _HANDLE = "_asyncpool_handle"
 
 
 #: :class:`_Proxy` and its subclasses named as the other side's classes (:func:`_proxy_class`).
-_PROXY_TYPES: set[type] = {_Proxy}
+_PROXY_TYPES: set[type] = {_Proxy, _FullProxy}
 _PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
 
 
 def _class_name(kind: type) -> bytes:
-    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes), then, for
+    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes), after
+    ``\2`` and its capabilities in two bytes (:func:`_capabilities`; not for a class, whose
+    handle answers every protocol: ``Color["RED"]``, ``for m in Color``), then, for
     a dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
     bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
     handle as in-process (:func:`_proxy_class`)."""
@@ -4486,6 +4501,8 @@ def _class_name(kind: type) -> bytes:
     if type(name) is not str:
         return b""
     out = name.encode("utf-8", "replace")[:200]
+    if not issubclass(kind, type):  # a class's handle (its metaclass's object) answers all
+        out = b"\2" + _capabilities(kind).to_bytes(2, "big") + out
     module, qualname = getattr(kind, "__module__", None), getattr(kind, "__qualname__", None)
     if (
         type(module) is str and type(qualname) is str
@@ -4501,6 +4518,36 @@ def _class_name(kind: type) -> bytes:
         if len(fields) <= 4000:
             out += b"\0" + fields
     return out
+
+
+#: The protocol methods a handle's proxy has only when the object's class has them (by bit, see
+#: :func:`_capabilities`), then the bit of an unhashable class (``__hash__ = None``).
+_CAPABILITIES = (
+    "__call__", "__iter__", "__next__", "__len__", "__getitem__", "__setitem__", "__delitem__",
+    "__contains__", "__enter__", "__exit__", "__aenter__", "__aexit__",
+)  # fmt: skip
+_UNHASHABLE = 1 << len(_CAPABILITIES)
+
+
+def _capabilities(kind: type) -> int:
+    """Which of :data:`_CAPABILITIES` instances of ``kind`` have (the first class of its MRO
+    that names one decides; ``None`` there is none, as ``__iter__ = None`` makes a class not
+    iterable), and :data:`_UNHASHABLE`. The receiver's proxy then has just those methods, so
+    that ``callable(obj)``, ``isinstance(obj, Iterable)``, ``hasattr(obj, "__len__")`` and the
+    libraries that ask them (numpy telling a sequence from an object) answer as in-process. A
+    class that claims fewer than it has only loses what it would in-process."""
+    found: dict[str, Any] = {}
+    for klass in kind.__mro__:
+        for name, value in vars(klass).items():
+            if name.startswith("__") and name not in found:
+                found[name] = value
+    bits = 0
+    for i, name in enumerate(_CAPABILITIES):
+        if found.get(name) is not None:
+            bits |= 1 << i
+    if "__hash__" in found and found["__hash__"] is None:
+        bits |= _UNHASHABLE
+    return bits
 
 
 #: Modules whose classes a handle's ``__class__`` never stands for (see :func:`_library_module`).
@@ -4580,13 +4627,18 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
     """The proxy class named as the other side's class ``name`` (``type(r).__name__`` and
     ``r.__class__.__name__`` are the solution's, as in-process: ``"Node"``, ``"generator"``),
     made once per name, at most 1,000 (then, or for a name that is no identifier, None: the
-    plain :class:`_Proxy`). A subclass with nothing of its own: it behaves as ``_Proxy``,
-    except that a dataclass's field names (after the name, see :func:`_class_name`) give it
-    the ``__dataclass_fields__`` of a dataclass of those fields made here: ``asdict(r)`` then
-    reads each field of the handle (requests, as ``r.x`` is)."""
+    :class:`_FullProxy`). A subclass with nothing of its own: it behaves as ``_Proxy`` with
+    the protocol methods the name's capabilities list (before the name, see
+    :func:`_class_name`; all of them, :class:`_FullProxy`, for a class's handle), and a
+    dataclass's field names (after the name) give it the ``__dataclass_fields__`` of a
+    dataclass of those fields made here: ``asdict(r)`` then reads each field of the handle
+    (requests, as ``r.x`` is)."""
     found: type[_Proxy] | None = _PROXY_CLASSES.get(name)  # the path of every handle
     if found is not None:
         return found
+    key, capabilities = name, None
+    if name[:1] == b"\2" and len(name) >= 3:
+        capabilities, name = int.from_bytes(name[1:3], "big"), name[3:]
     head, _, fields = name.partition(b"\0")
     head, _, where = head.partition(b"\1")
     text = head.decode("utf-8", "replace")
@@ -4607,26 +4659,35 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
         module, _, qualname = where.decode("utf-8", "replace").partition(":")
         if _library_module(module) and all(p.isidentifier() for p in qualname.split(".")):
             namespace["__class__"] = property(_library_class_getter(module, qualname))
-        if text in _FUNCTION_CLASS_NAMES:
+        if text in _FUNCTION_CLASS_NAMES and capabilities is None:
             # Not iterable, as a function is not: libraries tell a function from a list of
             # them by ``__iter__`` (pandas' ``is_list_like``: ``s.apply(fn)`` with the other
             # side's ``fn`` iterated it and failed); ``iter()`` of it is a TypeError.
             namespace["__iter__"] = None
-        base = (
+        base: type[_Proxy] = (
             _GeneratorProxy if name == _GENERATOR_NAME
             else _AsyncGeneratorProxy if name == _ASYNC_GENERATOR_NAME
             else _CoroutineProxy if text == "coroutine"
+            else _FullProxy if capabilities is None
             else _Proxy
         )  # fmt: skip
+        if base is _Proxy and capabilities is not None:
+            # just the protocols of the other side's class (see _capabilities)
+            full = vars(_FullProxy)
+            for i, method in enumerate(_CAPABILITIES):
+                if capabilities & 1 << i:
+                    namespace[method] = full[method]
+            if capabilities & _UNHASHABLE:
+                namespace["__hash__"] = None
         made = type(text, (base,), namespace)
         _PROXY_TYPES.add(made)
         return made
 
-    found = _made_once(_PROXY_CLASSES, name, make)
+    found = _made_once(_PROXY_CLASSES, key, make)
     return found
 
 
-class _CoroutineProxy(_Proxy):
+class _CoroutineProxy(_FullProxy):
     """A handle of a coroutine of the solution (an ``async def`` of its called): a coroutine to
     the tests' ``asyncio`` (``asyncio.run(add(1, 2))``, ``await add(1, 2)`` in a coroutine of
     theirs, ``asyncio.gather``). Awaited, it runs to its end in the solution's process, on an
@@ -4674,7 +4735,7 @@ def _count_item(peer: _Peer, proxy: _Proxy) -> None:
         peer.fail(f"more than {MAX_ITERATION} items from one iterator of the solution")
 
 
-class _GeneratorProxy(_Proxy):
+class _GeneratorProxy(_FullProxy):
     """A handle of a generator of the solution: a generator to the tests' type checks
     (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator(g)``,
     ``collections.abc.Generator``), as in-process; its ``send``, ``throw`` and ``close`` are
@@ -4704,7 +4765,7 @@ class _GeneratorProxy(_Proxy):
 collections.abc.Generator.register(_GeneratorProxy)
 
 
-class _AsyncGeneratorProxy(_Proxy):
+class _AsyncGeneratorProxy(_FullProxy):
     """A handle of an async generator of the solution: ``async for x in ticks(3)`` in the
     tests' coroutine takes its items one request each; each runs to the item in the solution's
     process, on one event loop of its own there that the generator keeps (:func:`_anext`)."""
