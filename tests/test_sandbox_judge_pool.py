@@ -205,3 +205,68 @@ def test_tests_that_only_read_modules_and_set_their_own_attributes_keep_the_judg
     for _ in range(3):
         assert run_tests(SOLUTION, tests).status == "passed"
     assert first in _judges()
+
+
+#: (a change of a process-wide setting, what a fresh process has of it): in-process each check
+#: would run in a fresh interpreter, so a setting one check's tests leave changed must not be
+#: the next check's (it retires the judge, as a changed built-in does).
+SETTINGS = {
+    "decimal precision": (
+        "from decimal import getcontext\ngetcontext().prec = 5\n",
+        "from decimal import getcontext\nassert getcontext().prec == 28, getcontext().prec\n",
+    ),
+    "decimal trap": (
+        "import decimal\ndecimal.getcontext().traps[decimal.Inexact] = True\n",
+        "import decimal\nassert not decimal.getcontext().traps[decimal.Inexact]\n",
+    ),
+    "int max str digits": (
+        "import sys\nsys.set_int_max_str_digits(0)\n",
+        "import sys\nassert sys.get_int_max_str_digits() == 4300\n",
+    ),
+    "warnings filter": (
+        "import warnings\nwarnings.simplefilter('error')\n",
+        "import warnings\nwarnings.warn('harmless', UserWarning)\n",
+    ),
+    "gc disabled": ("import gc\ngc.disable()\n", "import gc\nassert gc.isenabled()\n"),
+    "socket timeout": (
+        "import socket\nsocket.setdefaulttimeout(3)\n",
+        "import socket\nassert socket.getdefaulttimeout() is None\n",
+    ),
+    "umask": (
+        "import os\nos.umask(0o777)\n",
+        "import os\nmask = os.umask(0o022)\nos.umask(mask)\nassert mask == 0o022, oct(mask)\n",
+    ),
+    "numpy errors": (
+        "import numpy as np\nnp.seterr(all='raise')\n",
+        "import numpy as np\nassert np.geterr()['divide'] == 'warn', np.geterr()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "fresh"), list(SETTINGS.values()), ids=list(SETTINGS))
+def test_an_interpreter_setting_the_tests_changed_is_not_the_next_checks(
+    change: str, fresh: str
+) -> None:
+    _one_judge_after_a_check()
+    assert run_tests(SOLUTION, fresh + TESTS).status == "passed"  # what a fresh judge has
+    assert run_tests(SOLUTION, change + TESTS).status == "passed"
+    for _ in range(3):
+        later = run_tests(SOLUTION, fresh + TESTS)
+        assert later.status == "passed", later.stdout_tail
+
+
+def test_tests_that_change_settings_only_for_a_while_keep_the_judge() -> None:
+    # Settings restored by the tests themselves (a context manager) are no anomaly: warnings
+    # caught, a local decimal context, np.errstate; nor are the warnings filters numpy adds
+    # when tests that do not name warnings import it (it stays loaded in the judge).
+    first = _one_judge_after_a_check()
+    assert run_tests(SOLUTION, "import numpy\n" + TESTS).status == "passed"
+    tests = (
+        "import warnings, decimal\nimport numpy as np\n"
+        "with warnings.catch_warnings():\n    warnings.simplefilter('error')\n"
+        "with decimal.localcontext() as ctx:\n    ctx.prec = 5\n"
+        "with np.errstate(all='raise'):\n    pass\n" + TESTS
+    )
+    for _ in range(3):
+        assert run_tests(SOLUTION, tests).status == "passed"
+    assert first in _judges()

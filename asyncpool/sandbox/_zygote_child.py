@@ -425,10 +425,12 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     It retires (exits, so the server forks a fresh one) after ``JUDGE_CHECKS`` checks and after
     any anomaly: one :func:`_judge.judge_check` reports (the solution broke the wire or a bound,
     made a request of the tests' objects, the tests died of a ``BaseException`` or may have
-    changed a module's attribute), a thread left running, a built-in, the environment or
-    ``sys.path`` changed by the tests. The random generator, the recursion limit and the
-    working directory are reset before each check, as a fresh fork of the server would have
-    them. A check it does not finish (timeout, abandon) is ended by killing it."""
+    changed a module's attribute), a thread left running, a built-in, the environment,
+    ``sys.path`` or a setting of the interpreter (:func:`_interpreter_settings`: the decimal
+    context, the warnings filters...) changed by the tests. The random generator, the
+    recursion limit and the working directory are reset before each check, as a fresh fork of
+    the server would have them. A check it does not finish (timeout, abandon) is ended by
+    killing it."""
     import builtins
     import random
 
@@ -464,6 +466,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         original = dict(builtins.__dict__)
         environ = dict(os.environ)
         path = list(sys.path)
+        settings = [_interpreter_settings()]
         for served in range(1, JUDGE_CHECKS + 1):
             data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
             if not data:
@@ -485,13 +488,11 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             spent = usage.ru_utime + usage.ru_stime
             resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + timeout) + 1, inf))
             resource.setrlimit(resource.RLIMIT_AS, (memory, inf))
-            verdict, anomaly = JUDGE.judge_check(
-                sock_fd,
-                tests.decode("utf-8", "surrogatepass"),
-                header.decode() or None,
-                cpu if cpu >= 0 else None,
-            )
+            tests_text = tests.decode("utf-8", "surrogatepass")
             del tests
+            verdict, anomaly = JUDGE.judge_check(
+                sock_fd, tests_text, header.decode() or None, cpu if cpu >= 0 else None
+            )
             resource.setrlimit(resource.RLIMIT_AS, (inf, inf))
             os.close(sock_fd)  # the solution sees the end of the wire
             try:
@@ -506,6 +507,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
                 or any(builtins.__dict__.get(k) is not v for k, v in original.items())
                 or os.environ != environ  # the next check's tests would start from it
                 or sys.path != path  # (``sys.path.insert(0, ...)`` in pytest-style tests)
+                or _settings_changed(settings, "warn" in tests_text)
             )
             retire = anomaly or served >= JUDGE_CHECKS
             ctl.send(b"D\1" if retire else b"D\0")
@@ -514,6 +516,50 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     except BaseException:
         os._exit(1)
     os._exit(0)
+
+
+#: numpy's floating-point error handling as a fresh import has it (``np.geterr()``).
+_NUMPY_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+
+
+def _settings_changed(settings: list[tuple[object, ...]], warnings_named: bool) -> bool:
+    """Whether the interpreter's settings changed since ``settings[0]`` (see
+    :func:`_interpreter_settings`); if not, they become ``settings[0]``. The warnings filters
+    (first) count only when the tests' text names ``warn``: importing numpy or pandas adds
+    filters of theirs, which is no reason to fork a new judge."""
+    now = _interpreter_settings()
+    before = settings[0]
+    changed = now[1:] != before[1:] or (warnings_named and now[0] != before[0])
+    settings[0] = now
+    return changed
+
+
+def _interpreter_settings() -> tuple[object, ...]:
+    """The process-wide settings a check's tests may change and that a later check of the
+    same long-lived judge would otherwise run under (``getcontext().prec = 50``,
+    ``warnings.simplefilter("error")``, ``sys.set_int_max_str_digits(0)``, ``gc.disable()``,
+    ``np.seterr(all="raise")``...): compared before and after each check, a change retires
+    the judge, as a changed built-in does. The judge has no other thread here, so reading the
+    umask by setting it is safe. numpy's settings only once a check imported it (the judge
+    keeps numpy loaded for the next checks)."""
+    import decimal
+    import gc
+    import locale
+    import warnings
+
+    context = decimal.getcontext()
+    umask = os.umask(0o077)
+    os.umask(umask)
+    numpy = sys.modules.get("numpy")
+    digits = getattr(sys, "get_int_max_str_digits", None)
+    return (
+        tuple(warnings.filters), context.prec, context.rounding, context.Emin, context.Emax,
+        context.capitals, context.clamp, tuple(k.__name__ for k, on in context.traps.items() if on),
+        None if digits is None else digits(), warnings.showwarning,
+        gc.isenabled(), gc.get_threshold(), sys.getswitchinterval(), umask,
+        _socket.getdefaulttimeout(), locale.setlocale(locale.LC_ALL), sys.gettrace(),
+        sys.getprofile(), numpy is None or numpy.geterr() == _NUMPY_ERRORS,
+    )  # fmt: skip
 
 
 def _world_readable_dir(path: str) -> bool:
