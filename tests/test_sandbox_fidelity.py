@@ -3257,6 +3257,29 @@ CORPUS: list[Case] = [
             assert arr.dtype == object and [x.v for x in arr] == [1, 2]
         """),
     ),
+    Case.twin(
+        "the tests' decimal context and int digit limit are the solution's, as in-process",
+        _d("""
+            from decimal import Decimal
+            def seventh():
+                return Decimal(1) / Decimal(7)
+            def digits_of_power(n):
+                return len(str(2 ** n))
+        """),
+        ("return len(str(2 ** n))", "return len(str(2 ** n)) + 1"),
+        _d("""
+            import sys
+            from decimal import Decimal, getcontext, localcontext
+            getcontext().prec = 40
+            assert seventh() == Decimal(1) / Decimal(7) and len(str(seventh())) == 42
+            with localcontext() as ctx:
+                ctx.prec = 5
+                assert str(seventh()) == "0.14286"
+            assert len(str(seventh())) == 42
+            sys.set_int_max_str_digits(0)
+            assert digits_of_power(20000) == 6021
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

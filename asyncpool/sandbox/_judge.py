@@ -153,6 +153,7 @@ from datetime import time as _Time
 from datetime import timedelta as _TimeDelta
 from datetime import timezone as _TimeZone
 from datetime import tzinfo as _TzInfo
+from decimal import getcontext as _getcontext  # bound once: the tests' patches are forwarded
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
@@ -2634,10 +2635,73 @@ _ENVIRON = "<environ>"
 #: ``patch.dict``'s changes are counted as patches) and the working directory, the environment
 #: as last counted, and the working directory when the check began and as last counted.
 _CWD = "<cwd>"
-_AMBIENT_WATCHED = {"environ": False, "cwd": False}
+_AMBIENT_WATCHED = {"environ": False, "cwd": False, "decimal": False, "digits": False}
 _ENVIRON_COUNTED: dict[str, str] = {}
 _CWD_AT_START: list[str | None] = [None]
 _CWD_COUNTED: list[str | None] = [None]
+#: The tests' decimal context among the patches (``getcontext().prec = 50``, a trap, inside a
+#: ``localcontext()``: in-process the solution computes in it), as :func:`_decimal_spec` gives
+#: it, compared before each request only when the tests' text names ``context``; likewise the
+#: tests' ``sys.set_int_max_str_digits`` (in-process the solution's ``str(2 ** 20000)``
+#: works after the tests' ``set_int_max_str_digits(0)``), when their text names it. Each:
+#: [when the check began, as last counted].
+_DECIMAL = "<decimal>"
+_INT_DIGITS = "<int digits>"
+_DECIMAL_STATE: list[Any] = [None, None]
+_DIGITS_STATE: list[Any] = [None, None]
+_get_int_max_str_digits: Callable[[], int] | None = getattr(sys, "get_int_max_str_digits", None)
+_set_int_max_str_digits: Callable[[int], None] | None = getattr(
+    sys, "set_int_max_str_digits", None
+)
+
+
+def _decimal_spec() -> tuple[Any, ...]:
+    """This thread's decimal context as it crosses: precision, rounding, exponent bounds,
+    capitals, clamp, and the names of the signals it traps (sorted)."""
+    c = _getcontext()
+    traps = tuple(sorted(signal.__name__ for signal, on in c.traps.items() if on))
+    return (c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp, traps)
+
+
+class _DecimalContext(_Setting):
+    """The solution's side: its decimal context (the tests', see :data:`_DECIMAL`), as
+    :func:`_apply_patches` sets and restores it; a malformed one is a malformed message."""
+
+    def __getitem__(self, name: str) -> tuple[Any, ...]:
+        return _decimal_spec()
+
+    def __setitem__(self, name: str, spec: Any) -> None:
+        signals = {signal.__name__: signal for signal in _getcontext().traps}
+        if (
+            type(spec) is not tuple or len(spec) != 7
+            or not all(type(v) is int for v in (spec[0], *spec[2:6]))
+            or type(spec[1]) is not str or type(spec[6]) is not tuple
+            or not all(type(t) is str and t in signals for t in spec[6])
+        ):  # fmt: skip
+            raise CodecError("malformed decimal context")
+        c = _getcontext()
+        try:
+            c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp = spec[:6]
+        except (TypeError, ValueError) as exc:
+            raise CodecError("malformed decimal context") from exc
+        c.traps = {signal: name in spec[6] for name, signal in signals.items()}
+
+
+class _IntDigits(_Setting):
+    """The solution's side: its ``sys.set_int_max_str_digits`` (the tests', see
+    :data:`_INT_DIGITS`), as :func:`_apply_patches` sets and restores it."""
+
+    def __getitem__(self, name: str) -> int | None:
+        return None if _get_int_max_str_digits is None else _get_int_max_str_digits()
+
+    def __setitem__(self, name: str, digits: Any) -> None:
+        if type(digits) is not int:
+            raise CodecError("malformed int digits limit")
+        if _set_int_max_str_digits is not None:
+            with contextlib.suppress(ValueError):  # below the minimum: refused in-process too
+                _set_int_max_str_digits(digits)
+
+
 #: The tests' ``sys.argv`` among the patches (``sys.argv = ["prog", "3"]``, ``patch.object(sys,
 #: "argv", ...)``: in-process the solution's ``main()`` reads it), and the argv the tests start
 #: with (see judge_check).
@@ -2717,6 +2781,16 @@ def _note_ambient() -> None:
         cwd = _cwd()
         if cwd != _CWD_COUNTED[0]:
             _CWD_COUNTED[0] = cwd
+            _PATCH_COUNT[0] += 1
+    if _AMBIENT_WATCHED["decimal"]:
+        spec = _decimal_spec()
+        if spec != _DECIMAL_STATE[1]:
+            _DECIMAL_STATE[1] = spec
+            _PATCH_COUNT[0] += 1
+    if _AMBIENT_WATCHED["digits"] and _get_int_max_str_digits is not None:
+        digits = _get_int_max_str_digits()
+        if digits != _DIGITS_STATE[1]:
+            _DIGITS_STATE[1] = digits
             _PATCH_COUNT[0] += 1
     for label, sync in _SEEDED.items():
         if sync[0]:
@@ -2803,6 +2877,10 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     cwd = _CWD_COUNTED[0]
     if _AMBIENT_WATCHED["cwd"] and cwd is not None and cwd != _CWD_AT_START[0]:
         out.append((_CWD, "cwd", cwd))
+    if _AMBIENT_WATCHED["decimal"] and _DECIMAL_STATE[1] != _DECIMAL_STATE[0]:
+        out.append((_DECIMAL, "context", _DECIMAL_STATE[1]))
+    if _AMBIENT_WATCHED["digits"] and _DIGITS_STATE[1] != _DIGITS_STATE[0]:
+        out.append((_INT_DIGITS, "digits", _DIGITS_STATE[1]))
     argv = sys.argv
     if argv != _TESTS_ARGV and type(argv) is list and all(type(a) is str for a in argv):
         out.append((_ARGV, "argv", tuple(argv[:MAX_ARGV])))
@@ -2867,6 +2945,11 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
                 levels = _LoggingLevels(logging)
                 peer.patched.append((levels, attr, levels[attr]))
                 levels[attr] = value
+            continue
+        if name in (_DECIMAL, _INT_DIGITS):
+            setting: _Setting = _DecimalContext() if name == _DECIMAL else _IntDigits()
+            peer.patched.append((setting, attr, setting[attr]))
+            setting[attr] = value
             continue
         if name == _CWD:
             if type(value) is not str or "\0" in value:
@@ -5977,6 +6060,16 @@ def judge_check(
         _ENVIRON_AT_START.update(os.environ)
         _AMBIENT_WATCHED["environ"] = "environ" in tests
         _AMBIENT_WATCHED["cwd"] = "chdir" in tests
+        _AMBIENT_WATCHED["decimal"] = "context" in tests
+        _AMBIENT_WATCHED["digits"] = (
+            "int_max_str_digits" in tests and _get_int_max_str_digits is not None
+        )
+        _DECIMAL_STATE[:] = [_decimal_spec()] * 2 if _AMBIENT_WATCHED["decimal"] else [None] * 2
+        _DIGITS_STATE[:] = (
+            [_get_int_max_str_digits()] * 2
+            if _AMBIENT_WATCHED["digits"] and _get_int_max_str_digits is not None
+            else [None] * 2
+        )
         _ENVIRON_COUNTED.clear()
         _ENVIRON_COUNTED.update(os.environ)
         _CWD_AT_START[0] = _CWD_COUNTED[0] = _cwd() if _AMBIENT_WATCHED["cwd"] else None
