@@ -3280,6 +3280,26 @@ CORPUS: list[Case] = [
             assert digits_of_power(20000) == 6021
         """),
     ),
+    Case.twin(
+        "the tests' np.seterr and np.errstate are the solution's, as in-process",
+        _d("""
+            import numpy as np
+            def safe_log(x):
+                try:
+                    return float(np.log(np.float64(x)))
+                except FloatingPointError:
+                    return None
+        """),
+        ("return None", "return float('-inf')"),
+        _d("""
+            import numpy as np
+            assert safe_log(1.0) == 0.0
+            with np.errstate(divide="raise"):
+                assert safe_log(0.0) is None
+            np.seterr(all="raise")
+            assert safe_log(0.0) is None
+        """),
+    ),
 ]
 
 #: The default-tier subset: one of each kind, none needing numpy.

@@ -2635,7 +2635,9 @@ _ENVIRON = "<environ>"
 #: ``patch.dict``'s changes are counted as patches) and the working directory, the environment
 #: as last counted, and the working directory when the check began and as last counted.
 _CWD = "<cwd>"
-_AMBIENT_WATCHED = {"environ": False, "cwd": False, "decimal": False, "digits": False}
+_AMBIENT_WATCHED = {
+    "environ": False, "cwd": False, "decimal": False, "digits": False, "numpy": False
+}  # fmt: skip
 _ENVIRON_COUNTED: dict[str, str] = {}
 _CWD_AT_START: list[str | None] = [None]
 _CWD_COUNTED: list[str | None] = [None]
@@ -2685,6 +2687,46 @@ class _DecimalContext(_Setting):
         except (TypeError, ValueError) as exc:
             raise CodecError("malformed decimal context") from exc
         c.traps = {signal: name in spec[6] for name, signal in signals.items()}
+
+
+#: The tests' numpy floating-point error handling among the patches (``np.seterr(all="raise")``,
+#: an ``np.errstate`` block: in-process the solution's ``np.log(0)`` raises
+#: ``FloatingPointError`` there), when the tests' text names ``seterr`` or ``errstate``: sorted
+#: ``np.geterr()`` items, [when the check began, as last counted]. As a fresh import has it:
+_NUMPY_ERRORS = "<numpy errors>"
+_NUMPY_DEFAULT_ERRORS = (
+    ("divide", "warn"), ("invalid", "warn"), ("over", "warn"), ("under", "ignore"),
+)  # fmt: skip
+_NUMPY_ERROR_MODES = frozenset({"ignore", "warn", "raise", "print"})
+_NUMPY_ERRORS_STATE: list[Any] = [None, None]
+
+
+def _numpy_errors() -> tuple[tuple[str, str], ...]:
+    """numpy's error handling here as it crosses (numpy's defaults when it is not loaded)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return _NUMPY_DEFAULT_ERRORS
+    return tuple(sorted(numpy.geterr().items()))
+
+
+class _NumpyErrors(_Setting):
+    """The solution's side: numpy's error handling (the tests', see :data:`_NUMPY_ERRORS`),
+    as :func:`_apply_patches` sets and restores it; nothing while numpy is not loaded."""
+
+    def __getitem__(self, name: str) -> tuple[tuple[str, str], ...]:
+        return _numpy_errors()
+
+    def __setitem__(self, name: str, spec: Any) -> None:
+        kinds = {kind for kind, _ in _NUMPY_DEFAULT_ERRORS}
+        if type(spec) is not tuple or not all(
+            type(item) is tuple and len(item) == 2 and item[0] in kinds
+            and item[1] in _NUMPY_ERROR_MODES
+            for item in spec
+        ):  # fmt: skip
+            raise CodecError("malformed numpy error handling")
+        numpy = sys.modules.get("numpy")
+        if numpy is not None:
+            numpy.seterr(**dict(spec))
 
 
 class _IntDigits(_Setting):
@@ -2787,6 +2829,11 @@ def _note_ambient() -> None:
         if spec != _DECIMAL_STATE[1]:
             _DECIMAL_STATE[1] = spec
             _PATCH_COUNT[0] += 1
+    if _AMBIENT_WATCHED["numpy"]:
+        errors = _numpy_errors()
+        if errors != _NUMPY_ERRORS_STATE[1]:
+            _NUMPY_ERRORS_STATE[1] = errors
+            _PATCH_COUNT[0] += 1
     if _AMBIENT_WATCHED["digits"] and _get_int_max_str_digits is not None:
         digits = _get_int_max_str_digits()
         if digits != _DIGITS_STATE[1]:
@@ -2881,6 +2928,8 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
         out.append((_DECIMAL, "context", _DECIMAL_STATE[1]))
     if _AMBIENT_WATCHED["digits"] and _DIGITS_STATE[1] != _DIGITS_STATE[0]:
         out.append((_INT_DIGITS, "digits", _DIGITS_STATE[1]))
+    if _AMBIENT_WATCHED["numpy"] and _NUMPY_ERRORS_STATE[1] != _NUMPY_ERRORS_STATE[0]:
+        out.append((_NUMPY_ERRORS, "errors", _NUMPY_ERRORS_STATE[1]))
     argv = sys.argv
     if argv != _TESTS_ARGV and type(argv) is list and all(type(a) is str for a in argv):
         out.append((_ARGV, "argv", tuple(argv[:MAX_ARGV])))
@@ -2946,8 +2995,12 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
                 peer.patched.append((levels, attr, levels[attr]))
                 levels[attr] = value
             continue
-        if name in (_DECIMAL, _INT_DIGITS):
-            setting: _Setting = _DecimalContext() if name == _DECIMAL else _IntDigits()
+        if name in (_DECIMAL, _INT_DIGITS, _NUMPY_ERRORS):
+            setting: _Setting = (
+                _DecimalContext() if name == _DECIMAL
+                else _IntDigits() if name == _INT_DIGITS
+                else _NumpyErrors()
+            )  # fmt: skip
             peer.patched.append((setting, attr, setting[attr]))
             setting[attr] = value
             continue
@@ -6064,6 +6117,8 @@ def judge_check(
         _AMBIENT_WATCHED["digits"] = (
             "int_max_str_digits" in tests and _get_int_max_str_digits is not None
         )
+        _AMBIENT_WATCHED["numpy"] = "seterr" in tests or "errstate" in tests
+        _NUMPY_ERRORS_STATE[:] = [_NUMPY_DEFAULT_ERRORS] * 2
         _DECIMAL_STATE[:] = [_decimal_spec()] * 2 if _AMBIENT_WATCHED["decimal"] else [None] * 2
         _DIGITS_STATE[:] = (
             [_get_int_max_str_digits()] * 2
