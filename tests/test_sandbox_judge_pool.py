@@ -219,6 +219,10 @@ SETTINGS = {
         "import decimal\ndecimal.getcontext().traps[decimal.Inexact] = True\n",
         "import decimal\nassert not decimal.getcontext().traps[decimal.Inexact]\n",
     ),
+    "decimal context of new threads": (
+        "from decimal import DefaultContext\nDefaultContext.prec = 7\n",
+        "import decimal\nassert decimal.DefaultContext.prec == 28\n",
+    ),
     "int max str digits": (
         "import sys\nsys.set_int_max_str_digits(0)\n",
         "import sys\nassert sys.get_int_max_str_digits() == 4300\n",

@@ -547,7 +547,7 @@ def _interpreter_settings() -> tuple[object, ...]:
     import locale
     import warnings
 
-    context = decimal.getcontext()
+    context, default = decimal.getcontext(), decimal.DefaultContext  # (new threads start from it)
     umask = os.umask(0o077)
     os.umask(umask)
     numpy = sys.modules.get("numpy")
@@ -555,6 +555,8 @@ def _interpreter_settings() -> tuple[object, ...]:
     return (
         tuple(warnings.filters), context.prec, context.rounding, context.Emin, context.Emax,
         context.capitals, context.clamp, tuple(k.__name__ for k, on in context.traps.items() if on),
+        default.prec, default.rounding, default.Emin, default.Emax, default.capitals,
+        default.clamp, tuple(k.__name__ for k, on in default.traps.items() if on),
         None if digits is None else digits(), warnings.showwarning,
         gc.isenabled(), gc.get_threshold(), sys.getswitchinterval(), umask,
         _socket.getdefaulttimeout(), locale.setlocale(locale.LC_ALL), sys.gettrace(),
