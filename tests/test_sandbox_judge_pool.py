@@ -183,9 +183,15 @@ def test_a_module_the_tests_changed_is_not_seen_by_the_next_check(change: str) -
     # A long-lived judge judges the next check in the same process: tests that leave a module
     # changed (``time.sleep`` made a no-op) must not change another check's verdict.
     _one_judge_after_a_check()
+    _assert_unchanged_for_the_next_checks(change, PRISTINE)
+
+
+def _assert_unchanged_for_the_next_checks(change: str, fresh: str) -> None:
+    """Tests that make ``change`` pass, and the next three checks' tests still find what
+    ``fresh`` asserts a fresh judge has."""
     assert run_tests(SOLUTION, change + TESTS).status == "passed"
     for _ in range(3):
-        later = run_tests(SOLUTION, PRISTINE + TESTS)
+        later = run_tests(SOLUTION, fresh + TESTS)
         assert later.status == "passed", later.stdout_tail
 
 
@@ -253,10 +259,7 @@ def test_an_interpreter_setting_the_tests_changed_is_not_the_next_checks(
 ) -> None:
     _one_judge_after_a_check()
     assert run_tests(SOLUTION, fresh + TESTS).status == "passed"  # what a fresh judge has
-    assert run_tests(SOLUTION, change + TESTS).status == "passed"
-    for _ in range(3):
-        later = run_tests(SOLUTION, fresh + TESTS)
-        assert later.status == "passed", later.stdout_tail
+    _assert_unchanged_for_the_next_checks(change, fresh)
 
 
 def test_tests_that_change_settings_only_for_a_while_keep_the_judge() -> None:

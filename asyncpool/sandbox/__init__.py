@@ -45,9 +45,11 @@ Two processes per check:
   server keeps up to ``_zygote_wire.JUDGE_POOL``, each judging one check at a time through a
   fresh wire and namespace (tests compiled once per source), replaced after
   ``_zygote_wire.JUDGE_CHECKS`` checks or any anomaly (the solution broke the wire or a bound or
-  called back into the tests, a timeout, a thread left, a built-in, the environment or
-  ``sys.path`` changed, a module's attribute the tests may have set, a patch they started and
-  never stopped: read from their bytecode, see ``_judge._attribute_roots``); a check finds none
+  called back into the tests, a timeout, a thread left, a built-in, the environment,
+  ``sys.path`` or a setting of the interpreter changed (the decimal context, the warnings
+  filters, ``np.seterr``, ``gc``, the umask...: ``_zygote_child._interpreter_settings``), a
+  module's attribute the tests may have set, a patch they started and never stopped: read from
+  their bytecode, see ``_judge._attribute_roots``); a check finds none
   idle, or the caller is not root: a judge forked for it alone.
 * **files**: tests that name a file API (``open``, ``tmp_path``, ``tempfile``, ``pathlib``,
   ``os.path``, ``shutil``, ``csv``...: ``_run._FILE_USE``, read from their text alone) share
@@ -234,8 +236,10 @@ Patches: a module attribute the tests patch (``unittest.mock.patch`` in any form
 ``patch("builtins.print")``, ``patch("builtins.open", mock_open(read_data=...))``,
 ``patch("solution.fetch", ...)``), what they assign to the ``solution`` module
 (``solution.DEBUG = True``), the environment they change (``monkeypatch.setenv``,
-``patch.dict(os.environ, ...)``, ``os.environ[k] = v``) and the working directory they change
-(``os.chdir``, when the solution's process can enter it: a directory of the run's files), are
+``patch.dict(os.environ, ...)``, ``os.environ[k] = v``), the working directory they change
+(``os.chdir``, when the solution's process can enter it: a directory of the run's files), and
+their decimal context (``getcontext().prec = 40``, ``localcontext()``), integer string limit
+(``sys.set_int_max_str_digits``) and numpy error handling (``np.seterr``, ``np.errstate``) are
 the solution's too from their next request until they undo them, as in-process: the value
 crosses as values do, a mock or a function of the tests as a handle that the solution calls
 back (it may enter and exit the tests' mocks: ``with open(path) as f``). Not forwarded:
