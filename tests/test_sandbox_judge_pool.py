@@ -208,9 +208,14 @@ def test_tests_that_only_read_modules_and_set_their_own_attributes_keep_the_judg
         "    def test(self):\n        self.assertEqual(self.x, 2)\n"
         "unittest.main(exit=False)\n" + TESTS
     )
+    _assert_the_judge_stays(first, tests)
+
+
+def _assert_the_judge_stays(judge: int, tests: str) -> None:
+    """Three checks of ``tests`` pass, and ``judge`` is still there after them."""
     for _ in range(3):
         assert run_tests(SOLUTION, tests).status == "passed"
-    assert first in _judges()
+    assert judge in _judges()
 
 
 #: (a change of a process-wide setting, what a fresh process has of it): in-process each check
@@ -274,6 +279,4 @@ def test_tests_that_change_settings_only_for_a_while_keep_the_judge() -> None:
         "with decimal.localcontext() as ctx:\n    ctx.prec = 5\n"
         "with np.errstate(all='raise'):\n    pass\n" + TESTS
     )
-    for _ in range(3):
-        assert run_tests(SOLUTION, tests).status == "passed"
-    assert first in _judges()
+    _assert_the_judge_stays(first, tests)
