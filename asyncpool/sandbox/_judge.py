@@ -2635,9 +2635,7 @@ _ENVIRON = "<environ>"
 #: ``patch.dict``'s changes are counted as patches) and the working directory, the environment
 #: as last counted, and the working directory when the check began and as last counted.
 _CWD = "<cwd>"
-_AMBIENT_WATCHED = {
-    "environ": False, "cwd": False, "decimal": False, "digits": False, "numpy": False
-}  # fmt: skip
+_AMBIENT_WATCHED = {"environ": False, "cwd": False}
 _ENVIRON_COUNTED: dict[str, str] = {}
 _CWD_AT_START: list[str | None] = [None]
 _CWD_COUNTED: list[str | None] = [None]
@@ -2645,22 +2643,20 @@ _CWD_COUNTED: list[str | None] = [None]
 #: ``localcontext()``: in-process the solution computes in it), as :func:`_decimal_spec` gives
 #: it, compared before each request only when the tests' text names ``context``; likewise the
 #: tests' ``sys.set_int_max_str_digits`` (in-process the solution's ``str(2 ** 20000)``
-#: works after the tests' ``set_int_max_str_digits(0)``), when their text names it. Each:
-#: [when the check began, as last counted].
+#: works after the tests' ``set_int_max_str_digits(0)``), when their text names it (see
+#: :data:`_AMBIENT_SETTINGS`).
 _DECIMAL = "<decimal>"
 _INT_DIGITS = "<int digits>"
-_DECIMAL_STATE: list[Any] = [None, None]
-_DIGITS_STATE: list[Any] = [None, None]
 _get_int_max_str_digits: Callable[[], int] | None = getattr(sys, "get_int_max_str_digits", None)
 _set_int_max_str_digits: Callable[[int], None] | None = getattr(
     sys, "set_int_max_str_digits", None
 )
 
 
-def _decimal_spec() -> tuple[Any, ...]:
-    """This thread's decimal context as it crosses: precision, rounding, exponent bounds,
-    capitals, clamp, and the names of the signals it traps (sorted)."""
-    c = _getcontext()
+def _decimal_spec(context: Any = None) -> tuple[Any, ...]:
+    """A decimal context (this thread's by default) as it crosses: precision, rounding,
+    exponent bounds, capitals, clamp, and the names of the signals it traps (sorted)."""
+    c = _getcontext() if context is None else context
     traps = tuple(sorted(signal.__name__ for signal, on in c.traps.items() if on))
     return (c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp, traps)
 
@@ -2692,13 +2688,12 @@ class _DecimalContext(_Setting):
 #: The tests' numpy floating-point error handling among the patches (``np.seterr(all="raise")``,
 #: an ``np.errstate`` block: in-process the solution's ``np.log(0)`` raises
 #: ``FloatingPointError`` there), when the tests' text names ``seterr`` or ``errstate``: sorted
-#: ``np.geterr()`` items, [when the check began, as last counted]. As a fresh import has it:
+#: ``np.geterr()`` items. As a fresh import has it:
 _NUMPY_ERRORS = "<numpy errors>"
 _NUMPY_DEFAULT_ERRORS = (
     ("divide", "warn"), ("invalid", "warn"), ("over", "warn"), ("under", "ignore"),
 )  # fmt: skip
 _NUMPY_ERROR_MODES = frozenset({"ignore", "warn", "raise", "print"})
-_NUMPY_ERRORS_STATE: list[Any] = [None, None]
 
 
 def _numpy_errors() -> tuple[tuple[str, str], ...]:
@@ -2734,7 +2729,7 @@ class _IntDigits(_Setting):
     :data:`_INT_DIGITS`), as :func:`_apply_patches` sets and restores it."""
 
     def __getitem__(self, name: str) -> int | None:
-        return None if _get_int_max_str_digits is None else _get_int_max_str_digits()
+        return _int_digits()
 
     def __setitem__(self, name: str, digits: Any) -> None:
         if type(digits) is not int:
@@ -2742,6 +2737,24 @@ class _IntDigits(_Setting):
         if _set_int_max_str_digits is not None:
             with contextlib.suppress(ValueError):  # below the minimum: refused in-process too
                 _set_int_max_str_digits(digits)
+
+
+def _int_digits() -> int | None:
+    """``sys.get_int_max_str_digits()`` (None before Python 3.11, which has no such limit)."""
+    return None if _get_int_max_str_digits is None else _get_int_max_str_digits()
+
+
+#: The tests' settings that reach the solution by value, compared before each request of a
+#: check whose tests' text names one of their words (see :func:`_note_ambient`): per patch
+#: label, those words, its attribute among the patches, and the :class:`_Setting` that sets
+#: it on the solution's side (whose reading is the judge's too).
+_AMBIENT_SETTINGS: dict[str, tuple[tuple[str, ...], str, type[_Setting]]] = {
+    _DECIMAL: (("context",), "context", _DecimalContext),
+    _INT_DIGITS: (("int_max_str_digits",), "digits", _IntDigits),
+    _NUMPY_ERRORS: (("seterr", "errstate"), "errors", _NumpyErrors),
+}
+#: Per label of those watched in this check: [when the check began, as last counted].
+_AMBIENT_STATE: dict[str, list[Any]] = {}
 
 
 #: The tests' ``sys.argv`` among the patches (``sys.argv = ["prog", "3"]``, ``patch.object(sys,
@@ -2809,8 +2822,8 @@ def _generator_state(label: str) -> Any:
 def _note_ambient() -> None:
     """Before a request: count a change of the tests' ``sys.argv``, of a seeded generator's
     state, of the environment or the working directory (when watched, see
-    :data:`_AMBIENT_WATCHED`) as a change of their patches (none is a patch the tests' mock
-    makes)."""
+    :data:`_AMBIENT_WATCHED`) or of a setting of :data:`_AMBIENT_SETTINGS` (when watched) as a
+    change of their patches (none is a patch the tests' mock makes)."""
     argv = sys.argv
     if argv != _ARGV_SENT:
         _ARGV_SENT[:] = argv if type(argv) is list else []
@@ -2824,20 +2837,11 @@ def _note_ambient() -> None:
         if cwd != _CWD_COUNTED[0]:
             _CWD_COUNTED[0] = cwd
             _PATCH_COUNT[0] += 1
-    if _AMBIENT_WATCHED["decimal"]:
-        spec = _decimal_spec()
-        if spec != _DECIMAL_STATE[1]:
-            _DECIMAL_STATE[1] = spec
-            _PATCH_COUNT[0] += 1
-    if _AMBIENT_WATCHED["numpy"]:
-        errors = _numpy_errors()
-        if errors != _NUMPY_ERRORS_STATE[1]:
-            _NUMPY_ERRORS_STATE[1] = errors
-            _PATCH_COUNT[0] += 1
-    if _AMBIENT_WATCHED["digits"] and _get_int_max_str_digits is not None:
-        digits = _get_int_max_str_digits()
-        if digits != _DIGITS_STATE[1]:
-            _DIGITS_STATE[1] = digits
+    for label, counted in _AMBIENT_STATE.items():
+        _, attr, setting = _AMBIENT_SETTINGS[label]
+        now = setting()[attr]
+        if now != counted[1]:
+            counted[1] = now
             _PATCH_COUNT[0] += 1
     for label, sync in _SEEDED.items():
         if sync[0]:
@@ -2924,12 +2928,11 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     cwd = _CWD_COUNTED[0]
     if _AMBIENT_WATCHED["cwd"] and cwd is not None and cwd != _CWD_AT_START[0]:
         out.append((_CWD, "cwd", cwd))
-    if _AMBIENT_WATCHED["decimal"] and _DECIMAL_STATE[1] != _DECIMAL_STATE[0]:
-        out.append((_DECIMAL, "context", _DECIMAL_STATE[1]))
-    if _AMBIENT_WATCHED["digits"] and _DIGITS_STATE[1] != _DIGITS_STATE[0]:
-        out.append((_INT_DIGITS, "digits", _DIGITS_STATE[1]))
-    if _AMBIENT_WATCHED["numpy"] and _NUMPY_ERRORS_STATE[1] != _NUMPY_ERRORS_STATE[0]:
-        out.append((_NUMPY_ERRORS, "errors", _NUMPY_ERRORS_STATE[1]))
+    out.extend(
+        (label, _AMBIENT_SETTINGS[label][1], counted[1])
+        for label, counted in _AMBIENT_STATE.items()
+        if counted[1] != counted[0]
+    )
     argv = sys.argv
     if argv != _TESTS_ARGV and type(argv) is list and all(type(a) is str for a in argv):
         out.append((_ARGV, "argv", tuple(argv[:MAX_ARGV])))
@@ -2995,12 +2998,9 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
                 peer.patched.append((levels, attr, levels[attr]))
                 levels[attr] = value
             continue
-        if name in (_DECIMAL, _INT_DIGITS, _NUMPY_ERRORS):
-            setting: _Setting = (
-                _DecimalContext() if name == _DECIMAL
-                else _IntDigits() if name == _INT_DIGITS
-                else _NumpyErrors()
-            )  # fmt: skip
+        ambient = _AMBIENT_SETTINGS.get(name)
+        if ambient is not None:
+            setting = ambient[2]()
             peer.patched.append((setting, attr, setting[attr]))
             setting[attr] = value
             continue
@@ -6113,18 +6113,10 @@ def judge_check(
         _ENVIRON_AT_START.update(os.environ)
         _AMBIENT_WATCHED["environ"] = "environ" in tests
         _AMBIENT_WATCHED["cwd"] = "chdir" in tests
-        _AMBIENT_WATCHED["decimal"] = "context" in tests
-        _AMBIENT_WATCHED["digits"] = (
-            "int_max_str_digits" in tests and _get_int_max_str_digits is not None
-        )
-        _AMBIENT_WATCHED["numpy"] = "seterr" in tests or "errstate" in tests
-        _NUMPY_ERRORS_STATE[:] = [_NUMPY_DEFAULT_ERRORS] * 2
-        _DECIMAL_STATE[:] = [_decimal_spec()] * 2 if _AMBIENT_WATCHED["decimal"] else [None] * 2
-        _DIGITS_STATE[:] = (
-            [_get_int_max_str_digits()] * 2
-            if _AMBIENT_WATCHED["digits"] and _get_int_max_str_digits is not None
-            else [None] * 2
-        )
+        _AMBIENT_STATE.clear()
+        for label, (words, attr, setting) in _AMBIENT_SETTINGS.items():
+            if any(word in tests for word in words):
+                _AMBIENT_STATE[label] = [setting()[attr]] * 2
         _ENVIRON_COUNTED.clear()
         _ENVIRON_COUNTED.update(os.environ)
         _CWD_AT_START[0] = _CWD_COUNTED[0] = _cwd() if _AMBIENT_WATCHED["cwd"] else None
