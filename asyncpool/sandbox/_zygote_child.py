@@ -466,7 +466,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         original = dict(builtins.__dict__)
         environ = dict(os.environ)
         path = list(sys.path)
-        settings = [_interpreter_settings()]
+        settings = _interpreter_settings()
         for served in range(1, JUDGE_CHECKS + 1):
             data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
             if not data:
@@ -500,6 +500,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             finally:
                 os.close(verdict_fd)
             threading = sys.modules.get("threading")
+            now = _interpreter_settings()
             anomaly = (
                 anomaly
                 or (threading is not None and threading.active_count() > 1)
@@ -507,8 +508,9 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
                 or any(builtins.__dict__.get(k) is not v for k, v in original.items())
                 or os.environ != environ  # the next check's tests would start from it
                 or sys.path != path  # (``sys.path.insert(0, ...)`` in pytest-style tests)
-                or _settings_changed(settings, "warn" in tests_text)
+                or _settings_changed(settings, now, "warn" in tests_text)
             )
+            settings = now
             retire = anomaly or served >= JUDGE_CHECKS
             ctl.send(b"D\1" if retire else b"D\0")
             if retire:
@@ -518,20 +520,14 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
     os._exit(0)
 
 
-#: numpy's floating-point error handling as a fresh import has it (``np.geterr()``).
-_NUMPY_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
-
-
-def _settings_changed(settings: list[tuple[object, ...]], warnings_named: bool) -> bool:
-    """Whether the interpreter's settings changed since ``settings[0]`` (see
-    :func:`_interpreter_settings`); if not, they become ``settings[0]``. The warnings filters
-    (first) count only when the tests' text names ``warn``: importing numpy or pandas adds
-    filters of theirs, which is no reason to fork a new judge."""
-    now = _interpreter_settings()
-    before = settings[0]
-    changed = now[1:] != before[1:] or (warnings_named and now[0] != before[0])
-    settings[0] = now
-    return changed
+def _settings_changed(
+    before: tuple[object, ...], now: tuple[object, ...], warnings_named: bool
+) -> bool:
+    """Whether the interpreter's settings changed from ``before`` to ``now`` (see
+    :func:`_interpreter_settings`). The warnings filters (first) count only when the tests'
+    text names ``warn``: importing numpy or pandas adds filters of theirs, which is no reason
+    to fork a new judge."""
+    return now[1:] != before[1:] or (warnings_named and now[0] != before[0])
 
 
 def _interpreter_settings() -> tuple[object, ...]:
@@ -539,28 +535,26 @@ def _interpreter_settings() -> tuple[object, ...]:
     same long-lived judge would otherwise run under (``getcontext().prec = 50``,
     ``warnings.simplefilter("error")``, ``sys.set_int_max_str_digits(0)``, ``gc.disable()``,
     ``np.seterr(all="raise")``...): compared before and after each check, a change retires
-    the judge, as a changed built-in does. The judge has no other thread here, so reading the
-    umask by setting it is safe. numpy's settings only once a check imported it (the judge
-    keeps numpy loaded for the next checks)."""
+    the judge, as a changed built-in does. The umask is read by setting it and back: only a
+    thread the tests left running could see the moment between, and that retires the judge.
+    The decimal contexts, the int digit limit and numpy's error handling (its defaults while
+    it is not loaded: the judge keeps it loaded once a check imported it) are read as the
+    judge reads the tests' to send them to the solution (``_judge._decimal_spec``,
+    ``_int_digits``, ``_numpy_errors``)."""
     import decimal
     import gc
     import locale
     import warnings
 
-    context, default = decimal.getcontext(), decimal.DefaultContext  # (new threads start from it)
     umask = os.umask(0o077)
     os.umask(umask)
-    numpy = sys.modules.get("numpy")
-    digits = getattr(sys, "get_int_max_str_digits", None)
     return (
-        tuple(warnings.filters), context.prec, context.rounding, context.Emin, context.Emax,
-        context.capitals, context.clamp, tuple(k.__name__ for k, on in context.traps.items() if on),
-        default.prec, default.rounding, default.Emin, default.Emax, default.capitals,
-        default.clamp, tuple(k.__name__ for k, on in default.traps.items() if on),
-        None if digits is None else digits(), warnings.showwarning,
+        tuple(warnings.filters), JUDGE._decimal_spec(),
+        JUDGE._decimal_spec(decimal.DefaultContext),  # (new threads start from it)
+        JUDGE._int_digits(), JUDGE._numpy_errors(), warnings.showwarning,
         gc.isenabled(), gc.get_threshold(), sys.getswitchinterval(), umask,
         _socket.getdefaulttimeout(), locale.setlocale(locale.LC_ALL), sys.gettrace(),
-        sys.getprofile(), numpy is None or numpy.geterr() == _NUMPY_ERRORS,
+        sys.getprofile(),
     )  # fmt: skip
 
 
