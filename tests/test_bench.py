@@ -17,6 +17,11 @@ import pytest
 
 import asyncpool
 from asyncpool._bench import harness, report, scale, workloads
+from asyncpool._bench.workloads._ray_data import (
+    quiet_ray_data,
+    ray_data_actors,
+    stop_ray_data_actors,
+)
 from tests.conftest import InstalledWheel, SessionCluster
 from tests.test_cli import _run as _run_cli
 
@@ -371,11 +376,53 @@ def _run(workload: harness.Workload, n: int) -> list[harness.Row]:
     return asyncpool.run(harness.run_workloads, [workload], n, True, False, 1)
 
 
+def _wait_ray_data_gone(keep: frozenset[str] = frozenset()) -> None:
+    """Poll until no Ray Data helper actor but ``keep`` is alive (a kill takes effect
+    asynchronously)."""
+    deadline = time.monotonic() + 60
+    while (alive := ray_data_actors() - keep) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive, alive
+
+
+@pytest.mark.slow
+def test_ray_data_helper_actors_are_stopped_but_those_kept_and_ray_data_starts_them_again(
+    ray_cluster: SessionCluster,
+) -> None:
+    import ray.data
+
+    def run_ray_data() -> None:
+        quiet_ray_data()
+        ds = ray.data.from_items([{"x": i} for i in range(8)]).map_batches(
+            lambda b: b, batch_size=4
+        )
+        assert sorted(r["x"] for r in ds.iter_rows()) == list(range(8))
+
+    run_ray_data()
+    started = ray_data_actors()
+    assert "datasets_stats_actor" in started, started
+    kept = frozenset({"datasets_stats_actor"})
+    assert set(stop_ray_data_actors(keep=kept)) == started - kept
+    _wait_ray_data_gone(kept)
+    assert "datasets_stats_actor" in ray_data_actors()  # the kept one lives
+    assert set(stop_ray_data_actors()) == {"datasets_stats_actor"}
+    _wait_ray_data_gone()
+    run_ray_data()  # Ray Data starts what it needs again
+    again = ray_data_actors()
+    assert "datasets_stats_actor" in again, again
+    assert set(stop_ray_data_actors()) == again
+    _wait_ray_data_gone()
+
+
 @pytest.mark.slow
 def test_humaneval_every_method_verifies_every_item(ray_cluster: SessionCluster) -> None:
     n = 12
+    stop_ray_data_actors()  # an earlier test's Ray Data helpers: the workload would keep them
+    _wait_ray_data_gone()
     rows = _run(harness.HUMANEVAL, n)
     _check_rows(rows, harness.HUMANEVAL, n)
+    # What its Ray Data methods started is gone when the workload ends (the next starts quiet).
+    _wait_ray_data_gone()
     limit = next(r for r in rows if r.method == "limit")
     cores = harness.limit_cores()
     # The test cluster's raylets share this machine: its cores count once.

@@ -41,7 +41,7 @@ from ..core import (
     ignore_progress,
     limit_cores,
 )
-from ._ray_data import quiet_ray_data
+from ._ray_data import quiet_ray_data, ray_data_actors, stop_ray_data_actors
 
 #: Items per Ray task of the ``asyncpool`` method and of the batched peers.
 HUMANEVAL_BATCH = 16
@@ -104,6 +104,7 @@ def humaneval_pool() -> TaskPool[[Case], str]:
 async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
     work = humaneval.items(n)
     quiet_ray_data()
+    before = await asyncio.to_thread(ray_data_actors)
     cpus = cluster_cpus()
     mp_pool = await asyncio.to_thread(Pool, cpus)
     try:
@@ -137,6 +138,7 @@ async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
             yield session
     finally:
         await asyncio.to_thread(mp_pool.terminate)
+        await asyncio.to_thread(stop_ray_data_actors, before)
 
 
 async def _sequential(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:
