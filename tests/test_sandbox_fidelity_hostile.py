@@ -495,6 +495,147 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
 ]
 
+#: Found by a red-team pass at f13563b: a Set's claimed length, names the tests imported
+#: replaced by ``from solution import *``, a context manager ending the tests' block at the
+#: solution's first failure, and ``assertSetEqual`` handing the expected set to the solution.
+LYING_SET = _d("""
+    from collections.abc import Set
+    class S(Set):
+        def __init__(self, n): self.n = n
+        def __contains__(self, x): return False
+        def __iter__(self): return iter(())
+        def __len__(self): return self.n
+""")
+ATTACKS += [
+    (
+        "a Set whose __len__ claims the tests' size while it holds nothing",
+        LYING_SET + "def unique(xs):\n    return S(len(set(xs)))\n",
+        "assert unique([3, 1, 3, 2]) == {1, 2, 3}\nassert unique([5, 5]) == {5}\n",
+    ),
+    (
+        "lying Sets nested in a list and as a dict's values, and one compared with <= and !=",
+        LYING_SET + "def groups():\n    return [S(2), S(1)]\ndef adj():\n"
+        "    return {1: S(2), 2: S(1)}\ndef one():\n    return S(1)\n",
+        "assert groups() == [{1, 2}, {3}]\nassert adj() == {1: {2, 3}, 2: {1}}\n"
+        "assert one() <= {7} and not (one() != {7})\n",
+    ),
+    (
+        "a Set whose iteration repeats one of the tests' items as often as they have items",
+        _d("""
+            from collections.abc import Set
+            class S(Set):
+                def __contains__(self, x): return True
+                def __iter__(self): return iter((1, 1, 1))
+                def __len__(self): return 3
+            def unique(xs):
+                return S()
+        """),
+        "assert unique([3, 1, 2]) == {1, 2, 3}\n",
+    ),
+    (
+        "from solution import * replacing the tests' unittest with a TestCase that checks nothing",
+        _d("""
+            class unittest:
+                class TestCase:
+                    def assertEqual(self, a, b, msg=None): pass
+                @staticmethod
+                def main(*a, **k): pass
+            def square(x):
+                return 0
+        """),
+        _d("""
+            import unittest
+            from solution import *
+            class TestSquare(unittest.TestCase):
+                def test_square(self):
+                    self.assertEqual(square(3), 9)
+            if __name__ == "__main__":
+                unittest.main()
+        """),
+    ),
+    (
+        "from solution import * replacing the tests' pytest with a raises that raises nothing",
+        _d("""
+            class pytest:
+                class raises:
+                    def __init__(self, *a, **k): pass
+                    def __enter__(self): return self
+                    def __exit__(self, *a): return True
+            def sqrt_pos(x):
+                return 0.0
+        """),
+        _d("""
+            import pytest
+            from solution import *
+            def test_negative_raises():
+                with pytest.raises(ValueError):
+                    sqrt_pos(-1)
+        """),
+    ),
+    (
+        "from solution import * replacing the tests' isclose with one that is always true",
+        "def isclose(*a, **k):\n    return True\ndef area(r):\n    return 0.0\n",
+        "from math import isclose\nfrom solution import *\nassert isclose(area(1), 3.14159, "
+        "rel_tol=1e-5)\n",
+    ),
+    (
+        "a context manager that swallows the solution's own failure in the tests' block",
+        _d("""
+            class Account:
+                def __enter__(self): return self
+                def __exit__(self, *a): return True
+                def deposit(self, x): raise RuntimeError
+                def balance(self): raise RuntimeError
+        """),
+        _d("""
+            def test_account():
+                with Account() as acc:
+                    acc.deposit(5)
+                    assert acc.balance() == 5
+        """),
+    ),
+    (
+        "a context manager that swallows the TypeError of a handle compared with a value",
+        _d("""
+            class Meter:
+                def __enter__(self): return self
+                def __exit__(self, *a): return True
+                def reading(self):
+                    class Liar:
+                        def __ge__(self, o): return True
+                        def __eq__(self, o): return True
+                    return Liar()
+        """),
+        _d("""
+            def test_meter():
+                with Meter() as m:
+                    assert m.reading() >= 0
+                    assert m.reading() == 42
+        """),
+    ),
+    (
+        "assertSetEqual handing the expected set to the solution's difference()",
+        _d("""
+            class Peek:
+                seen = ()
+                def difference(self, other):
+                    Peek.seen = tuple(other)
+                    return set()
+                def __iter__(self):
+                    return iter(Peek.seen)
+            def unique(xs):
+                return Peek()
+        """),
+        _d("""
+            import unittest
+            class T(unittest.TestCase):
+                def test_unique(self):
+                    self.assertSetEqual(unique([3, 1, 3, 2]), {1, 2, 3})
+        """),
+    ),
+]
+
+
 #: Tests that hand the solution objects of their own: what it may set there (a LeetCode
 #: node's ``next``) must never change how the tests judge. Each attack's tests rely on one
 #: thing the solution would need to change.
@@ -812,6 +953,54 @@ SLOW_ATTACKS: list[tuple[str, str, str]] = [
 #: Honest solutions of the tests the attacks use: the tests are passable.
 HONEST: list[tuple[str, str, str]] = [
     ("honest sort", HONEST_SORT, SORT_TESTS),
+    ("honest set for the lying Set's tests", "def unique(xs):\n    return set(xs)\n",
+     "assert unique([3, 1, 3, 2]) == {1, 2, 3}\nassert unique([5, 5]) == {5}\n"),
+    ("honest abc Set compared with ==, <=, >= and !=",
+     _d("""
+         from collections.abc import Set
+         class Bag(Set):
+             def __init__(self, xs): self.xs = list(dict.fromkeys(xs))
+             def __contains__(self, x): return x in self.xs
+             def __iter__(self): return iter(self.xs)
+             def __len__(self): return len(self.xs)
+         def unique(xs):
+             return Bag(xs)
+     """),
+     "assert unique([3, 1, 3, 2]) == {1, 2, 3}\nassert unique([1]) <= {1, 2}\n"
+     "assert unique([1, 2]) >= {1}\nassert unique([]) == set()\nassert unique([1, 2]) != {1}\n"),
+    ("honest square under unittest after from solution import *",
+     "def square(x):\n    return x * x\n",
+     "import unittest\nfrom solution import *\nclass T(unittest.TestCase):\n"
+     "    def test_square(self):\n        self.assertEqual(square(3), 9)\n"
+     "if __name__ == '__main__':\n    unittest.main()\n"),
+    ("honest function and the tests' own import after from solution import *",
+     "import math\ndef area(r):\n    return math.pi * r * r\n",
+     "from math import isclose\nimport math\nfrom solution import *\n"
+     "assert isclose(area(1), 3.14159, rel_tol=1e-5) and math.pi > 3\n"),
+    ("honest context manager that suppresses the KeyError the tests raise in its block",
+     _d("""
+         class Suppress:
+             def __init__(self, *kinds): self.kinds = kinds
+             def __enter__(self): return self
+             def __exit__(self, kind, exc, tb):
+                 return kind is not None and issubclass(kind, self.kinds)
+     """),
+     "with Suppress(KeyError):\n    {}['x']\nwith Suppress(ZeroDivisionError):\n    1 / 0\n"
+     "try:\n    with Suppress(KeyError):\n        raise ValueError\nexcept ValueError:\n"
+     "    pass\nelse:\n    raise AssertionError('ValueError suppressed')\n"),
+    ("honest set-like class under assertSetEqual",
+     _d("""
+         class Bag:
+             def __init__(self, xs): self.xs = list(dict.fromkeys(xs))
+             def __iter__(self): return iter(self.xs)
+             def __len__(self): return len(self.xs)
+             def difference(self, other): return {x for x in self.xs if x not in other}
+         def unique(xs):
+             return Bag(xs)
+     """),
+     "import unittest\nclass T(unittest.TestCase):\n    def test_unique(self):\n"
+     "        self.assertSetEqual(unique([3, 1, 3, 2]), {1, 2, 3})\n"
+     "        self.assertSetEqual({1, 2}, {2, 1})\n"),
     ("honest sort beside a module written where the tests work",
      "with open('colorsys.py', 'w') as fh:\n    fh.write('def rgb_to_hsv(*a):\\n    return 0\\n')\n"
      + HONEST_SORT,
@@ -959,6 +1148,25 @@ REASONS = {
     "forged update of a name the judge never asked for: the tests' expected value": (
         "never asked for"
     ),
+    "a Set whose __len__ claims the tests' size while it holds nothing": "says it holds",
+    "lying Sets nested in a list and as a dict's values, and one compared with <= and !=": (
+        "says it holds"
+    ),
+    "a Set whose iteration repeats one of the tests' items as often as they have items": (
+        "1 of them distinct"
+    ),
+    "from solution import * replacing the tests' unittest with a TestCase that checks nothing": (
+        "the tests exited with status"
+    ),
+    "from solution import * replacing the tests' pytest with a raises that raises nothing": (
+        "DID NOT RAISE"
+    ),
+    "a context manager that swallows the solution's own failure in the tests' block": (
+        "RuntimeError"
+    ),
+    "a context manager that swallows the TypeError of a handle compared with a value": (
+        "TypeError"
+    ),
 }
 
 
@@ -985,6 +1193,38 @@ def test_unbounded_iteration_and_callbacks_are_failed_by_their_bound(
 def test_the_attacked_tests_pass_an_honest_solution(name: str, solution: str, tests: str) -> None:
     result = run_tests(solution, tests, timeout=20)
     assert result.status == "passed", (name, result.stdout_tail[-1500:])
+
+
+def test_a_handle_is_never_asked_for_a_raw_memory_interface_and_numpy_takes_its_array() -> None:
+    """numpy in the judge would read (or write) memory at the address a handle's
+    ``__array_interface__`` names; it is never asked, and ``__array__``'s array (a value)
+    is what ``np.asarray`` gets. In-process numpy asks, so this check's verdict is the judge's
+    own: the solution records each name it is asked for."""
+    solution = _d("""
+        ASKED = []
+        class Arr:
+            @property
+            def __array_interface__(self):
+                ASKED.append("__array_interface__")
+                return {"shape": (3,), "typestr": "<i8", "data": (8, False), "version": 3}
+            @property
+            def __array_struct__(self):
+                ASKED.append("__array_struct__")
+                raise AttributeError("__array_struct__")
+            def __array__(self, dtype=None, copy=None):
+                import numpy as np
+                return np.array([1, 2, 3])
+        def make():
+            return Arr()
+        def asked():
+            return list(ASKED)
+    """)
+    tests = (
+        "import numpy as np\nassert np.asarray(make()).tolist() == [1, 2, 3]\n"
+        "assert asked() == []\n"
+    )
+    result = run_tests(solution, tests, timeout=20)
+    assert result.status == "passed", result.stdout_tail[-1500:]
 
 
 def test_a_failed_bound_names_its_reason() -> None:

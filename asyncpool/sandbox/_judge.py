@@ -2048,6 +2048,10 @@ def _plain_exit_code(code: Any) -> bool:
 
 #: Marks a ``SystemExit`` of the solution (:func:`_solution_exit`) in its ``__dict__``.
 _SOLUTION_EXIT = "_asyncpool_solution_exit"
+#: Marks, in its ``__dict__``, an exception the judge raised because a request to the solution
+#: failed (the solution's exception, rebuilt): never suppressed by the solution's context
+#: manager (:func:`_suppresses`).
+_FROM_SOLUTION = "_asyncpool_from_solution"
 
 
 def _solution_exit(code: Any) -> SystemExit:
@@ -2888,6 +2892,25 @@ class _SolutionModule(types.ModuleType):
         super().__delattr__(name)
         if _ASSIGNED.pop(name, _UNSET) is not _UNSET:
             _PATCH_COUNT[0] += 1
+
+    @property
+    def __all__(self) -> list[str]:
+        """What ``from solution import *`` binds in the tests: the module's public names, but
+        not over a name the tests have already bound to something else (``import unittest``,
+        ``import numpy as np``, ``from math import isclose``, a helper of theirs). In-process
+        the solution's ``unittest``, ``np`` or ``isclose`` would replace the tests' own, and
+        their assertions would be the solution's code, run in its process; here the tests keep
+        what they bound (a name they bound to the solution's own object is bound again, the
+        same). A stub of the tests' that expects to be replaced by the star import keeps the
+        stub (judged failed; in-process it passes)."""
+        tests: dict[str, Any] = _CHECK[1] if len(_CHECK) == 2 else {}
+        own = vars(self)
+        return [
+            name
+            for name, value in own.items()
+            if type(name) is str and not name.startswith("_")
+            and tests.get(name, value) is value
+        ]  # fmt: skip
 
 
 def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
@@ -3782,7 +3805,11 @@ class _Peer:
                 if op not in ("next", "anext"):
                     raise CodecError("end of iteration for a request that is not next")
                 return kind, value
-            return kind, self.exception(value)
+            exc = self.exception(value)
+            if self.trusted:
+                with contextlib.suppress(TypeError):  # (a class with __slots__: no __dict__)
+                    vars(exc)[_FROM_SOLUTION] = True
+            return kind, exc
 
     def exception(self, value: Any, depth: int = 0) -> BaseException:
         """The exception of an ``X`` reply, checked: one of the tests' as the solution is told
@@ -4295,16 +4322,27 @@ def _abc_compare(op: str, proxy: Any, other: object) -> Any:
         return equal if op == "eq" else not equal
     if not isinstance(other, _AbcSet):
         return NotImplemented
+    # The length the comparisons read is the number of items the judge received, each once:
+    # the solution's own ``len()`` is only a claim, and a class whose ``__len__`` says 3 while
+    # it holds nothing (or whose iteration repeats one item three times) would otherwise equal
+    # every 3-item set (``all(...)`` of no items is true).
+    try:
+        mine: Any = set(items)
+        distinct = len(mine)
+    except TypeError:  # an unhashable item: compared one by one, as __contains__ would
+        mine = items
+        distinct = sum(all(b is not a for b in items[:i]) for i, a in enumerate(items))
+    if size != len(items) or distinct != len(items):
+        raise TypeError(
+            f"the solution's set says it holds {size} items but iterates {len(items)}, "
+            f"{distinct} of them distinct"
+        )
     if op in ("eq", "ne"):  # Set.__eq__: same length, and every item in the other
         equal = size == len(other) and all(item in other for item in items)
         return equal if op == "eq" else not equal
     if op in ("le", "lt"):
         within = size <= len(other) and all(item in other for item in items)
         return within and (op == "le" or size < len(other))
-    try:
-        mine: Any = set(items)
-    except TypeError:  # an unhashable item: compared one by one, as __contains__ would
-        mine = items
     covers = size >= len(other) and all(item in mine for item in other)
     return covers and (op == "ge" or size > len(other))
 
@@ -4335,11 +4373,33 @@ def _exit_name(kind: Any) -> str | None:
     return kind.__name__ if isinstance(kind, type) else None
 
 
+#: Attributes a handle never has here: the array interfaces through which numpy (or another
+#: library of the judge's) would read and write memory at an address the object names
+#: (``np.asarray(handle)``, ``pytest.approx``, ``np.testing``): the solution's answer would
+#: be a pointer into the judge. Without them numpy takes the object through ``__array__`` (an
+#: array that crosses as a value, rebuilt here) or as an object scalar.
+_RAW_MEMORY = frozenset({
+    "__array_interface__", "__array_struct__", "__cuda_array_interface__", "__dlpack__",
+    "__dlpack_device__",
+})  # fmt: skip
+
+
 def _suppresses(exc: Any, answer: Any) -> bool:
     """Whether a solution's context manager's answer suppresses the tests' exception ``exc``:
-    ``True`` only, and never for the tests' own failures (an ``AssertionError``, or anything
-    that is not an ``Exception``)."""
-    if (exc is not None and not isinstance(exc, Exception)) or isinstance(exc, AssertionError):
+    ``True`` only, and only for an exception of the tests' own code (``with Suppress(KeyError):
+    d["x"]``), never for the tests' failures (an ``AssertionError``, anything that is not an
+    ``Exception``), an exception the solution raised (a call of the block failed: marked
+    :data:`_FROM_SOLUTION`), nor a ``TypeError`` (what a handle compared with or computed with
+    a value of the tests raises): otherwise a context manager that says yes to everything
+    would end the block at the solution's first failure, skipping the tests' asserts after
+    it, and the tests would still run to their end. In-process it could; an honest context
+    manager that suppresses its own failures or a ``TypeError`` of the tests is judged
+    failed here."""
+    if exc is not None and (
+        not isinstance(exc, Exception)
+        or isinstance(exc, (AssertionError, TypeError))
+        or getattr(exc, "__dict__", {}).get(_FROM_SOLUTION)
+    ):
         return False
     return answer is True
 
@@ -4382,6 +4442,8 @@ class _Proxy:
             )
 
     def __getattr__(self, name: str) -> Any:
+        if name in _RAW_MEMORY:
+            raise AttributeError(name)
         return _peer().request("getattr", self, (name,))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -5681,6 +5743,32 @@ def _guard_yaml() -> None:
     yaml.unsafe_load_all = yaml.full_load_all = yaml.safe_load_all
 
 
+def _guard_set_assertions() -> None:
+    """In a judge whose tests name ``assertSetEqual``: ``unittest``'s set assertion with an
+    object of the solution's compares that object's items, read by iterating it in the judge,
+    instead of asking it first for ``first.difference(second)``: that call would hand the
+    tests' expected set to the solution (which could return an empty difference and then
+    iterate as exactly that set). As in-process, an object without ``difference`` fails the
+    assertion (``unittest`` says so); an honest one (a set-like class of the solution's)
+    gives the verdict its items give. Installed once per process; the same method otherwise."""
+    import unittest
+
+    original: Any = unittest.TestCase.assertSetEqual
+    if getattr(original, "_asyncpool_guarded", False):
+        return
+
+    def assertSetEqual(self: Any, set1: Any, set2: Any, msg: Any = None) -> None:
+        def items(obj: Any) -> Any:
+            if type(obj) not in _PROXY_TYPES or not hasattr(obj, "difference"):
+                return obj  # unittest's own checks and messages, as in-process
+            return frozenset(obj)
+
+        original(self, items(set1), items(set2), msg)
+
+    assertSetEqual._asyncpool_guarded = True  # type: ignore[attr-defined]
+    unittest.TestCase.assertSetEqual = assertSetEqual  # type: ignore[method-assign]
+
+
 def judged_stdin() -> None:
     """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
     what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
@@ -6128,6 +6216,8 @@ def judge_check(
             _watch_warnings()
         if "yaml" in tests:
             _guard_yaml()
+        if "assertSetEqual" in tests:
+            _guard_set_assertions()
         if "Config" in tests:  # logging.config.dictConfig / fileConfig
             _guard_logging_config()
         if _WARNINGS_WATCHED:
