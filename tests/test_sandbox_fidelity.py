@@ -4231,6 +4231,38 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 assert count_args() == 2
         """),
     ),
+    # KodCode's pytest files reach the solution's names through strings: the targets of
+    # patch("solution.os.path.exists"), monkeypatch.setattr(solution, "MAX", 10).
+    _pytest_twin(
+        "names of the solution reached through strings: patch('solution.os.path.exists'), "
+        "patch('solution.time.sleep'), monkeypatch.setattr(solution, 'MAX', 10)",
+        _d("""
+            import os
+            import time
+            MAX = 100
+            def config_exists(path):
+                return os.path.exists(path)
+            def wait_and_clamp(x):
+                time.sleep(5)
+                return min(x, MAX)
+        """),
+        ("    return min(x, MAX)\n", "    return min(x, 100)\n"),
+        _d("""
+            from unittest.mock import patch
+            import solution
+            from solution import config_exists
+            def test_exists():
+                with patch("solution.os.path.exists", return_value=True):
+                    assert config_exists("/no/such.cfg") is True
+                with patch("solution.os.path.exists", return_value=False):
+                    assert config_exists("/") is False
+            def test_clamp(monkeypatch):
+                monkeypatch.setattr(solution, "MAX", 10)
+                with patch("solution.time.sleep") as slept:
+                    assert solution.wait_and_clamp(50) == 10
+                slept.assert_called_once_with(5)
+        """),
+    ),
     _pytest_twin(
         "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
         _d("""

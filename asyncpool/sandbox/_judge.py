@@ -5983,6 +5983,30 @@ def _import_submodules(modules: Any, used: frozenset[str]) -> None:
                 importlib.import_module(module)
 
 
+def _reached_modules(
+    modules: dict[str, str], used: frozenset[str], held: dict[str, Any]
+) -> dict[str, Any]:
+    """The standard modules the solution imported that the tests reach through the
+    ``solution`` module (``patch("solution.os.path.exists")``, ``patch("solution.time.sleep")``,
+    ``solution.shutil``), not among :data:`TEST_MODULES`: the judge's own module of that name,
+    already loaded here (never imported for this: the name is the solution's claim), under the
+    solution's alias, when the tests name that alias and ``held`` has nothing of that name.
+    Only the ``solution`` module holds them (the tests' namespace does not: they import their
+    own); a patch through one patches the judge's module, which reaches the solution as the
+    tests' patch of that module does (see :func:`_forwarded_patches`)."""
+    found: dict[str, Any] = {}
+    for alias, name in list(modules.items())[:MAX_NAMES]:
+        if (
+            alias in used
+            and alias not in held
+            and _may_proxy(alias)
+            and name.partition(".")[0] in sys.stdlib_module_names
+            and type(module := sys.modules.get(name)) is types.ModuleType
+        ):
+            found[alias] = module
+    return found
+
+
 def _for_tests(name: str, value: Any) -> Any:
     """What the tests' namespace holds under a name of the solution's: never the solution's
     object under the name of a standard module (tests that use ``math`` without importing it
@@ -6043,13 +6067,24 @@ def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
 
 
 def _names_used(code: types.CodeType) -> set[str]:
-    """Every global or attribute name the tests' code (and the code nested in it) uses."""
+    """Every global or attribute name the tests' code (and the code nested in it) uses, and
+    the names its strings spell: a name reached through a string (``getattr(solution,
+    "MAX")``, ``monkeypatch.setattr(solution, "MAX", 10)``, ``patch("solution.os.path.exists")``,
+    ``patch("solution.random.choice")``) must be in the judge's ``solution`` module as much as
+    one the code names (each part of a dotted path of identifiers counts; strings of at most
+    200 characters)."""
     found: set[str] = set()
     stack = [code]
     while stack:
         current = stack.pop()
         found.update(current.co_names)
-        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+        for const in current.co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+            elif type(const) is str and len(const) <= 200:
+                parts = const.split(".")
+                if all(part.isidentifier() for part in parts):
+                    found.update(parts)
     return found
 
 
@@ -6251,6 +6286,7 @@ def judge_check(
         # holding what the tests' namespace holds of the solution.
         as_module = _SolutionModule("solution")
         _SOLUTIONS.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        _SOLUTIONS.update(_reached_modules(modules, used, _SOLUTIONS))
         vars(as_module).update(_SOLUTIONS)
         peer.live_spaces = [namespace, vars(as_module)]
         _CHECK[:] = [code, namespace]
