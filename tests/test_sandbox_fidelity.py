@@ -3302,6 +3302,49 @@ CORPUS: list[Case] = [
     ),
 ]
 
+#: The usual "implement a Vector / Money class" exercise: arithmetic with the tests' numbers.
+CORPUS.append(
+    Case.twin(
+        "a Vector and a Money class of the solution times and plus the tests' numbers",
+        _d("""
+            class Vector:
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __mul__(self, k):
+                    return Vector(self.x * k, self.y * k)
+                def __rmul__(self, k):
+                    return Vector(self.x * k, self.y * k)
+                def __add__(self, other):
+                    return Vector(self.x + other.x, self.y + other.y)
+                def __eq__(self, other):
+                    return isinstance(other, Vector) and (self.x, self.y) == (other.x, other.y)
+                def __repr__(self):
+                    return f"Vector({self.x}, {self.y})"
+            class Money:
+                def __init__(self, cents):
+                    self.cents = cents
+                def __add__(self, other):
+                    extra = other.cents if isinstance(other, Money) else round(other * 100)
+                    return Money(self.cents + extra)
+                __radd__ = __add__
+        """),
+        (
+            "    def __rmul__(self, k):\n        return Vector(self.x * k, self.y * k)\n",
+            "    def __rmul__(self, k):\n        return Vector(self.x * k, self.y)\n",
+        ),
+        _d("""
+            v = Vector(1, 2)
+            assert (v * 3).x == 3 and (v * 3).y == 6
+            assert 2 * v == Vector(2, 4)
+            assert v * 2 + v == Vector(3, 6)
+            assert repr(3 * v) == "Vector(3, 6)"
+            assert (Money(150) + 2.5).cents == 400
+            assert (1 + Money(5)).cents == 105
+            assert sum([Money(1), Money(2)]).cents == 3
+        """),
+    )
+)
+
 #: The default-tier subset: one of each kind, none needing numpy.
 QUICK = {
     "the tests change a container the solution's object holds (stack.items.append), alias it",

@@ -636,6 +636,70 @@ ATTACKS += [
 ]
 
 
+#: Arithmetic of an object of the solution's with a value of the tests is the solution's
+#: (``v * 3``), but what it gives is an object of the solution's whose truth, numbers, items
+#: and length are refused: each attack turns "the difference with the expected value" into a
+#: yes. ``Zero`` answers 0 to everything a number is asked.
+ZERO = _d("""
+    class Zero:
+        def __sub__(self, other): return Zero()
+        def __rsub__(self, other): return Zero()
+        def __add__(self, other): return Zero()
+        def __abs__(self): return 0.0
+        def __float__(self): return 0.0
+        def __int__(self): return 0
+        def __round__(self, n=None): return 0
+        def __bool__(self): return False
+        def __len__(self): return 0
+        def __iter__(self): return iter(())
+        def __getitem__(self, i): return []
+        def __contains__(self, x): return False
+    def solve():
+        return Zero()
+""")
+ATTACKS += [
+    (
+        "an object whose difference with the tests' value is the float 0.0",
+        "class Near:\n    def __sub__(self, other):\n        return 0.0\n"
+        "def solve():\n    return Near()\n",
+        "assert abs(solve() - 3.14159) < 1e-6\n",
+    ),
+    ("abs() of an object's difference with the tests' value", ZERO,
+     "assert abs(solve() - 3.14159) < 1e-6\n"),
+    ("the truth of an object's difference with the tests' value", ZERO,
+     "assert not (solve() - 42)\n"),
+    ("round() and int() of an object's difference with the tests' value", ZERO,
+     "assert round(solve() - 3.14159, 6) == 0\nassert int(solve() - 42) == 0\n"),
+    ("math.isclose of an object's difference with the tests' value", ZERO,
+     "import math\nassert math.isclose(solve() - 3.14159, 0, abs_tol=1e-9)\n"),
+    ("the items of an object's difference with the tests' list", ZERO,
+     "assert list(solve() - [1, 2, 3]) == []\nassert (solve() - [1, 2])[:] == []\n"),
+    ("the length and membership of an object's difference with the tests' set", ZERO,
+     "assert len(solve() - {1, 2, 3}) == 0\nassert 1 not in (solve() - {1})\n"),
+    ("the tests' value minus an object (reflected), then abs()", ZERO,
+     "assert abs(3.14159 - solve()) < 1e-6\n"),
+    ("a difference with the tests' value, plus another object, then abs()", ZERO,
+     "assert abs((solve() - 3.14159) + solve()) < 1e-6\n"),
+    (
+        "a Set subclass whose difference with the tests' set is empty",
+        _d("""
+            from collections.abc import Set
+            class Bag(Set):
+                def __contains__(self, x): return True
+                def __iter__(self): return iter((9,))
+                def __len__(self): return 1
+                def __sub__(self, other): return Bag.__new__(Empty)
+            class Empty(Bag):
+                def __iter__(self): return iter(())
+                def __len__(self): return 0
+            def solve():
+                return Bag()
+        """),
+        "assert solve() - {1, 2, 3} == set()\n",
+    ),
+]
+
+
 #: Tests that hand the solution objects of their own: what it may set there (a LeetCode
 #: node's ``next``) must never change how the tests judge. Each attack's tests rely on one
 #: thing the solution would need to change.
@@ -953,6 +1017,19 @@ SLOW_ATTACKS: list[tuple[str, str, str]] = [
 #: Honest solutions of the tests the attacks use: the tests are passable.
 HONEST: list[tuple[str, str, str]] = [
     ("honest sort", HONEST_SORT, SORT_TESTS),
+    ("honest Vector with scalar arithmetic on either side",
+     _d("""
+         class Vector:
+             def __init__(self, x, y): self.x, self.y = x, y
+             def __mul__(self, k): return Vector(self.x * k, self.y * k)
+             __rmul__ = __mul__
+             def __add__(self, o): return Vector(self.x + o.x, self.y + o.y)
+             def __eq__(self, o): return (self.x, self.y) == (o.x, o.y)
+             def __str__(self): return f"Vector({self.x}, {self.y})"
+     """),
+     "v = Vector(1, 2)\nassert (v * 3).x == 3 and (3 * v).y == 6\n"
+     "assert v * 2 == Vector(2, 4) and 2 * v + v == Vector(3, 6)\n"
+     "assert str(v * 2) == 'Vector(2, 4)'\n"),
     ("honest set for the lying Set's tests", "def unique(xs):\n    return set(xs)\n",
      "assert unique([3, 1, 3, 2]) == {1, 2, 3}\nassert unique([5, 5]) == {5}\n"),
     ("honest abc Set compared with ==, <=, >= and !=",
@@ -1167,6 +1244,15 @@ REASONS = {
     "a context manager that swallows the TypeError of a handle compared with a value": (
         "TypeError"
     ),
+    "an object whose difference with the tests' value is the float 0.0": "not a value",
+    "abs() of an object's difference with the tests' value": "not a value",
+    "the truth of an object's difference with the tests' value": "not a value",
+    "round() and int() of an object's difference with the tests' value": "not a value",
+    "math.isclose of an object's difference with the tests' value": "not a value",
+    "the items of an object's difference with the tests' list": "not a value",
+    "the length and membership of an object's difference with the tests' set": "not a value",
+    "the tests' value minus an object (reflected), then abs()": "not a value",
+    "a difference with the tests' value, plus another object, then abs()": "not a value",
 }
 
 

@@ -114,14 +114,21 @@ untrusted bytes):
   ``async with``, ``str``/``repr``, ``bool``, ``hash``, ``copy.copy`` and ``copy.deepcopy``
   (the copy is the solution's), ``inspect.signature`` (rebuilt by the judge: names, kinds,
   defaults and annotations as values or handles), ``math.floor``/``ceil``/``trunc`` and
-  ``round`` are requests to the solution. A handle is never equal to, ordered with or combined
-  with a value of the tests
-  (``handle == 3`` is ``False`` whatever its ``__eq__`` says; the one exception is ``0 + handle``,
-  how ``sum()`` starts); operations between two handles are the solution's own, as in-process.
+  ``round`` are requests to the solution. A handle is never equal to nor ordered with a value
+  of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says); operations between
+  two handles are the solution's own, as in-process. Arithmetic with a value of the tests
+  (``v * 3``, ``3 * v``, ``money + 5``) is the solution's too, but it must give an object of
+  the solution's, whose truth, length, numbers (``int``, ``float``, ``round``, ``abs``), items
+  and membership are refused (``TypeError``), as is comparing it with the tests' dict or set:
+  ``abs(solve() - 3.14) < 1e-6`` would otherwise be a comparison with the tests' value that
+  the solution computes. Its attributes, methods and ``str`` read as any handle's
+  (``(v * 3).x == 6``), and it compares with the solution's other objects (``v * 2 ==
+  Vector(2, 4)``). ``0 + handle`` (how ``sum()`` starts) may give a value.
   An object whose class takes its comparisons from ``collections.abc.Mapping`` or ``Set``
   (a ``Mapping`` subclass, its ``keys()`` view) is compared with the tests' dict or set as
-  those methods compare, by the judge: the solution sends its items (its own ``items()``,
-  ``len`` and iteration), never learns the tests' value, and is never asked how it compares.
+  those methods compare, by the judge: the solution sends its items (its own ``items()``
+  and iteration; a set's length is the number of distinct items it sent, whatever its
+  ``len`` says), never learns the tests' value, and is never asked how it compares.
   A handle answers the protocols its object's class has and no others: ``callable(obj)``,
   ``isinstance(obj, Iterable)``, ``hasattr(obj, "__len__")`` and ``Hashable`` are as
   in-process (numpy then makes an object array of the solution's objects, as in-process).
@@ -336,7 +343,10 @@ solution's output, then ``--- judge:`` and the reason of a failure.
 
 Test modules: the tests import the solution as ``solution`` (``import solution``,
 ``from solution import *``: a module of the judge's holding the same names, for that check
-only) and run as the script ``__main__`` with no arguments (``unittest.main()`` runs their
+only; the star import binds no name the tests have already bound, so their ``unittest``,
+``pytest``, ``np`` or ``isclose`` stay theirs; names the tests reach through strings,
+``patch("solution.os.path.exists")`` or ``monkeypatch.setattr(solution, "MAX", 10)``, are in
+it too) and run as the script ``__main__`` with no arguments (``unittest.main()`` runs their
 TestCases, and its exit status 0 ends them as passed). With no ``entry_point``, the judge then
 runs what pytest would collect: ``test*`` functions and ``Test*`` classes' ``test*`` methods
 (``@pytest.mark.parametrize`` expanded; the tests' fixtures, of function, class or module

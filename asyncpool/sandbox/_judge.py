@@ -95,10 +95,11 @@ collect (``test*`` functions with parametrize and fixtures, ``Test*`` classes,
 ``unittest.TestCase``s).
 
 What the judge never does: trust a comparison the solution computes against a value of the
-tests. A :class:`_Proxy` is never equal to a value of the judge (its ``==``, ``<``,
-arithmetic with a non-proxy return ``NotImplemented``; Python then falls back to identity, so
-``handle == 3`` is ``False`` whatever the solution's ``__eq__`` says); only operations between
-two proxies of the solution are forwarded (the solution's own semantics, as in-process). The
+tests. A :class:`_Proxy` is never equal to a value of the judge (its ``==``, ``<`` with a
+non-proxy return ``NotImplemented``; Python then falls back to identity, so ``handle == 3`` is
+``False`` whatever the solution's ``__eq__`` says); comparisons between two proxies of the
+solution are forwarded (the solution's own semantics, as in-process), and so is arithmetic
+with a value, whose result must be a proxy that tells no value (see :meth:`_Peer.derive`). The
 judge lets the solution read only public attributes of the tests' objects (no ``__globals__``,
 no ``__code__``), set only public data attributes of instances of the tests' plain classes
 (:func:`_settable`: a ``ListNode``'s ``next``, never a method), and never tells it the message
@@ -2083,6 +2084,9 @@ _OPS: dict[str, bool] = {
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
+    "rsub": True, "rmul": True, "rtruediv": True, "rfloordiv": True, "rmod": True,
+    "rpow": True, "rand_": True, "ror_": True, "rxor": True, "rlshift": True,
+    "rrshift": True, "rmatmul": True,
     "floordiv": True, "mod": True, "pow": True, "and_": True, "or_": True, "xor": True,
     "lshift": True, "rshift": True,
     "matmul": True, "neg": True, "pos": True, "abs": True, "invert": True, "int": True,
@@ -3101,6 +3105,19 @@ _BINARY = {
     "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
     "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
 }  # fmt: skip
+#: Reflected arithmetic (``3 * v``: the value on the left), as the operator it reflects.
+_REFLECTED = {
+    "radd": "add", "rsub": "sub", "rmul": "mul", "rtruediv": "truediv",
+    "rfloordiv": "floordiv", "rmod": "mod", "rpow": "pow", "rand_": "and_", "ror_": "or_",
+    "rxor": "xor", "rlshift": "lshift", "rrshift": "rshift", "rmatmul": "matmul",
+}  # fmt: skip
+#: Requests whose answer, about a derived object, must be a derived object (see _Peer.derive):
+#: its truth, length, numbers, items and membership (``list(solve() - expected) == []``,
+#: ``(solve() - expected)[:] == []`` would be comparisons the solution computed).
+_DERIVED_VALUES = frozenset({
+    "bool", "len", "neg", "pos", "abs", "invert", "int", "float", "index", "complex",
+    "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains",
+})  # fmt: skip
 _UNARY: dict[str, Any] = {
     "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert,
     "int": int, "float": float, "index": operator.index, "complex": complex,
@@ -3131,6 +3148,9 @@ class _Peer:
         # copy-on-write faults (24 pages of the weakref machinery written).
         self.proxies: weakref.WeakValueDictionary[int, Any] | None = None
         self.released: set[int] = set()
+        #: The judge's side: the other side's objects that came out of arithmetic with a value
+        #: of the tests (see :meth:`derive`), by number.
+        self.computed: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
         # Value-backed handles by number, for the peer's life: identity holds (an enum member
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
@@ -3750,7 +3770,36 @@ class _Peer:
         if self.warning_raised is not None:  # see reissue
             raised, self.warning_raised = self.warning_raised, None
             raise raised
+        if self.computed and op in _DERIVED_VALUES and self.is_derived(target) and kind == b"R":
+            return self.derive(value)
         return _outcome(kind, value)
+
+    def derive(self, result: Any) -> Any:
+        """``result`` of arithmetic the solution did with a value of the tests (``v * 3``,
+        ``3 * v``, ``frac + 1``), or of a value-making operation on such a result: it must be
+        an object of the solution's (a handle), which is *derived*. A derived object's truth,
+        length, numeric conversions (``int``, ``float``, ``round``...) and unary arithmetic
+        (``abs``, ``-``) are again derived objects or refused, and so is arithmetic involving
+        one: otherwise ``abs(solve() - 3.14) < 1e-6`` or ``solve() - 42 == 0`` would be a
+        comparison with the tests' value that the solution computes (its ``__sub__``
+        returning 0); so are its items, iteration and membership (:data:`_DERIVED_VALUES`),
+        and it never compares with a dict or a set of the tests (:func:`_abc_compare`). Its
+        attributes, ``str`` and methods are read as any handle's (``(v * 3).x == 6``), and
+        comparisons with another of the solution's objects are the solution's
+        (``v * 3 == Vector(6)``), as between any two of its objects."""
+        if type(result) not in _PROXY_TYPES:
+            raise TypeError(
+                "an object of the solution's combined with a value of the tests gives another "
+                f"object of the solution's here, not a value ({type(result).__name__})"
+            )
+        self.computed.add(object.__getattribute__(result, "_id"))
+        return result
+
+    def is_derived(self, obj: Any) -> bool:
+        return (
+            bool(self.computed) and type(obj) in _PROXY_TYPES
+            and object.__getattribute__(obj, "_id") in self.computed
+        )  # fmt: skip
 
     def wait(self, op: str, sent: list[Any]) -> tuple[bytes, Any]:
         """The reply to our request ``op`` (serving the other side's requests meanwhile):
@@ -4121,8 +4170,10 @@ class _Peer:
             return obj(*args, **kwargs)
         if op in _BINARY:
             return getattr(operator, op)(obj, *args[:1])
-        if op == "radd":  # sum()'s start (see _Proxy.__radd__)
-            return 0 + obj
+        if op in _REFLECTED:  # the other operand on the left: ``3 * v``, sum()'s ``0 + v``
+            if len(args) != 1:
+                raise TypeError("malformed reflected operation")
+            return getattr(operator, _REFLECTED[op])(args[0], obj)
         if op == "subclass":  # a class of the tests derived from obj (see _stand_in_class)
             if (
                 len(args) != 3
@@ -4302,7 +4353,7 @@ def _abc_compare(op: str, proxy: Any, other: object) -> Any:
     peer = _PEER
     if (
         peer is None or not peer.trusted or type(other) in _PROXY_TYPES
-        or not isinstance(other, (_AbcMapping, _AbcSet))
+        or not isinstance(other, (_AbcMapping, _AbcSet)) or peer.is_derived(proxy)
     ):  # fmt: skip
         return NotImplemented
     contents = peer.request("collection", proxy)
@@ -4407,13 +4458,14 @@ def _suppresses(exc: Any, answer: Any) -> bool:
 class _Proxy:
     """An object of the other process, by its number there: every use is a request to it.
 
-    Never equal to (nor ordered with, nor combined by arithmetic with) an object of this
-    process: those methods return ``NotImplemented`` unless both operands are proxies (or,
-    for the judge, the solution's ``collections.abc`` mapping or set against the tests': see
-    :func:`_abc_compare`), so Python falls back to identity (``==`` is ``False``) or raises
-    ``TypeError``. The protocols (calls, iteration, ``len``, indexing, ``in``, ``with``) are
-    :class:`_FullProxy`'s, given to each proxy class as its object's class has them
-    (:func:`_proxy_class`)."""
+    Never equal to (nor ordered with) an object of this process: those methods return
+    ``NotImplemented`` unless both operands are proxies (or, for the judge, the solution's
+    ``collections.abc`` mapping or set against the tests': see :func:`_abc_compare`), so
+    Python falls back to identity (``==`` is ``False``) or raises ``TypeError``. Arithmetic
+    with such an object is the owner's, and in the judge gives a derived proxy
+    (:meth:`_Peer.derive`). The protocols (calls, iteration, ``len``, indexing, ``in``,
+    ``with``) are :class:`_FullProxy`'s, given to each proxy class as its object's class has
+    them (:func:`_proxy_class`)."""
 
     __slots__ = ("__weakref__", "_id", "_owner")
 
@@ -4538,18 +4590,80 @@ class _Proxy:
         return _abc_compare("ge", self, other)
 
     def _binary(self, op: str, other: Any) -> Any:
-        return _peer().request(op, self, (other,)) if _both(self, other) else NotImplemented
+        """Arithmetic with ``other`` on the right. Between two handles: the owner's, as
+        in-process. With a value (or an object of the tests): the judge asks the solution
+        (``v * 3``, ``money + 5``), and the answer must be an object of the solution's,
+        derived (:meth:`_Peer.derive`); the solution asks the judge (``point * 2`` of the
+        tests' ``Point``), the tests' own method. Never with a stand-in of a class."""
+        peer = _peer()
+        if _both(self, other):
+            result = peer.request(op, self, (other,))
+            if peer.computed and (peer.is_derived(self) or peer.is_derived(other)):
+                return peer.derive(result)
+            return result
+        if isinstance(other, type) or type(other) in _BACKED_CLASSES:
+            return NotImplemented
+        result = peer.request(op, self, (other,))
+        return peer.derive(result) if peer.trusted else result
+
+    def _reflected(self, op: str, other: Any) -> Any:
+        """Arithmetic with ``other`` on the left, whose own operator gave up (``3 * v``): as
+        :meth:`_binary`, the solution's ``__rmul__``."""
+        if type(other) in _PROXY_TYPES or isinstance(other, type):
+            return NotImplemented
+        if type(other) in _BACKED_CLASSES:
+            return NotImplemented
+        peer = _peer()
+        result = peer.request(op, self, (other,))
+        return peer.derive(result) if peer.trusted else result
 
     def __add__(self, other: Any) -> Any:
         return self._binary("add", other)
 
     def __radd__(self, other: Any) -> Any:
         """``0 + obj``: how ``sum()`` of the solution's objects starts, as in-process (their
-        ``__radd__`` with the int 0, which tells the solution nothing of the tests'); any other
-        value of the tests is no operand of the solution's (see the class)."""
+        ``__radd__`` with the int 0, which tells the solution nothing of the tests'), any answer
+        (a derived object's: a derived one); with any other value of the tests, the solution's
+        ``__radd__`` as :meth:`_reflected`."""
         if type(other) is int and other == 0:
             return _peer().request("radd", self, (0,))
-        return NotImplemented
+        return self._reflected("radd", other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._reflected("rsub", other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._reflected("rmul", other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return self._reflected("rtruediv", other)
+
+    def __rfloordiv__(self, other: Any) -> Any:
+        return self._reflected("rfloordiv", other)
+
+    def __rmod__(self, other: Any) -> Any:
+        return self._reflected("rmod", other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return self._reflected("rpow", other)
+
+    def __rand__(self, other: Any) -> Any:
+        return self._reflected("rand_", other)
+
+    def __ror__(self, other: Any) -> Any:
+        return self._reflected("ror_", other)
+
+    def __rxor__(self, other: Any) -> Any:
+        return self._reflected("rxor", other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return self._reflected("rlshift", other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return self._reflected("rrshift", other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return self._reflected("rmatmul", other)
 
     def __sub__(self, other: Any) -> Any:
         return self._binary("sub", other)
