@@ -680,6 +680,8 @@ ATTACKS += [
      "assert abs(3.14159 - solve()) < 1e-6\n"),
     ("a difference with the tests' value, plus another object, then abs()", ZERO,
      "assert abs((solve() - 3.14159) + solve()) < 1e-6\n"),
+    ("an object less the tests' value in place (-=), then abs() and truth", ZERO,
+     "r = solve()\nr -= 3.14159\nassert abs(r) < 1e-6\n"),
     (
         "a Set subclass whose difference with the tests' set is empty",
         _d("""
@@ -1030,6 +1032,15 @@ HONEST: list[tuple[str, str, str]] = [
      "v = Vector(1, 2)\nassert (v * 3).x == 3 and (3 * v).y == 6\n"
      "assert v * 2 == Vector(2, 4) and 2 * v + v == Vector(3, 6)\n"
      "assert str(v * 2) == 'Vector(2, 4)'\n"),
+    ("honest accumulator changed in place by the tests' numbers (+=), seen through an alias",
+     _d("""
+         class Acc:
+             def __init__(self): self.total = 0
+             def __iadd__(self, k):
+                 self.total += k
+                 return self
+     """),
+     "a = Acc()\nb = a\na += 5\na += 10\nassert a is b and b.total == 15\n"),
     ("honest set for the lying Set's tests", "def unique(xs):\n    return set(xs)\n",
      "assert unique([3, 1, 3, 2]) == {1, 2, 3}\nassert unique([5, 5]) == {5}\n"),
     ("honest abc Set compared with ==, <=, >= and !=",
@@ -1253,6 +1264,7 @@ REASONS = {
     "the length and membership of an object's difference with the tests' set": "not a value",
     "the tests' value minus an object (reflected), then abs()": "not a value",
     "a difference with the tests' value, plus another object, then abs()": "not a value",
+    "an object less the tests' value in place (-=), then abs() and truth": "not a value",
 }
 
 

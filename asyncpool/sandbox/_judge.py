@@ -2084,6 +2084,9 @@ _OPS: dict[str, bool] = {
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
+    "iadd": True, "isub": True, "imul": True, "itruediv": True, "ifloordiv": True,
+    "imod": True, "ipow": True, "iand": True, "ior": True, "ixor": True, "ilshift": True,
+    "irshift": True, "imatmul": True,
     "rsub": True, "rmul": True, "rtruediv": True, "rfloordiv": True, "rmod": True,
     "rpow": True, "rand_": True, "ror_": True, "rxor": True, "rlshift": True,
     "rrshift": True, "rmatmul": True,
@@ -3105,6 +3108,12 @@ _BINARY = {
     "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
     "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
 }  # fmt: skip
+#: In-place arithmetic (``acc += 5``: the object's ``__iadd__``, which may change it and
+#: return it), as :mod:`operator` names it.
+_INPLACE = frozenset({
+    "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
+    "ilshift", "irshift", "imatmul",
+})  # fmt: skip
 #: Reflected arithmetic (``3 * v``: the value on the left), as the operator it reflects.
 _REFLECTED = {
     "radd": "add", "rsub": "sub", "rmul": "mul", "rtruediv": "truediv",
@@ -4168,7 +4177,9 @@ class _Peer:
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
             return obj(*args, **kwargs)
-        if op in _BINARY:
+        if op in _BINARY or op in _INPLACE:
+            if op in _INPLACE and len(args) != 1:
+                raise TypeError("malformed in-place operation")
             return getattr(operator, op)(obj, *args[:1])
         if op in _REFLECTED:  # the other operand on the left: ``3 * v``, sum()'s ``0 + v``
             if len(args) != 1:
@@ -4631,6 +4642,47 @@ class _Proxy:
 
     def __rsub__(self, other: Any) -> Any:
         return self._reflected("rsub", other)
+
+    # In-place arithmetic is the object's own (``acc += 5`` may change ``acc`` and return it,
+    # so every name bound to it sees the change, as in-process), under :meth:`_binary`'s rule.
+    def __iadd__(self, other: Any) -> Any:
+        return self._binary("iadd", other)
+
+    def __isub__(self, other: Any) -> Any:
+        return self._binary("isub", other)
+
+    def __imul__(self, other: Any) -> Any:
+        return self._binary("imul", other)
+
+    def __itruediv__(self, other: Any) -> Any:
+        return self._binary("itruediv", other)
+
+    def __ifloordiv__(self, other: Any) -> Any:
+        return self._binary("ifloordiv", other)
+
+    def __imod__(self, other: Any) -> Any:
+        return self._binary("imod", other)
+
+    def __ipow__(self, other: Any) -> Any:
+        return self._binary("ipow", other)
+
+    def __iand__(self, other: Any) -> Any:
+        return self._binary("iand", other)
+
+    def __ior__(self, other: Any) -> Any:
+        return self._binary("ior", other)
+
+    def __ixor__(self, other: Any) -> Any:
+        return self._binary("ixor", other)
+
+    def __ilshift__(self, other: Any) -> Any:
+        return self._binary("ilshift", other)
+
+    def __irshift__(self, other: Any) -> Any:
+        return self._binary("irshift", other)
+
+    def __imatmul__(self, other: Any) -> Any:
+        return self._binary("imatmul", other)
 
     def __rmul__(self, other: Any) -> Any:
         return self._reflected("rmul", other)
