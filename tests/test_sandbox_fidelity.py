@@ -3345,6 +3345,27 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "a defaultdict of a lambda returned; the tests read a missing key, then the whole dict",
+        _d("""
+            from collections import defaultdict
+            def group(words):
+                out = defaultdict(lambda: [])
+                for w in words:
+                    out[w[0]].append(w)
+                return out
+        """),
+        ("    out[w[0]].append(w)\n", "    out[w[-1]].append(w)\n"),
+        _d("""
+            g = group(["apple", "avocado", "bean"])
+            assert g["z"] == []
+            assert len(g) == 3
+            assert dict(g) == {"a": ["apple", "avocado"], "b": ["bean"], "z": []}
+        """),
+    )
+)
+
 #: The default-tier subset: one of each kind, none needing numpy.
 QUICK = {
     "the tests change a container the solution's object holds (stack.items.append), alias it",

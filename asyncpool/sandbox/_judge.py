@@ -5241,8 +5241,13 @@ class _BackedDict(_Backed, dict):  # type: ignore[type-arg]
     def __missing__(self, key: Any) -> Any:
         """A key the value lacks: asked of the other side's object, whose class may answer
         it (its own ``__missing__``, a dict with defaults) or raise ``KeyError``, as
-        in-process."""
-        return _peer().request("getitem", vars(self)[_HANDLE], (key,))
+        in-process; when that added the key there (a ``defaultdict``), it is added here too,
+        with the same answer, so ``len`` and ``dict()`` of this copy see it, as in-process."""
+        peer, handle = _peer(), vars(self)[_HANDLE]
+        value = peer.request("getitem", handle, (key,))
+        if peer.request("contains", handle, (key,)) is True:
+            dict.__setitem__(self, key, value)
+        return value
 
 
 class _BackedSet(_Backed, set):  # type: ignore[type-arg]
