@@ -682,6 +682,62 @@ ATTACKS += [
      "assert abs((solve() - 3.14159) + solve()) < 1e-6\n"),
     ("an object less the tests' value in place (-=), then abs() and truth", ZERO,
      "r = solve()\nr -= 3.14159\nassert abs(r) < 1e-6\n"),
+    # Found by a second red-team pass on the rule above: numpy's __array__ of a difference,
+    # and the methods of one, answered with the solution's zeros.
+    *[
+        (
+            f"numpy's __array__ of an object's difference with the tests' values: {what}",
+            _d("""
+                import numpy as np
+                class Answer:
+                    def __sub__(self, other): return Diff(other)
+                    def __rsub__(self, other): return Diff(other)
+                class Diff:
+                    def __init__(self, other): self.shape = np.shape(other)
+                    def __array__(self, dtype=None, copy=None): return np.zeros(self.shape)
+                def solve(xs):
+                    return Answer()
+            """),
+            f"import numpy as np\nassert {test}\n",
+        )
+        for what, test in [
+            ("np.abs", "np.abs(solve([1, 2, 4]) - 2.3333333) < 1e-6"),
+            ("np.linalg.norm", "np.linalg.norm(solve([3, 1]) - np.array([1.0, 3.0])) < 1e-9"),
+            ("np.allclose", "np.allclose(solve([5]) - [5.0], 0)"),
+        ]
+    ],
+    *[
+        (
+            f"a method of an object's difference with the tests' values: {what}",
+            _d("""
+                class Diff:
+                    def __abs__(self): return Diff()
+                    def __pow__(self, k): return Diff()
+                    def max(self): return 0.0
+                    def any(self): return False
+                    def mean(self): return 0.0
+                    shape = float
+                class Answer:
+                    def __sub__(self, other): return Diff()
+                def solve(xs):
+                    return Answer()
+            """),
+            f"import numpy as np\nexpected = np.array([1.0, 2.0])\nassert {test}\n",
+        )
+        for what, test in [
+            ("max", "abs(solve([2, 1]) - expected).max() < 1e-9"),
+            ("any", "not (solve([2, 1]) - expected).any()"),
+            ("mean", "((solve([2, 1]) - expected) ** 2).mean() < 1e-12"),
+            ("an attribute that is a built-in class", "(solve([2, 1]) - expected).shape() == 0"),
+        ]
+    ],
+    ("a number format of an object's difference with the tests' value", _d("""
+        class Zero:
+            def __sub__(self, other): return Zero()
+            def __format__(self, spec): return "0.000000"
+        def solve():
+            return Zero()
+     """), "assert f'{solve() - 3.14159:.6f}' == '0.000000'\n"),
     (
         "a Set subclass whose difference with the tests' set is empty",
         _d("""
@@ -1265,6 +1321,19 @@ REASONS = {
     "the tests' value minus an object (reflected), then abs()": "not a value",
     "a difference with the tests' value, plus another object, then abs()": "not a value",
     "an object less the tests' value in place (-=), then abs() and truth": "not a value",
+    **{
+        f"numpy's __array__ of an object's difference with the tests' values: {what}": (
+            "not a value"
+        )
+        for what in ("np.abs", "np.linalg.norm", "np.allclose")
+    },
+    **{
+        f"a method of an object's difference with the tests' values: {what}": "not a value"
+        for what in ("max", "any", "mean")
+    },
+    "a method of an object's difference with the tests' values: an attribute that is a "
+    "built-in class": "callable but not",
+    "a number format of an object's difference with the tests' value": "a number format",
 }
 
 

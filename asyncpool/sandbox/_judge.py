@@ -3125,7 +3125,7 @@ _REFLECTED = {
 #: ``(solve() - expected)[:] == []`` would be comparisons the solution computed).
 _DERIVED_VALUES = frozenset({
     "bool", "len", "neg", "pos", "abs", "invert", "int", "float", "index", "complex",
-    "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains",
+    "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains", "call",
 })  # fmt: skip
 _UNARY: dict[str, Any] = {
     "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert,
@@ -3745,6 +3745,10 @@ class _Peer:
     ) -> Any:
         if self.broken is not None:
             raise SolutionBroke(self.broken)
+        if op == "format" and args and args[0] and self.is_derived(target):
+            raise TypeError(  # (``f"{v * 2}"``, with no spec, is its str)
+                "a number format of an object the solution computed from a value of the tests"
+            )
         if object.__getattribute__(target, "_owner") is not self:
             raise TypeError("a handle of an earlier check")  # a judge serves one check at a time
         enc = _Encoder(self)
@@ -3779,8 +3783,17 @@ class _Peer:
         if self.warning_raised is not None:  # see reissue
             raised, self.warning_raised = self.warning_raised, None
             raise raised
-        if self.computed and op in _DERIVED_VALUES and self.is_derived(target) and kind == b"R":
-            return self.derive(value)
+        if self.computed and kind == b"R" and self.is_derived(target):
+            if op in _DERIVED_VALUES:
+                return self.derive(value)
+            if op == "getattr":  # data: as any handle's; a method (or a class): derived
+                if type(value) in _PROXY_TYPES:
+                    return self.derive(value)
+                if callable(value):
+                    raise TypeError(
+                        "an attribute of an object the solution computed from a value of "
+                        "the tests that is callable but not the solution's object"
+                    )
         return _outcome(kind, value)
 
     def derive(self, result: Any) -> Any:
@@ -3791,11 +3804,14 @@ class _Peer:
         (``abs``, ``-``) are again derived objects or refused, and so is arithmetic involving
         one: otherwise ``abs(solve() - 3.14) < 1e-6`` or ``solve() - 42 == 0`` would be a
         comparison with the tests' value that the solution computes (its ``__sub__``
-        returning 0); so are its items, iteration and membership (:data:`_DERIVED_VALUES`),
-        and it never compares with a dict or a set of the tests (:func:`_abc_compare`). Its
-        attributes, ``str`` and methods are read as any handle's (``(v * 3).x == 6``), and
-        comparisons with another of the solution's objects are the solution's
-        (``v * 3 == Vector(6)``), as between any two of its objects."""
+        returning 0); so are its items, iteration, membership and the answers of its methods
+        (:data:`_DERIVED_VALUES`: ``(solve() - expected).max() < 1e-9``, or numpy's
+        ``__array__`` of it, would be the solution's zeros); an attribute that is callable but
+        no handle (a built-in class) is refused, a number format of it too
+        (``f"{d:.6f}"``), and it never compares with a dict or a set of the tests
+        (:func:`_abc_compare`). Its data attributes and ``str`` are read as any handle's
+        (``(v * 3).x == 6``), and comparisons with another of the solution's objects are the
+        solution's (``v * 3 == Vector(6)``), as between any two of its objects."""
         if type(result) not in _PROXY_TYPES:
             raise TypeError(
                 "an object of the solution's combined with a value of the tests gives another "
