@@ -118,12 +118,14 @@ untrusted bytes):
   of the tests (``handle == 3`` is ``False`` whatever its ``__eq__`` says); operations between
   two handles are the solution's own, as in-process. Arithmetic with a value of the tests
   (``v * 3``, ``3 * v``, ``money + 5``) is the solution's too, but it must give an object of
-  the solution's, whose truth, length, numbers (``int``, ``float``, ``round``, ``abs``), items
-  and membership are refused (``TypeError``), as is comparing it with the tests' dict or set:
-  ``abs(solve() - 3.14) < 1e-6`` would otherwise be a comparison with the tests' value that
-  the solution computes. Its attributes, methods and ``str`` read as any handle's
-  (``(v * 3).x == 6``), and it compares with the solution's other objects (``v * 2 ==
-  Vector(2, 4)``). ``0 + handle`` (how ``sum()`` starts) may give a value.
+  the solution's, whose truth, length, numbers (``int``, ``float``, ``round``, ``abs``), items,
+  membership, number formats and methods' answers are refused unless they are again such
+  objects (``TypeError``), as is comparing it with the tests' dict or set and handing it to
+  numpy as an array: ``abs(solve() - 3.14) < 1e-6`` or ``(solve() - y).max() < 1e-9`` would
+  otherwise be a comparison with the tests' value that the solution computes. Its data
+  attributes and ``str`` read as any handle's (``(v * 3).x == 6``), and it compares with the
+  solution's other objects (``v * 2 == Vector(2, 4)``). In-place arithmetic (``acc += 5``) is
+  the object's own. ``0 + handle`` (how ``sum()`` starts) may give a value.
   An object whose class takes its comparisons from ``collections.abc.Mapping`` or ``Set``
   (a ``Mapping`` subclass, its ``keys()`` view) is compared with the tests' dict or set as
   those methods compare, by the judge: the solution sends its items (its own ``items()``
