@@ -124,8 +124,11 @@ untrusted bytes):
   numpy as an array: ``abs(solve() - 3.14) < 1e-6`` or ``(solve() - y).max() < 1e-9`` would
   otherwise be a comparison with the tests' value that the solution computes. Its data
   attributes and ``str`` read as any handle's (``(v * 3).x == 6``), and it compares with the
-  solution's other objects (``v * 2 == Vector(2, 4)``). In-place arithmetic (``acc += 5``) is
-  the object's own. ``0 + handle`` (how ``sum()`` starts) may give a value.
+  solution's other objects that are not such results (``v * 2 == Vector(2, 4)``). A
+  difference with a value of the tests (``solve() - expected``, and what is computed from it)
+  tells nothing: not its attributes (``.days``), text, hash, nor any comparison. In-place
+  arithmetic (``acc += 5``) is the object's own. ``0 + handle`` (how ``sum()`` starts) may
+  give a value.
   An object whose class takes its comparisons from ``collections.abc.Mapping`` or ``Set``
   (a ``Mapping`` subclass, its ``keys()`` view) is compared with the tests' dict or set as
   those methods compare, by the judge: the solution sends its items (its own ``items()``

@@ -3123,6 +3123,10 @@ _REFLECTED = {
 #: Requests whose answer, about a derived object, must be a derived object (see _Peer.derive):
 #: its truth, length, numbers, items and membership (``list(solve() - expected) == []``,
 #: ``(solve() - expected)[:] == []`` would be comparisons the solution computed).
+#: The comparison requests (see _Peer.refuse_derived).
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
+#: Arithmetic that makes a difference with a value of the tests (see _Peer.derive).
+_SUBTRACTIONS = frozenset({"sub", "rsub", "isub"})
 _DERIVED_VALUES = frozenset({
     "bool", "len", "neg", "pos", "abs", "invert", "int", "float", "index", "complex",
     "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains", "call",
@@ -3160,6 +3164,8 @@ class _Peer:
         #: The judge's side: the other side's objects that came out of arithmetic with a value
         #: of the tests (see :meth:`derive`), by number.
         self.computed: set[int] = set()
+        #: ... of which those that came out of a subtraction with one (see :meth:`derive`).
+        self.differences: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
         # Value-backed handles by number, for the peer's life: identity holds (an enum member
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
@@ -3745,10 +3751,8 @@ class _Peer:
     ) -> Any:
         if self.broken is not None:
             raise SolutionBroke(self.broken)
-        if op == "format" and args and args[0] and self.is_derived(target):
-            raise TypeError(  # (``f"{v * 2}"``, with no spec, is its str)
-                "a number format of an object the solution computed from a value of the tests"
-            )
+        if self.computed:
+            self.refuse_derived(op, target, args)
         if object.__getattribute__(target, "_owner") is not self:
             raise TypeError("a handle of an earlier check")  # a judge serves one check at a time
         enc = _Encoder(self)
@@ -3784,19 +3788,47 @@ class _Peer:
             raised, self.warning_raised = self.warning_raised, None
             raise raised
         if self.computed and kind == b"R" and self.is_derived(target):
+            difference = self.is_difference(target)
             if op in _DERIVED_VALUES:
-                return self.derive(value)
+                return self.derive(value, difference)
             if op == "getattr":  # data: as any handle's; a method (or a class): derived
                 if type(value) in _PROXY_TYPES:
-                    return self.derive(value)
-                if callable(value):
+                    return self.derive(value, difference)
+                if callable(value) or difference:
                     raise TypeError(
                         "an attribute of an object the solution computed from a value of "
-                        "the tests that is callable but not the solution's object"
+                        "the tests that is callable but not the solution's object, or of "
+                        "its difference with one"
                     )
         return _outcome(kind, value)
 
-    def derive(self, result: Any) -> Any:
+    def refuse_derived(self, op: str, target: _Proxy, args: tuple[Any, ...]) -> None:
+        """Before a request about a derived object (see :meth:`derive`): refuse what would
+        tell a value of it. A comparison of a difference with anything, or of two derived
+        objects (``abs(r - e) <= 1e-9 * (abs(r) + abs(e))``: both sides the solution's
+        numbers); the text and hash of a difference (``repr(round(solve() - x, 6))``); a
+        number format of any derived object (``f"{d:.6f}"``; ``f"{v * 2}"``, with no spec,
+        is its str)."""
+        if op in _COMPARISONS:
+            other = args[0] if args else None
+            if (
+                self.is_difference(target) or self.is_difference(other)
+                or (self.is_derived(target) and self.is_derived(other))
+            ):  # fmt: skip
+                raise TypeError(
+                    "a comparison of objects the solution computed from values of the tests"
+                )
+        elif op in ("str", "repr", "format", "hash") and self.is_difference(target):
+            raise TypeError(
+                "the text of what the solution computed as its difference with a value of "
+                "the tests"
+            )
+        elif op == "format" and args and args[0] and self.is_derived(target):
+            raise TypeError(
+                "a number format of an object the solution computed from a value of the tests"
+            )
+
+    def derive(self, result: Any, difference: bool = False) -> Any:
         """``result`` of arithmetic the solution did with a value of the tests (``v * 3``,
         ``3 * v``, ``frac + 1``), or of a value-making operation on such a result: it must be
         an object of the solution's (a handle), which is *derived*. A derived object's truth,
@@ -3810,20 +3842,35 @@ class _Peer:
         no handle (a built-in class) is refused, a number format of it too
         (``f"{d:.6f}"``), and it never compares with a dict or a set of the tests
         (:func:`_abc_compare`). Its data attributes and ``str`` are read as any handle's
-        (``(v * 3).x == 6``), and comparisons with another of the solution's objects are the
-        solution's (``v * 3 == Vector(6)``), as between any two of its objects."""
+        (``(v * 3).x == 6``), and a comparison with another of the solution's objects that is
+        not derived is the solution's (``v * 3 == Vector(6)``), as between any two of its
+        objects; two derived objects do not compare (:meth:`refuse_derived`).
+
+        A *difference* (``difference``: a subtraction with a value of the tests, or anything
+        derived from one) tells still less: not its data attributes (``(solve() -
+        date(2024, 1, 8)).days == 0``), its text or hash, nor how it compares with anything:
+        a difference with the expected value is the test itself."""
         if type(result) not in _PROXY_TYPES:
             raise TypeError(
                 "an object of the solution's combined with a value of the tests gives another "
                 f"object of the solution's here, not a value ({type(result).__name__})"
             )
-        self.computed.add(object.__getattribute__(result, "_id"))
+        n = object.__getattribute__(result, "_id")
+        self.computed.add(n)
+        if difference:
+            self.differences.add(n)
         return result
 
     def is_derived(self, obj: Any) -> bool:
         return (
             bool(self.computed) and type(obj) in _PROXY_TYPES
             and object.__getattribute__(obj, "_id") in self.computed
+        )  # fmt: skip
+
+    def is_difference(self, obj: Any) -> bool:
+        return (
+            bool(self.differences) and type(obj) in _PROXY_TYPES
+            and object.__getattribute__(obj, "_id") in self.differences
         )  # fmt: skip
 
     def wait(self, op: str, sent: list[Any]) -> tuple[bytes, Any]:
@@ -4626,12 +4673,14 @@ class _Proxy:
         if _both(self, other):
             result = peer.request(op, self, (other,))
             if peer.computed and (peer.is_derived(self) or peer.is_derived(other)):
-                return peer.derive(result)
+                return peer.derive(result, peer.is_difference(self) or peer.is_difference(other))
             return result
         if isinstance(other, type) or type(other) in _BACKED_CLASSES:
             return NotImplemented
         result = peer.request(op, self, (other,))
-        return peer.derive(result) if peer.trusted else result
+        if not peer.trusted:
+            return result
+        return peer.derive(result, op in _SUBTRACTIONS or peer.is_difference(self))
 
     def _reflected(self, op: str, other: Any) -> Any:
         """Arithmetic with ``other`` on the left, whose own operator gave up (``3 * v``): as
@@ -4642,7 +4691,9 @@ class _Proxy:
             return NotImplemented
         peer = _peer()
         result = peer.request(op, self, (other,))
-        return peer.derive(result) if peer.trusted else result
+        if not peer.trusted:
+            return result
+        return peer.derive(result, op in _SUBTRACTIONS or peer.is_difference(self))
 
     def __add__(self, other: Any) -> Any:
         return self._binary("add", other)
