@@ -3120,13 +3120,14 @@ _REFLECTED = {
     "rfloordiv": "floordiv", "rmod": "mod", "rpow": "pow", "rand_": "and_", "ror_": "or_",
     "rxor": "xor", "rlshift": "lshift", "rrshift": "rshift", "rmatmul": "matmul",
 }  # fmt: skip
-#: Requests whose answer, about a derived object, must be a derived object (see _Peer.derive):
-#: its truth, length, numbers, items and membership (``list(solve() - expected) == []``,
-#: ``(solve() - expected)[:] == []`` would be comparisons the solution computed).
 #: The comparison requests (see _Peer.refuse_derived).
 _COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 #: Arithmetic that makes a difference with a value of the tests (see _Peer.derive).
 _SUBTRACTIONS = frozenset({"sub", "rsub", "isub"})
+#: Requests whose answer, about a derived object, must be a derived object (see _Peer.derive):
+#: its truth, length, numbers, items, membership and methods' answers (``list(solve() -
+#: expected) == []``, ``(solve() - expected).max() < 1e-9`` would be comparisons the solution
+#: computed).
 _DERIVED_VALUES = frozenset({
     "bool", "len", "neg", "pos", "abs", "invert", "int", "float", "index", "complex",
     "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains", "call",
@@ -4456,7 +4457,7 @@ def _abc_compare(op: str, proxy: Any, other: object) -> Any:
         distinct = len(mine)
     except TypeError:  # an unhashable item: compared one by one, as __contains__ would
         mine = items
-        distinct = sum(all(b is not a for b in items[:i]) for i, a in enumerate(items))
+        distinct = len({id(item) for item in items})  # (no unhashable item is in a set)
     if size != len(items) or distinct != len(items):
         raise TypeError(
             f"the solution's set says it holds {size} items but iterates {len(items)}, "
