@@ -7,6 +7,7 @@ import functools
 import gc
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -311,15 +312,33 @@ class Napper:
         return seconds
 
 
-async def _cyclic_garbage_per_call(run: Callable[[], Awaitable[None]], n: int) -> float:
+async def _cyclic_garbage_per_call(
+    run: Callable[[], Awaitable[None]], n: int
+) -> tuple[float, list[tuple[str, int]]]:
+    """Objects only the cyclic collector freed after ``run()`` (of ``n`` calls), per call, and
+    the commonest kinds among them. The fewest of up to three measurements: a cycle made per
+    call shows in each of them, while objects of an earlier test that happen to become garbage
+    during one (the session's tests share this process: in the slow tier this test ran after
+    the bench's Ray Data runs and the chaos tests, and once counted 1.4 per call) show in that
+    one only."""
     await run()  # warm: the pool's actors and workers, the core's thread
-    gc.collect()
-    gc.disable()
-    try:
-        await run()
-        return gc.collect() / n
-    finally:
-        gc.enable()
+    found: list[tuple[float, list[tuple[str, int]]]] = []
+    for _ in range(3):
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            await run()
+            per_call = gc.collect() / n
+            kinds = Counter(type(o).__name__ for o in gc.garbage).most_common(5)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        found.append((per_call, kinds))
+        if per_call < 0.1:
+            break
+    return min(found)
 
 
 @pytest.mark.asyncio
@@ -346,9 +365,9 @@ async def test_a_settled_call_leaves_no_cyclic_garbage(ray_cluster: SessionClust
 
         for name, run in (("TaskPool.submit", submits), ("ActorPool.call", calls),
                           ("ActorPool.map", maps)):  # fmt: skip
-            per_call = await _cyclic_garbage_per_call(run, n)
+            per_call, kinds = await _cyclic_garbage_per_call(run, n)
             # A map's own few objects (its stream) may be cyclic; nothing per call.
-            assert per_call < 0.1, (name, per_call)
+            assert per_call < 0.1, (name, per_call, kinds)
 
 
 def _holds_one(pool: TaskPool[[float], float] | ActorPool[Napper]) -> bool:
