@@ -3863,16 +3863,10 @@ class _Peer:
         return result
 
     def is_derived(self, obj: Any) -> bool:
-        return (
-            bool(self.computed) and type(obj) in _PROXY_TYPES
-            and object.__getattribute__(obj, "_id") in self.computed
-        )  # fmt: skip
+        return _marked(self.computed, obj)
 
     def is_difference(self, obj: Any) -> bool:
-        return (
-            bool(self.differences) and type(obj) in _PROXY_TYPES
-            and object.__getattribute__(obj, "_id") in self.differences
-        )  # fmt: skip
+        return _marked(self.differences, obj)
 
     def wait(self, op: str, sent: list[Any]) -> tuple[bytes, Any]:
         """The reply to our request ``op`` (serving the other side's requests meanwhile):
@@ -4411,6 +4405,14 @@ def _peer() -> _Peer:
     return _PEER
 
 
+def _marked(numbers: set[int], obj: Any) -> bool:
+    """Whether ``obj`` is a proxy whose number is in ``numbers`` (see _Peer.derive)."""
+    return (
+        bool(numbers) and type(obj) in _PROXY_TYPES
+        and object.__getattribute__(obj, "_id") in numbers
+    )  # fmt: skip
+
+
 def _both(a: Any, b: Any) -> bool:
     return type(a) in _PROXY_TYPES and type(b) in _PROXY_TYPES
 
@@ -4676,19 +4678,19 @@ class _Proxy:
             if peer.computed and (peer.is_derived(self) or peer.is_derived(other)):
                 return peer.derive(result, peer.is_difference(self) or peer.is_difference(other))
             return result
-        if isinstance(other, type) or type(other) in _BACKED_CLASSES:
-            return NotImplemented
-        result = peer.request(op, self, (other,))
-        if not peer.trusted:
-            return result
-        return peer.derive(result, op in _SUBTRACTIONS or peer.is_difference(self))
+        return self._with_value(op, other)
 
     def _reflected(self, op: str, other: Any) -> Any:
         """Arithmetic with ``other`` on the left, whose own operator gave up (``3 * v``): as
         :meth:`_binary`, the solution's ``__rmul__``."""
-        if type(other) in _PROXY_TYPES or isinstance(other, type):
+        if type(other) in _PROXY_TYPES:
             return NotImplemented
-        if type(other) in _BACKED_CLASSES:
+        return self._with_value(op, other)
+
+    def _with_value(self, op: str, other: Any) -> Any:
+        """:meth:`_binary`'s and :meth:`_reflected`'s arithmetic with an operand that is no
+        handle: asked of the owner; in the judge, the answer is derived."""
+        if isinstance(other, type) or type(other) in _BACKED_CLASSES:
             return NotImplemented
         peer = _peer()
         result = peer.request(op, self, (other,))
