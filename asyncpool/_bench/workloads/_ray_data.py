@@ -4,7 +4,11 @@ workload that used it ends; nothing about how it executes changes."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import ray
 
@@ -32,38 +36,47 @@ def quiet_ray_data() -> None:
     ctx.print_on_execution_start = False
 
 
-def ray_data_actors() -> frozenset[str]:
-    """The names of :data:`RAY_DATA_ACTORS` alive in the cluster now."""
-    alive = set()
+def _alive() -> Iterator[tuple[str, Any]]:
+    """``(name, handle)`` of each of :data:`RAY_DATA_ACTORS` alive in the cluster now."""
     for name, namespace in RAY_DATA_ACTORS:
         try:
-            ray.get_actor(name, namespace=namespace)
+            yield name, ray.get_actor(name, namespace=namespace)
         except ValueError:  # never started, or already gone
             continue
-        alive.add(name)
-    return frozenset(alive)
+
+
+def ray_data_actors() -> frozenset[str]:
+    """The names of :data:`RAY_DATA_ACTORS` alive in the cluster now."""
+    return frozenset(name for name, _ in _alive())
 
 
 def stop_ray_data_actors(keep: frozenset[str] = frozenset()) -> list[str]:
     """Kill Ray Data's detached helper actors (:data:`RAY_DATA_ACTORS`) that are alive, but
     those named in ``keep``; return the names of those killed.
 
-    A workload that runs Ray Data notes which were alive when it started
-    (:func:`ray_data_actors`) and calls this with them when it ends, so that the next workload
-    starts without what this one started (each workload starts from a quiet cluster) while a
-    cluster's own, started before the bench (``--address``: another driver's Ray Data may be
-    using them), is left alone. Idle, the three used 0.14-0.16 of a core together on a 2-core
-    machine (the bench's "before judge" lines: 0.18-0.20 cores with them, 0.04 before the
-    first workload).
+    A workload that runs Ray Data (:func:`ray_data_session`) notes which were alive when it
+    started and calls this with them when it ends, so that the next workload starts without
+    what this one started (each workload starts from a quiet cluster) while a cluster's own,
+    started before the bench (``--address``: another driver's Ray Data may be using them), is
+    left alone. Idle, the three used 0.14-0.16 of a core together on a 2-core machine (the
+    bench's "before judge" lines: 0.18-0.20 cores with them, 0.04 before the first workload).
     """
     killed = []
-    for name, namespace in RAY_DATA_ACTORS:
-        if name in keep:
-            continue
-        try:
-            handle = ray.get_actor(name, namespace=namespace)
-        except ValueError:  # never started, or already gone
-            continue
-        ray.kill(handle)
-        killed.append(name)
+    for name, handle in _alive():
+        if name not in keep:
+            ray.kill(handle)
+            killed.append(name)
     return killed
+
+
+@asynccontextmanager
+async def ray_data_session() -> AsyncIterator[None]:
+    """A workload's use of Ray Data: quiet (:func:`quiet_ray_data`), and on the way out, its
+    helper actors that were not alive on the way in stopped (:func:`stop_ray_data_actors`).
+    Cancellation: the actors are still stopped (off the loop, in a thread)."""
+    quiet_ray_data()
+    before = await asyncio.to_thread(ray_data_actors)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(stop_ray_data_actors, before)

@@ -41,7 +41,7 @@ from ..core import (
     ignore_progress,
     limit_cores,
 )
-from ._ray_data import quiet_ray_data, ray_data_actors, stop_ray_data_actors
+from ._ray_data import ray_data_session
 
 #: Items per Ray task of the ``asyncpool`` method and of the batched peers.
 HUMANEVAL_BATCH = 16
@@ -103,12 +103,11 @@ def humaneval_pool() -> TaskPool[[Case], str]:
 @asynccontextmanager
 async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
     work = humaneval.items(n)
-    quiet_ray_data()
-    before = await asyncio.to_thread(ray_data_actors)
     cpus = cluster_cpus()
     mp_pool = await asyncio.to_thread(Pool, cpus)
     try:
         async with (
+            ray_data_session(),
             humaneval_pool() as pool,
             TaskPool(sandbox_status, strategy="SPREAD", batch_size="auto") as auto,
         ):
@@ -138,7 +137,6 @@ async def humaneval_session(n: int) -> AsyncIterator[HumanEvalSession]:
             yield session
     finally:
         await asyncio.to_thread(mp_pool.terminate)
-        await asyncio.to_thread(stop_ray_data_actors, before)
 
 
 async def _sequential(s: HumanEvalSession, n: int, progress: Progress) -> Outcome:

@@ -33,7 +33,7 @@ from ..core import (
     ignore_progress,
     limit_cores,
 )
-from ._ray_data import quiet_ray_data, ray_data_actors, stop_ray_data_actors
+from ._ray_data import ray_data_session
 
 _check_task = ray.remote(scheduling_strategy="SPREAD")(math_answers.check_pair)
 
@@ -61,32 +61,28 @@ class MathSession:
 @asynccontextmanager
 async def math_session(n: int) -> AsyncIterator[MathSession]:
     work = math_answers.items(n)
-    quiet_ray_data()
-    before = await asyncio.to_thread(ray_data_actors)
-    try:
-        async with (
-            TaskPool(math_answers.check_pair, batch_size="auto") as auto,
-            TaskPool(math_answers.check_pair) as single,
-        ):
-            s = MathSession(
-                pairs=[(it.gold, it.answer) for it in work],
-                expected=[it.expected for it in work],
-                auto=auto,
-                single=single,
-                cores=limit_cores(),
-                limit=2 * cluster_cpus(),
-            )
-            # Warm-up, untimed: math-verify imported in the driver and the workers, the pools'
-            # workers started (and the auto pool's batch size measured), Ray Data's executor.
-            k = min(n, 16 * cluster_cpus())
-            await _sequential(s, 12, ignore_progress)
-            await _asyncio(s, k, ignore_progress)
-            await _pool(s.single, s, k, ignore_progress)
-            await _pool(s.auto, s, 4 * k, ignore_progress)
-            await _ray_data(s, k, ignore_progress)
-            yield s
-    finally:
-        await asyncio.to_thread(stop_ray_data_actors, before)
+    async with (
+        ray_data_session(),
+        TaskPool(math_answers.check_pair, batch_size="auto") as auto,
+        TaskPool(math_answers.check_pair) as single,
+    ):
+        s = MathSession(
+            pairs=[(it.gold, it.answer) for it in work],
+            expected=[it.expected for it in work],
+            auto=auto,
+            single=single,
+            cores=limit_cores(),
+            limit=2 * cluster_cpus(),
+        )
+        # Warm-up, untimed: math-verify imported in the driver and the workers, the pools'
+        # workers started (and the auto pool's batch size measured), Ray Data's executor.
+        k = min(n, 16 * cluster_cpus())
+        await _sequential(s, 12, ignore_progress)
+        await _asyncio(s, k, ignore_progress)
+        await _pool(s.single, s, k, ignore_progress)
+        await _pool(s.auto, s, 4 * k, ignore_progress)
+        await _ray_data(s, k, ignore_progress)
+        yield s
 
 
 def _loop(s: MathSession, n: int, progress: Progress, scale: float) -> Outcome:
