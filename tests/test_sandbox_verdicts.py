@@ -62,6 +62,34 @@ def test_all_humaneval_canonical_solutions_pass_and_broken_variants_fail() -> No
     assert not disagreements, disagreements
 
 
+def test_a_failed_check_names_the_tests_lines_with_their_source_and_no_frame_of_the_judge() -> None:
+    tests = (
+        "def check(candidate):\n"
+        "    assert candidate(1, 1) == 2\n"
+        "    assert candidate(2, 2) == 4, 'doubles'\n"
+        "\n"
+        "check(add)\n"
+    )
+    wrong = run_tests("def add(a, b):\n    return a + b if a < 2 else 0\n", tests, timeout=10.0)
+    raising = run_tests("def add(a, b):\n    raise ValueError('no adding')\n", tests, timeout=10.0)
+    assert (wrong.status, raising.status) == ("failed", "failed")
+    assert wrong.stdout_tail.endswith(
+        'File "<tests>", line 5, in <module>\n'
+        "    check(add)\n"
+        '  File "<tests>", line 3, in check\n'
+        "    assert candidate(2, 2) == 4, 'doubles'\n"
+        "AssertionError: doubles\n"
+    ), wrong.stdout_tail
+    # The solution's exception, rebuilt by the judge: the tests' line that called it, then it.
+    assert raising.stdout_tail.endswith(
+        '  File "<tests>", line 2, in check\n'
+        "    assert candidate(1, 1) == 2\n"
+        "ValueError: no adding\n"
+    ), raising.stdout_tail
+    for result in (wrong, raising):
+        assert "_judge.py" not in result.stdout_tail
+
+
 # -- load ----------------------------------------------------------------------------------------
 
 @pytest.fixture

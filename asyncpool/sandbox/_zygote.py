@@ -133,6 +133,26 @@ class _PooledJudge:
         self.retired = False
 
 
+def _trim_heap() -> None:
+    """Give the C heap's free memory back to the kernel (glibc's ``malloc_trim(0)``), once,
+    before the first fork.
+
+    Why: compiling the judge's source (``_judge.py``) at start-up peaks at ~16 MB of C heap
+    that is then free but stays mapped and resident, as glibc trims only the heap's top. Every
+    fork copied its page-table entries and every exit unmapped them again: the server's
+    anonymous memory went from 29.6 to 16.7 MB with the trim, and a check's CPU (server, run
+    and judge together) from 8.8 to 7.3 ms (bare) and 14.0 to 11.2 ms (``run_tests``) in
+    ``benchmarks/bench_sandbox.py``. Other C libraries (musl) have no such call: nothing is
+    trimmed there."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except AttributeError:
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    trim(0)
+
+
 def _libc_prctl() -> Callable[[int, int, int, int, int], int]:
     libc = ctypes.CDLL(None, use_errno=True)
     fn = libc.prctl
@@ -866,6 +886,7 @@ def main(argv: list[str]) -> None:
         lanes=lanes[-1] if lanes else None,
     )
     gc.collect()
+    _trim_heap()
     gc.freeze()  # keep the preloaded heap out of the children's collections: fewer COW copies
     server.serve()
 
