@@ -1799,6 +1799,37 @@ CORPUS: list[Case] = [
         """),
     ),
     Case(
+        "numpy text and bytes arrays, and their items (np.str_), compared with Python values",
+        _d("""
+            import numpy as np
+            def distinct_words(text):
+                return np.unique(np.array(text.split()))
+            def first_word(text):
+                return distinct_words(text)[0]
+            def codes(names):
+                return np.array([n.encode() for n in names])
+        """),
+        _d("""
+            import numpy as np
+            def distinct_words(text):
+                return np.array(text.split())
+            def first_word(text):
+                return distinct_words(text)[-1]
+            def codes(names):
+                return np.array([n.upper().encode() for n in names])
+        """),
+        _d("""
+            import numpy as np
+            r = distinct_words("the cat and the hat")
+            assert r.dtype.kind == "U" and r.shape == (4,)
+            assert list(r) == ["and", "cat", "hat", "the"]
+            assert np.array_equal(r, np.array(["and", "cat", "hat", "the"]))
+            assert first_word("pear apple fig") == "apple"
+            assert isinstance(first_word("b a"), str) and first_word("b a").upper() == "A"
+            assert codes(["ab", "c"]).tolist() == [b"ab", b"c"]
+        """),
+    ),
+    Case(
         "prints captured by contextlib.redirect_stdout",
         "def greet(name):\n    print(f'hello {name}')\n    print('!', end='')\n",
         "def greet(name):\n    print(f'hello, {name}')\n",

@@ -284,6 +284,24 @@ ATTACKS: list[tuple[str, str, str]] = [
         "assert solve([1]) == True\n",
     ),
     (
+        "forged reply: a numpy text scalar whose unit is no code point",
+        _forge('b"k" + U32(3) + b"<U1" + U32(4) + b"\\x00\\x00\\x11\\x00" + U32(0)'),
+        "assert solve([1]) == 'a'\n",
+    ),
+    (
+        "forged reply: a numpy text array of a surrogate",
+        _forge(
+            'b"n" + U32(3) + b"<U1" + b"t" + U32(1) + b"i" + U32(1) + b"\\x01" + U32(4) '
+            '+ b"\\x00\\xd8\\x00\\x00" + U32(0)'
+        ),
+        "assert list(solve([1])) == ['a']\n",
+    ),
+    (
+        "forged reply: a numpy text dtype of width 0",
+        _forge('b"k" + U32(3) + b"<U0" + U32(0) + U32(0)'),
+        "assert solve([1]) == ''\n",
+    ),
+    (
         "forged reply: a handle of the judge it was never given",
         _forge('b"y" + U32(0) + U32(0)'),
         SORT_TESTS,
@@ -1325,6 +1343,11 @@ REASONS = {
     "more handles than the bound": "more than 200000 objects",
     "forged reply: a numpy array of object dtype": "numpy dtype not allowed",
     "forged reply: a numpy bool that is 2": "numpy bool that is not 0 or 1",
+    "forged reply: a numpy text scalar whose unit is no code point": (
+        "numpy text that is not code points"
+    ),
+    "forged reply: a numpy text array of a surrogate": "numpy text that is not code points",
+    "forged reply: a numpy text dtype of width 0": "numpy dtype not allowed",
     "forged reply: a handle of the judge it was never given": "never handed out",
     "forged reply: a write-back of another type": "write-back of another type",
     "forged reply: end of iteration for a call": "end of iteration for a request that is not",
@@ -1530,16 +1553,33 @@ def test_a_zoneinfo_key_that_is_a_path_is_refused_by_the_decoder(key: bytes) -> 
         _judge.decode(sent.replace(b"Etc/UTC", key))
 
 
-@pytest.mark.parametrize("name", [b"<U5", b"|V8", b"|O8", b"O\x00\x00", b"|S3"])
+@pytest.mark.parametrize(
+    "name", [b"<U0", b"|S0", b"=U5", b"<S3", b"|V8", b"|O8", b"O\x00\x00"]
+)
 def test_a_numpy_dtype_of_no_allowed_name_is_refused_by_the_decoder(name: bytes) -> None:
     """A numpy dtype crosses by its ``dtype.str``, looked up among the allowed ones (and
-    ``object``): a forged name, even one numpy would parse, is a malformed message."""
+    ``object``; text and bytes of a width from 1 to 999,999): a forged name, even one numpy
+    would parse, is a malformed message."""
     np = pytest.importorskip("numpy")
     sent = _judge.encode(np.dtype("<f4"))
     assert _judge.decode(sent) == np.dtype("<f4")
     assert _judge.decode(_judge.encode(np.dtype(object))) == np.dtype(object)
     with pytest.raises(_judge.CodecError, match="numpy dtype not allowed"):
         _judge.decode(sent.replace(b"<f4", name))
+
+
+def test_numpy_text_and_bytes_cross_as_values_and_text_must_be_code_points() -> None:
+    np = pytest.importorskip("numpy")
+    for value in (np.array(["ab", "", "\U0010ffff"]), np.array([[b"x", b"yz"]]), np.str_("hé")):
+        back = _judge.decode(_judge.encode(value))
+        assert type(back) is type(value)
+        assert back.dtype == value.dtype
+        assert np.array_equal(back, value)
+    assert _judge._allowed_dtype("<U999999") == np.dtype("<U999999")
+    assert _judge._allowed_dtype("<U1000000") is None
+    sent = _judge.encode(np.array(["a"]))
+    with pytest.raises(_judge.CodecError, match="not code points"):
+        _judge.decode(sent.replace("a".encode("utf-32-le"), b"\x00\xdc\x00\x00"))
 
 
 def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:

@@ -34,7 +34,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   themselves, compiled regular expressions (pattern and flags, compiled again; never with
   ``re.DEBUG``), ``list[int]``-style aliases of built-in classes (an annotation),
   numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
-  :data:`_NUMPY_DTYPES` (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
+  :data:`_NUMPY_DTYPES` and of the fixed-width text and bytes ones (``<U5``, ``|S3``: text
+  checked to be code points) (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
   unpickled; an array is written back like the containers below, a pandas column is not), and
   their dtypes (with ``object``: by name, ``arr.dtype == object``), pandas
   ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date and plain ones) of those dtypes
@@ -348,6 +349,19 @@ def _numpy_dtypes() -> dict[str, Any]:
 
 _NP_CACHE: dict[int, dict[str, Any]] = {}
 
+#: The fixed-width text and bytes dtypes (``np.array(["ab", "c"])`` is ``<U2``), by their
+#: ``dtype.str``: of any width from 1 (numpy cannot rebuild width 0 from bytes) to a million.
+_NUMPY_TEXT = _re_compile(r"(?:[<>]U|\|S)[1-9][0-9]{0,5}")
+
+
+def _allowed_dtype(name: str) -> Any:
+    """The numpy dtype ``name`` (a ``dtype.str``) if its values may cross, else None: one of
+    :data:`_NUMPY_DTYPES` or a fixed-width text or bytes dtype (:data:`_NUMPY_TEXT`)."""
+    found = _numpy_dtypes().get(name)
+    if found is None and _NUMPY_TEXT.fullmatch(name):
+        found = sys.modules["numpy"].dtype(name)
+    return found
+
 
 def _import_numpy() -> Any:
     """numpy, imported in this process on first need (the judge only when a value needs it),
@@ -622,7 +636,7 @@ class _Encoder:
             return False
         if kind is np.ndarray:
             dtype = value.dtype
-            if dtype.str not in _numpy_dtypes() or value.ndim > 32:
+            if _allowed_dtype(dtype.str) is None or value.ndim > 32:
                 return False
             # An array is a mutable container (numbered, written back: ``arr.sort()`` or
             # ``arr *= 2`` in the solution changes the tests' array), but a pandas column.
@@ -639,18 +653,18 @@ class _Encoder:
             self.value((shape, True) if fortran else shape, 1)
             self.out += (_U32.pack(len(data)), data)
             return True
-        dtypes = _numpy_dtypes()
         if isinstance(value, np.dtype):  # ``arr.dtype == object``: of the allowed, or object
             name = value.str
             if value.names is not None or value.subdtype is not None or (
-                name not in dtypes and name != "|O"
+                name != "|O" and _allowed_dtype(name) is None
             ):
                 return False
             self.out += (b"j", _U32.pack(len(name)), name.encode())
             return True
         if isinstance(value, np.generic):
             dtype = value.dtype
-            if dtype.str in dtypes and dtypes[dtype.str].type is kind:
+            allowed = _allowed_dtype(dtype.str)
+            if allowed is not None and allowed.type is kind:
                 data = value.tobytes()
                 self.out += (b"k", _U32.pack(len(dtype.str)), dtype.str.encode())
                 self.out += (_U32.pack(len(data)), data)
@@ -1306,7 +1320,7 @@ class _Decoder:
     def _dtype(self) -> Any:
         name = self.take(self.length())
         _import_numpy()
-        dtype = _numpy_dtypes().get(name.decode("ascii", "replace"))
+        dtype = _allowed_dtype(name.decode("ascii", "replace"))
         if dtype is None:
             raise CodecError("numpy dtype not allowed")
         return dtype
@@ -1317,6 +1331,11 @@ class _Decoder:
             raise CodecError("numpy data of the wrong size")
         if dtype.kind == "b" and data.strip(b"\0\1"):
             raise CodecError("numpy bool that is not 0 or 1")
+        if dtype.kind == "U":
+            try:  # numpy takes any 32-bit units; str() of one that is no code point raises
+                data.decode("utf-32-be" if dtype.str[0] == ">" else "utf-32-le")
+            except UnicodeDecodeError:
+                raise CodecError("numpy text that is not code points") from None
         return data
 
     def _ndarray(self, depth: int) -> Any:
@@ -1349,7 +1368,7 @@ class _Decoder:
         np = _import_numpy()
         if name == b"|O":
             return np.dtype(object)
-        dtype = _numpy_dtypes().get(name.decode("ascii", "replace"))
+        dtype = _allowed_dtype(name.decode("ascii", "replace"))
         if dtype is None:
             raise CodecError("numpy dtype not allowed")
         return dtype
