@@ -17,6 +17,14 @@ the fork server's (its own, its reaped children's, and its live long-lived judge
 per round and as the median of the rounds (with their spread) CPU ms per check and the ratios
 ``run_tests / bare`` (target: at most 1.2x) and ``run_python / bare``, wall-clock time beside.
 
+Two versions side by side (``--against TREE``): a fork server of another checkout (a ``git
+worktree`` or an export of another commit: ``TREE/asyncpool/sandbox/_zygote.py``, whose wire,
+``_zygote_wire.py``, must be this one's) started beside this checkout's, both driven from this
+process; each item checked with ``bare`` and ``run_tests`` on both, item by item, alternating
+which version goes first. Per version and method: CPU ms per check (that server's tree and this
+process) and wall ms, and ``run_tests / bare`` per round. Runs of a few seconds one after the
+other differ here by up to 30 %; item by item, both versions see the same noise.
+
 Latency of a lone check (``--sparse MS``): ``bare``, ``run_python`` and ``run_tests`` on the same
 items, each check started ``MS`` milliseconds after the previous one ended (a lightly loaded
 server), wall-clock median and p90 per method. A cost that only a check after an idle spell
@@ -31,6 +39,7 @@ about 0.45 s of CPU, ``timeout=1.5``, 8 at a time. Prints a table of verdicts pe
 agreement between the two passes (target: 100 %).
 
     python -m benchmarks.bench_sandbox [--items 100] [--rounds 3] [--json PATH]
+    python -m benchmarks.bench_sandbox --against ../other-checkout [--items 328] [--rounds 3]
     python -m benchmarks.bench_sandbox --sparse 50 [--items 100]
     python -m benchmarks.bench_sandbox --agreement [--hogs 16] [--concurrency 8]
 """
@@ -141,13 +150,14 @@ def _stat_ticks(pid: int, children: bool) -> int:
     return sum(int(x) for x in fields[11 : 15 if children else 13])
 
 
-def cpu_seconds() -> float:
-    """CPU seconds used so far by this process, the children it waited for, and the sandbox's
-    fork server: its own, its reaped children's (the runs) and its live children's (the
-    long-lived judges, whose time reaches ``cutime`` only when they exit)."""
+def cpu_seconds(server: int | None = None) -> float:
+    """CPU seconds used so far by this process, the children it waited for, and a sandbox fork
+    server (``server``, by default the current one): its own, its reaped children's (the runs)
+    and its live children's (the long-lived judges, whose time reaches ``cutime`` only when
+    they exit)."""
     mine = os.times()
     total = mine.user + mine.system + mine.children_user + mine.children_system
-    server = _run.zygote_pid()
+    server = _run.zygote_pid() if server is None else server
     if server is None:
         return total
     ticks = _stat_ticks(server, children=True)
@@ -214,6 +224,108 @@ def cost(items: int, rounds: int) -> dict[str, object]:
         "ratio": ratio,
         "load": os.getloadavg()[0],
     }
+
+
+@contextmanager
+def _serving(server: _run._Zygote) -> Iterator[None]:
+    """The sandbox's calls in this block go to ``server``. A ``RuntimeError`` when it died
+    in the block: the sandbox then started a server of this checkout in its place, and the
+    block's figures are not of ``server``'s version."""
+    with _run._lock:
+        saved, _run._current = _run._current, server
+    try:
+        yield
+    finally:
+        with _run._lock:
+            replaced, _run._current = _run._current is not server, saved
+    if replaced:
+        raise RuntimeError(f"fork server {server.proc.pid} died during the comparison")
+
+
+def other_server(tree: str) -> str:
+    """The fork server script of the checkout ``tree``; a ``ValueError`` when there is none or
+    its wire is not this checkout's (its runs would fail, or mean something else)."""
+    here = os.path.dirname(os.path.abspath(_run._ZYGOTE_PATH))
+    there = os.path.join(os.path.abspath(tree), "asyncpool", "sandbox")
+    script = os.path.join(there, "_zygote.py")
+    if not os.path.isfile(script):
+        raise ValueError(f"{tree} has no asyncpool/sandbox/_zygote.py")
+    if os.path.samefile(there, here):
+        return script
+    with (
+        open(os.path.join(here, "_zygote_wire.py"), "rb") as a,
+        open(os.path.join(there, "_zygote_wire.py"), "rb") as b,
+    ):
+        if a.read() != b.read():
+            raise ValueError(f"{tree}'s fork-server wire (_zygote_wire.py) is not this one's")
+    return script
+
+
+#: What ``--against`` runs on each version: the floor and the judged check.
+_VERSUS = {"bare": check_bare, "run_tests": check_run_tests}
+
+
+def against(tree: str, items: int, rounds: int) -> dict[str, object]:
+    """``--against TREE`` (see the module docstring)."""
+    script = other_server(tree)
+    work = humaneval_items()[: max(items, 1)]
+    servers = {"this": _run._get_zygote(), "other": _run._Zygote(script)}
+    try:
+        for server in servers.values():  # warm-up: the judges, the caches
+            with _serving(server):
+                for item in work[:5]:
+                    for check in _VERSUS.values():
+                        check(item)
+        keys = [(v, m) for v in servers for m in _VERSUS]
+        cpu: dict[str, list[float]] = {f"{v}/{m}": [] for v, m in keys}
+        wall: dict[str, list[float]] = {f"{v}/{m}": [] for v, m in keys}
+        correct = Counter[str]()
+        for r in range(rounds):
+            spent = {key: [0.0, 0.0] for key in cpu}
+            for i, item in enumerate(work):
+                order = list(servers) if (i + r) % 2 == 0 else list(servers)[::-1]
+                for version in order:
+                    server = servers[version]
+                    with _serving(server):
+                        for name, check in _VERSUS.items():
+                            cpu0, start = cpu_seconds(server.proc.pid), time.perf_counter()
+                            correct[f"{version}/{name}"] += check(item) == item.expected
+                            spent[f"{version}/{name}"][1] += time.perf_counter() - start
+                            spent[f"{version}/{name}"][0] += cpu_seconds(server.proc.pid) - cpu0
+            for key, (c, w) in spent.items():
+                cpu[key].append(c / len(work) * 1e3)
+                wall[key].append(w / len(work) * 1e3)
+            print(f"round {r + 1}/{rounds}: CPU ms/check "
+                  + ", ".join(f"{key} {cpu[key][-1]:.2f}" for key in cpu), file=sys.stderr)
+    finally:
+        servers["other"].close()
+    ratio = {
+        v: [t / b for t, b in zip(wall[f"{v}/run_tests"], wall[f"{v}/bare"], strict=True)]
+        for v in servers
+    }
+    total = len(work) * rounds
+    print(f"\n{len(work)} HumanEval checks x {rounds} rounds on each version, item by item; "
+          f"this = {_tree_of(_run._ZYGOTE_PATH)}, other = {os.path.abspath(tree)}; "
+          f"median of the rounds\n")  # fmt: skip
+    print(f"{'version/method':<16}{'CPU ms':>8}{'wall ms':>9}{'correct':>10}")
+    for key in cpu:
+        print(f"{key:<16}{statistics.median(cpu[key]):>8.2f}{statistics.median(wall[key]):>9.2f}"
+              f"{f'{correct[key]}/{total}':>10}")  # fmt: skip
+    for v in servers:
+        print(f"{v}: run_tests / bare (wall) {_spread(ratio[v])}")
+    return {
+        "cpu_ms_per_check": cpu,
+        "wall_ms_per_check": wall,
+        "wall_ratio_per_round": ratio,
+        "correct": dict(correct),
+        "checks": total,
+        "other": tree,
+    }
+
+
+def _tree_of(script: str) -> str:
+    """The checkout a fork server script (``TREE/asyncpool/sandbox/_zygote.py``) is in."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(script))))
 
 
 def sparse(items: int, gap_ms: float) -> dict[str, object]:
@@ -351,9 +463,17 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--limit", type=int, help="only the first N agreement items")
     parser.add_argument("--sparse", type=float, metavar="MS",
                         help="latency of lone checks, each MS ms after the last")  # fmt: skip
+    parser.add_argument("--against", metavar="TREE",
+                        help="another checkout, compared item by item with this one")  # fmt: skip
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
-    if args.agreement:
+    if args.against is not None:
+        try:
+            other_server(args.against)
+        except (ValueError, OSError) as exc:
+            parser.error(str(exc))
+        report = against(args.against, args.items, args.rounds)
+    elif args.agreement:
         report = agreement(args.hogs, args.concurrency, args.limit)
     elif args.sparse is not None:
         if args.sparse < 0:

@@ -8,6 +8,7 @@ shared node are), bounded by their own deadline, and kills exactly those pids wh
 from __future__ import annotations
 
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -88,6 +89,38 @@ def test_a_failed_check_names_the_tests_lines_with_their_source_and_no_frame_of_
     ), raising.stdout_tail
     for result in (wrong, raising):
         assert "_judge.py" not in result.stdout_tail
+
+
+def test_bench_against_drives_two_fork_servers_item_by_item_and_restores_the_current_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_tests("def f():\n    return 1\n", "assert f() == 1\n")
+    current = _sandbox_run.zygote_pid()
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    report = bench_sandbox.main(["--against", tree, "--items", "4", "--rounds", "1"])
+    assert report["correct"] == {
+        "this/bare": 4, "this/run_tests": 4, "other/bare": 4, "other/run_tests": 4
+    }  # fmt: skip
+    cpu = report["cpu_ms_per_check"]
+    assert isinstance(cpu, dict)
+    assert all(len(v) == 1 and v[0] > 0 for v in cpu.values())
+    assert _sandbox_run.zygote_pid() == current
+    assert "other: run_tests / bare (wall)" in capsys.readouterr().out
+
+
+def test_bench_against_refuses_a_tree_without_a_fork_server_or_of_another_wire(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        bench_sandbox.main(["--against", str(tmp_path)])
+    assert "has no asyncpool/sandbox/_zygote.py" in capsys.readouterr().err
+    sandbox = tmp_path / "asyncpool" / "sandbox"
+    sandbox.mkdir(parents=True)
+    (sandbox / "_zygote.py").write_text("")
+    (sandbox / "_zygote_wire.py").write_text("REQUEST = None\n")
+    with pytest.raises(SystemExit):
+        bench_sandbox.main(["--against", str(tmp_path)])
+    assert "wire (_zygote_wire.py) is not this one's" in capsys.readouterr().err
 
 
 # -- load ----------------------------------------------------------------------------------------

@@ -109,9 +109,11 @@ def _site_dirs() -> list[str]:
 class _Zygote:
     """One running fork server and the control socket to it."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str = _ZYGOTE_PATH) -> None:
+        """Start the fork server ``script`` (this package's; ``benchmarks/bench_sandbox.py
+        --against`` starts another checkout's, which must speak this one's wire)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-S", "-s", "-B", _ZYGOTE_PATH, str(theirs.fileno())]
+        argv = [sys.executable, "-S", "-s", "-B", script, str(theirs.fileno())]
         # The server runs without ``site`` (-S), so in a virtualenv its own sys.prefix is the
         # base interpreter's: this process's environment (prefix and site-packages) is passed
         # on, so that programs import what the caller can and can run ``sys.executable``.
