@@ -7352,13 +7352,13 @@ def _describe(exc: BaseException, tests: str = "") -> str:
         while tb is not None:
             frame = tb.tb_frame
             if frame.f_globals is not mine:
-                code = frame.f_code
-                entry = f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n'
-                if code.co_filename == "<tests>" and tests:
+                code, lineno = frame.f_code, tb.tb_lineno  # (None in 3.12+ for no line)
+                entry = f'  File "{code.co_filename}", line {lineno}, in {code.co_name}\n'
+                if code.co_filename == "<tests>" and tests and isinstance(lineno, int):
                     if lines is None:
                         lines = tests.splitlines()
-                    if 0 < tb.tb_lineno <= len(lines) and lines[tb.tb_lineno - 1].strip():
-                        entry += f"    {lines[tb.tb_lineno - 1].strip()}\n"
+                    if 0 < lineno <= len(lines) and lines[lineno - 1].strip():
+                        entry += f"    {lines[lineno - 1].strip()}\n"
                 entries.append(entry)
             tb = tb.tb_next
         entries.extend(traceback.format_exception_only(type(exc), exc))
