@@ -140,11 +140,12 @@ def _trim_heap() -> None:
     Why: compiling the judge's source (``_judge.py``, this interpreter runs with ``-B``) at
     start-up left ~13 MB of C heap free but mapped and resident (glibc trims only the heap's
     top): every fork copied its page-table entries and every exit unmapped them. With the trim
-    the server's anonymous memory went from 29.6 to 16.7 MB, and a check's CPU (server, run and
-    judge together; two servers of the two versions driven item by item from one process, 3
-    rounds of 328 HumanEval checks) from 7.47 to 6.55 ms for ``run_python_bare`` and from 11.92
-    to 11.52 ms for ``run_tests``. Other C libraries (musl) have no such call: nothing is
-    trimmed there."""
+    the server's anonymous memory went from 29.6 to 16.7 MB. A check's CPU (server, run and
+    judge together) went from 5.49 to 4.66 ms for ``run_python_bare`` and from 8.63 to 8.41 ms
+    for ``run_tests`` with the two versions' servers alternating item by item
+    (``benchmarks/bench_sandbox.py --against``, 3 rounds of 328 HumanEval checks); one server
+    alone, back to back, showed no difference beyond this machine's noise. Other C libraries
+    (musl) have no such call: nothing is trimmed there."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except AttributeError:
