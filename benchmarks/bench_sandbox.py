@@ -265,9 +265,9 @@ def other_server(tree: str) -> str:
 _VERSUS = {"bare": check_bare, "run_tests": check_run_tests}
 
 
-def against(tree: str, items: int, rounds: int) -> dict[str, object]:
-    """``--against TREE`` (see the module docstring)."""
-    script = other_server(tree)
+def against(script: str, items: int, rounds: int) -> dict[str, object]:
+    """``--against TREE`` (see the module docstring), ``script`` being that checkout's fork
+    server (:func:`other_server`)."""
     work = humaneval_items()[: max(items, 1)]
     servers = {"this": _run._get_zygote(), "other": _run._Zygote(script)}
     try:
@@ -305,7 +305,7 @@ def against(tree: str, items: int, rounds: int) -> dict[str, object]:
     }
     total = len(work) * rounds
     print(f"\n{len(work)} HumanEval checks x {rounds} rounds on each version, item by item; "
-          f"this = {_tree_of(_run._ZYGOTE_PATH)}, other = {os.path.abspath(tree)}; "
+          f"this = {_tree_of(_run._ZYGOTE_PATH)}, other = {_tree_of(script)}; "
           f"median of the rounds\n")  # fmt: skip
     print(f"{'version/method':<16}{'CPU ms':>8}{'wall ms':>9}{'correct':>10}")
     for key in cpu:
@@ -319,7 +319,7 @@ def against(tree: str, items: int, rounds: int) -> dict[str, object]:
         "wall_ratio_per_round": ratio,
         "correct": dict(correct),
         "checks": total,
-        "other": tree,
+        "other": _tree_of(script),
     }
 
 
@@ -469,10 +469,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     args = parser.parse_args(argv)
     if args.against is not None:
         try:
-            other_server(args.against)
+            script = other_server(args.against)
         except (ValueError, OSError) as exc:
             parser.error(str(exc))
-        report = against(args.against, args.items, args.rounds)
+        report = against(script, args.items, args.rounds)
     elif args.agreement:
         report = agreement(args.hogs, args.concurrency, args.limit)
     elif args.sparse is not None:
