@@ -6067,6 +6067,16 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     global _PEER
     _pin(cpu)
     peer = _PEER = _solution_peer(fd)
+    _greet(peer, namespace)
+    if "logging" in sys.modules:
+        _hook_logging(peer)
+    sys.stdout = _Tee(sys.stdout, 1, peer)
+    sys.stderr = _Tee(sys.stderr, 2, peer)
+    os._exit(0 if _serve_requests(peer) else 1)
+
+
+def _greet(peer: _Peer, namespace: dict[str, Any]) -> None:
+    """The solution's greeting (see :func:`serve_solution`), sent on ``peer``'s wire."""
     peer.namespace = namespace  # what the judge's patches of ``solution`` set
     names: dict[str, Any] = {}
     standard: dict[str, str] = {}
@@ -6097,11 +6107,12 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     evaluator = _Evaluator(namespace)
     greeting.value((names, standard, modules, (held, peer.constants) if held else (), evaluator))
     _flush_streams(peer.streams)  # what its top level printed
-    _send(fd, b"H", greeting.bytes())
-    if "logging" in sys.modules:
-        _hook_logging(peer)
-    sys.stdout = _Tee(sys.stdout, 1, peer)
-    sys.stderr = _Tee(sys.stderr, 2, peer)
+    _send(peer.fd, b"H", greeting.bytes())
+
+
+def _serve_requests(peer: _Peer) -> bool:
+    """Serve the judge's requests on ``peer``: ``True`` at EOF, ``False`` at a message that
+    is no request."""
     while True:
         try:
             # Not while another thread of the solution waits for the judge's answer (its pool
@@ -6110,9 +6121,9 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
             with peer.lock:
                 kind, body = peer.receive()
         except EOFError:
-            os._exit(0)
+            return True
         if kind != b"Q":
-            os._exit(1)
+            return False
         peer.serve(body)
 
 
