@@ -2,7 +2,8 @@
 before the server's first fork, so that every run's child inherits the solution side's code
 already quickened. It must run its tests to "passed" (else it warmed nothing), and leave the
 server as it found it whether it passed or not: no peer, no descriptor, no proxy, no child, the
-same CPU affinity and streams, the spare peer untouched.
+same CPU affinity, streams and ``SIGCHLD`` disposition, the spare peer untouched (also when
+the server was started with ``SIGCHLD`` ignored, which the kernel would reap the judge under).
 
 Run in a fresh interpreter: the warm-up forks, and this test process may have threads (Ray's).
 """
@@ -18,17 +19,20 @@ import pytest
 
 _PROBE = textwrap.dedent(
     """
-    import gc, json, os, sys, warnings
+    import gc, json, os, signal, sys, warnings
     from asyncpool.sandbox import _judge as J, _zygote, _zygote_child
 
     _zygote_child.JUDGE = J
     J.prepare_server()
     if sys.argv[1] == "failing":
         J.WARM_TESTS = "def check(candidate):\\n    assert candidate(1, 1) == 3\\n"
+    if sys.argv[1] == "ignored SIGCHLD":  # inherited across exec from a caller that ignores it
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     spare = J._SPARE_PEER
     fds = sorted(os.listdir("/proc/self/fd"))
     state = lambda: [sorted(os.sched_getaffinity(0)), [id(s) for s in (sys.stdout, sys.stderr,
-                     sys.stdin)], len(warnings.filters), sys.getrecursionlimit(), len(J._buffers)]
+                     sys.stdin)], len(warnings.filters), sys.getrecursionlimit(), len(J._buffers),
+                     str(signal.getsignal(signal.SIGCHLD))]
     before = state()
     warmed = _zygote._warm_up()
     gc.collect()
@@ -50,12 +54,14 @@ _PROBE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize(("tests", "warmed"), [("warm-up", True), ("failing", False)])
+@pytest.mark.parametrize(
+    ("case", "warmed"), [("warm-up", True), ("failing", False), ("ignored SIGCHLD", True)]
+)
 def test_the_warm_up_passes_its_check_and_leaves_the_server_as_it_found_it(
-    tests: str, warmed: bool
+    case: str, warmed: bool
 ) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, tests], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", _PROBE, case], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {
