@@ -197,6 +197,42 @@ def test_run_stdio_accepts_a_program_that_stops_with_exit_after_its_answer() -> 
     assert [c.verdict for c in result.cases] == ["accepted", "accepted"]
 
 
+def test_run_stdio_accepts_the_answer_an_atexit_handler_writes_to_sys_stdout_dunder() -> None:
+    """The competitive programmer's fast-output trick: print into a StringIO and write it to
+    ``sys.__stdout__`` at exit. ``sys.__stdin__``/``__stdout__`` are the program's own
+    streams, as under ``python prog.py`` (they were the fork server's: never flushed, and a
+    second buffered reader of stdin)."""
+    trick = (
+        "import atexit, io, sys\nout = io.StringIO()\nsys.stdout = out\n"
+        "atexit.register(lambda: sys.__stdout__.write(out.getvalue()))\n"
+        "print(int(input()) * 2)\n"
+    )
+    mixed = (
+        "import sys\na = int(input())\nb = int(sys.__stdin__.readline())\n"
+        "print(a + b, sys.__stdin__ is sys.stdin, sys.__stdout__ is sys.stdout)\n"
+    )
+    for program, case in ((trick, ("4\n", "8\n")), (mixed, ("1\n2\n", "3 True True\n"))):
+        result = run_stdio(program, [case])
+        assert result.status == "passed", result
+        assert result.cases[0].verdict == "accepted"
+
+
+@pytest.mark.parametrize(
+    "opened", ["open(1, 'w')", "io.BufferedWriter(io.FileIO(1, 'w'))", "os.fdopen(1, 'wb')"]
+)
+def test_run_stdio_keeps_what_a_file_left_open_in_main_wrote_after_stdout_as_cpython(
+    opened: str,
+) -> None:
+    """CPython flushes ``sys.stdout`` at exit and then, as it clears ``__main__``, the files
+    the program never closed: their output comes after ``print``'s (``python prog.py``
+    prints ``b`` then ``a`` here)."""
+    text = "'a\\n'" if opened.startswith("open") else "b'a\\n'"
+    program = f"import io, os\nout = {opened}\nout.write({text})\nprint('b')\n"
+    result = run_stdio(program, [("", "b\na\n")])
+    assert result.status == "passed", result
+    assert result.cases[0].stdout == "b\na\n"
+
+
 def test_run_stdio_fails_a_wrong_answer_and_stops_there() -> None:
     result = run_stdio(SUM, [("1 2", "3"), ("1 1", "3"), ("2 2", "4")])
     assert result.status == "failed"

@@ -20,6 +20,7 @@ import array
 import atexit
 import contextlib
 import ctypes
+import io
 import math
 import os
 import resource
@@ -87,6 +88,11 @@ def _print_exception(exc: BaseException) -> None:
         traceback.print_exception(type(exc), exc, tb)
 
 
+#: The file classes whose objects a program's ``__main__`` may hold open at exit (see
+#: :func:`_run_program`): ``open()``'s and ``os.fdopen``'s in each mode.
+_FILE_TYPES = frozenset({io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.FileIO})
+
+
 def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = None) -> NoReturn:
     """Run ``source`` as ``__main__`` with CPython's exit semantics, then ``_exit``.
 
@@ -136,8 +142,18 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
         sys.stdout.flush()
     except BaseException:
         rc = rc or 120  # like CPython when flushing fails
-    with contextlib.suppress(BaseException):
-        sys.stderr.flush()
+    # What CPython's finalisation flushes too: the original streams when the program put
+    # others in their place (a StringIO), stderr, and then, as it clears ``__main__``, the
+    # files the program left open there (``out = open(1, "w")`` written and never closed).
+    # Only the module's own names, by exact type: a few µs, where finding every open file
+    # (``gc.get_objects()``) cost 0.7 ms for a trivial program and 78 ms for 200k objects.
+    for stream in (sys.__stdout__, sys.stderr, sys.__stderr__):
+        with contextlib.suppress(BaseException):
+            stream.flush()  # type: ignore[union-attr]
+    for value in list(vars(main).values()):
+        if type(value) in _FILE_TYPES:
+            with contextlib.suppress(BaseException):
+                value.flush()
     os._exit(rc)
 
 
@@ -277,15 +293,19 @@ def run_child(
         if files:
             _unpack_files(files)
             del files
-        # Fresh text streams over fds 1 and 2, now the output pipes (sys.__std*__ wrap the same
-        # fds; their buffers are empty: the server never writes them): the server's premade
-        # ones where the fd is a pipe (see premade_streams), else made here.
+        # Fresh text streams over fds 1 and 2, now the output pipes: the server's premade
+        # ones where the fd is a pipe (see premade_streams), else made here. ``sys.__std*__``
+        # are the same objects, as in a fresh interpreter: the server's own (over the same
+        # fds) were never flushed at exit, and the competitive programmer's atexit trick
+        # (print into a StringIO, write it to ``sys.__stdout__`` at exit) lost its answer.
         streams = server.streams
         if streams is None or not _fifos((1, 2)):
             streams = (_stdout(), _stderr())
         sys.stdout, sys.stderr = streams
+        sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc,assignment]  # typeshed: Final
         if fds.stdin >= 0:
             sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+            sys.__stdin__ = sys.stdin  # type: ignore[misc]  # typeshed: Final
         sys.argv[:] = ["<program>"]
         atexit._clear()
         os.close(fds.reply)  # the program must not be able to talk to the caller
