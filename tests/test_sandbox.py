@@ -204,10 +204,11 @@ sys.stdout.reconfigure(encoding="latin-1", line_buffering=True)
 
 
 def test_the_programs_stdout_and_stderr_are_fresh_text_streams_over_its_own_fds() -> None:
-    # What open(1, "w", encoding="utf-8", closefd=False) and open(2, ..., buffering=1,
-    # errors="backslashreplace") make in the child: over pipes (run_python) and with stdout
-    # a memory file (run_program: seekable); a change one program makes is not the next's.
-    out = "(1, 'utf-8', 'strict', False, False, {}, False, False, 4096, 'TextIOWrapper')"
+    # What open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False) and
+    # open(2, ..., buffering=1, errors="backslashreplace") make in the child (CPython's own
+    # under the C.UTF-8 locale): over pipes (run_python) and with stdout a memory file
+    # (run_program: seekable); a change one program makes is not the next's.
+    out = "(1, 'utf-8', 'surrogateescape', False, False, {}, False, False, 4096, 'TextIOWrapper')"
     err = "(2, 'utf-8', 'backslashreplace', True, False, False, False, False, 4096, "
     err += "'TextIOWrapper')"
     for _ in range(2):

@@ -233,6 +233,32 @@ def test_run_stdio_keeps_what_a_file_left_open_in_main_wrote_after_stdout_as_cpy
     assert result.cases[0].stdout == "b\na\n"
 
 
+@pytest.mark.parametrize(
+    ("program", "stdin", "stdout"),
+    [
+        # stdin splits at "\n" only: a "\r" of Windows line ends is the program's to see
+        ("print(len(input()))", b"ab\r\n", b"3\n"),
+        ("import sys\nprint(repr(sys.stdin.readline()))", b"a\rb\r\n", b"'a\\rb\\r\\n'\n"),
+        # bytes that are no UTF-8 read and written back as surrogates, not an error
+        ("print(len(input()))", b"caf\xe9\n", b"4\n"),
+        ("print(input())", b"caf\xe9\n", b"caf\xe9\n"),
+        # a stdout the program closed, or set to None, is not flushed at exit: status 0
+        ("import sys\nprint(1)\nsys.stdout.close()", b"", b"1\n"),
+        ("import sys\nprint(1)\nsys.stdout.flush()\nsys.stdout = None", b"", b"1\n"),
+    ],
+)
+def test_run_stdio_programs_see_their_streams_as_under_python_prog_py(
+    program: str, stdin: bytes, stdout: bytes
+) -> None:
+    """The standard streams as CPython makes them under the sandbox's locale (C.UTF-8), and
+    its exit: what ``python prog.py < input`` prints and its status 0."""
+    result = run_stdio(program, [(stdin, stdout)])
+    assert result.status == "passed", result
+    assert (result.cases[0].returncode, result.cases[0].stdout) == (
+        0, stdout.decode("utf-8", "replace")
+    )
+
+
 def test_run_stdio_fails_a_wrong_answer_and_stops_there() -> None:
     result = run_stdio(SUM, [("1 2", "3"), ("1 1", "3"), ("2 2", "4")])
     assert result.status == "failed"

@@ -139,9 +139,12 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
     except BaseException:
         pass
     try:
-        sys.stdout.flush()
+        # As CPython's exit: a stdout the program closed or set to None is not flushed (no
+        # error), and a flush that fails is status 120.
+        if not _closed(sys.stdout):
+            sys.stdout.flush()
     except BaseException:
-        rc = rc or 120  # like CPython when flushing fails
+        rc = rc or 120
     # What CPython's finalisation flushes too: the original streams when the program put
     # others in their place (a StringIO), stderr, and then, as it clears ``__main__``, the
     # files the program left open there (``out = open(1, "w")`` written and never closed).
@@ -155,6 +158,17 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
             with contextlib.suppress(BaseException):
                 value.flush()
     os._exit(rc)
+
+
+def _closed(stream: object) -> bool:
+    """Whether CPython's exit would skip flushing ``stream``: ``None``, or its ``closed`` says so
+    (an error reading it counts as open, as ``file_is_closed`` in CPython does)."""
+    if stream is None:
+        return True
+    try:
+        return bool(getattr(stream, "closed"))  # noqa: B009 - any error: open
+    except Exception:
+        return False
 
 
 def count_user_tasks(uid: int) -> int:
@@ -304,7 +318,11 @@ def run_child(
         sys.stdout, sys.stderr = streams
         sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc,assignment]  # typeshed: Final
         if fds.stdin >= 0:
-            sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+            # As CPython makes it here (locale C.UTF-8, see ENV): split at "\n" only (a
+            # "\r" is the program's to see), undecodable bytes as surrogates, not an error.
+            sys.stdin = open(  # noqa: SIM115
+                0, encoding="utf-8", errors="surrogateescape", newline="\n", closefd=False
+            )
             sys.__stdin__ = sys.stdin  # type: ignore[misc]  # typeshed: Final
         sys.argv[:] = ["<program>"]
         atexit._clear()
@@ -327,7 +345,8 @@ _SIGINT = int(signal.SIGINT)
 
 
 def _stdout() -> TextIO:
-    return open(1, "w", encoding="utf-8", closefd=False)
+    # CPython's own under the C.UTF-8 locale (see ENV): lone surrogates written as their bytes.
+    return open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False)
 
 
 def _stderr() -> TextIO:
