@@ -2310,6 +2310,14 @@ CORPUS: list[Case] = [
             first = roll(3)
             random.seed(42)
             assert roll(3) == first
+            for i in range(30):  # generated inputs: the tests draw between calls
+                random.seed(i)
+                cards = [random.randint(0, 9) for _ in range(8)]
+                state = random.getstate()
+                expected = list(cards)
+                random.shuffle(expected)
+                random.setstate(state)
+                assert deal(cards) == expected
         """),
     ),
     Case.twin(
@@ -2330,6 +2338,12 @@ CORPUS: list[Case] = [
             a = pick()
             np.random.seed(7)
             assert pick() == a
+            for _ in range(20):  # the tests draw between calls
+                n = int(np.random.randint(1, 5))
+                state = np.random.get_state()
+                expected = np.random.rand(n)
+                np.random.set_state(state)
+                assert np.allclose(noise(n), expected)
         """),
     ),
     Case.twin(
@@ -4734,3 +4748,55 @@ def test_a_system_exit_of_the_tests_input_read_by_the_solution_fails_the_check()
     result = run_tests("def main(given=None):\n    return given or input()\n", tests)
     assert result.status == "failed"
     assert "the tests' stdin raised SystemExit" in result.stdout_tail
+
+
+@pytest.mark.parametrize(
+    ("label", "state"),
+    [
+        ("<random>", (3, b"\0" * 2496 + (625).to_bytes(4, "little"), None)),  # position 625
+        ("<random>", (3, tuple(range(625)), None)),  # words not as bytes
+        ("<random>", (3, b"\0" * 2496, None)),  # short
+        ("<random>", (2, b"\0" * 2500, None)),
+        ("<random>", (3, b"\0" * 2496 + b"\1\0\0\0", "x")),
+        ("<numpy.random>", ("MT19937", b"\0" * 2492, 0, 0, 0.0)),
+        ("<numpy.random>", ("MT19937", b"\0" * 2496, 625, 0, 0.0)),
+        ("<numpy.random>", ("PCG64", b"\0" * 2496, 0, 0, 0.0)),
+    ],
+)
+def test_a_malformed_generator_state_is_refused_before_it_is_set(label: str, state: object) -> None:
+    """The solution's side checks the generator state the judge forwards (only words, a
+    position in range, random's version) before it sets it: the generator is untouched."""
+    import random
+
+    from asyncpool.sandbox import _judge
+
+    before = random.getstate()
+    with pytest.raises(_judge.CodecError, match="malformed generator state"):
+        _judge._set_generator_state(label, state)
+    assert random.getstate() == before
+
+
+def test_a_generator_state_crosses_as_bytes_and_sets_the_same_draws() -> None:
+    """The judge's state of a seeded ``random`` (and numpy's) set on the other side gives the
+    same draws."""
+    import random
+
+    import numpy as np
+
+    from asyncpool.sandbox import _judge
+
+    random.seed(5)
+    random.random()
+    sent = _judge._generator_state("<random>")
+    assert type(sent[1]) is bytes
+    expected = [random.random() for _ in range(5)]
+    random.seed(99)
+    _judge._set_generator_state("<random>", sent)
+    assert [random.random() for _ in range(5)] == expected
+    np.random.seed(3)
+    np.random.rand(7)
+    sent = _judge._generator_state("<numpy.random>")
+    expected_np = np.random.rand(5)
+    np.random.seed(99)
+    _judge._set_generator_state("<numpy.random>", sent)
+    assert np.array_equal(np.random.rand(5), expected_np)
