@@ -300,9 +300,7 @@ elif cmd == "tle":
     while True:
         pass
 elif cmd == "mle":
-    hog = []
-    while True:
-        hog.append(b"x" * (8 << 20))
+    hog = b"x" * (10 << 30)
 elif cmd == "re":
     raise ValueError("boom")
 elif cmd == "exit3":

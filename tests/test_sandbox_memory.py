@@ -5,6 +5,9 @@ that reserves much more address space than it uses (the JVM, Go, V8 get ``memory
 for their reservations), could use more than ``memory_mb``. Where the host has a memory
 controller (v2 ``memory`` delegated, or a v1 ``memory`` hierarchy, as here) every run is held to
 ``memory_mb`` of resident memory by its cgroup, and a run the kernel killed there is "memory".
+Its address space is then ``memory_mb`` plus a backstop (``ADDRESS_HEADROOM``): what a program
+reserves but does not use (a deep-recursion thread's stack, malloc's thread arenas) is not
+memory, as under ``python prog.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import textwrap
 
 import pytest
 
-from asyncpool.sandbox import _cgroup, _languages, run_program, run_python
+from asyncpool.sandbox import _cgroup, _languages, run_program, run_python, run_stdio, run_tests
 
 AVAILABLE = _languages.available()
 
@@ -93,6 +96,69 @@ def test_a_run_using_most_of_its_memory_in_one_process_still_passes() -> None:
 def test_children_under_the_limit_together_pass() -> None:
     result = run_python(_hogs(2, 60), memory_mb=256, timeout=20)
     assert (result.status, result.stdout_tail) == ("passed", "[0, 0]\n"), result
+
+
+def test_a_growing_program_is_killed_at_its_limit_of_memory_used() -> None:
+    program = "chunks = []\nwhile True:\n    chunks.append(bytearray(10**7))"
+    result = run_python(program, memory_mb=256, timeout=20)
+    assert (result.status, result.returncode) == ("memory", -9), result
+    cases = run_stdio(program, [("", "")], memory_mb=256, timeout=20).cases
+    assert (cases[0].verdict, cases[0].status) == ("memory_limit", "memory"), cases
+
+
+# The competitive programmer's deep recursion in a thread of a big stack: a few MiB used,
+# the stack's size reserved (with numpy's import, ~160 MiB more of address space).
+THREADED_DFS = """
+import sys, threading
+{imports}
+sys.setrecursionlimit(10 ** 6)
+threading.stack_size(2 ** {power})
+
+def main():
+    def depth(u):
+        return 0 if u == 0 else 1 + depth(u - 1)
+    print(depth(50_000))
+
+thread = threading.Thread(target=main)
+thread.start()
+thread.join()
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "power", "memory_mb"),
+    [("", 28, 256), ("import numpy", 27, 256), ("import numpy", 29, 512), ("", 30, 512)],
+)
+def test_address_space_reserved_but_not_used_is_not_memory(
+    imports: str, power: int, memory_mb: int
+) -> None:
+    """At ``RLIMIT_AS = memory_mb`` each of these failed ("can't start new thread"), one of
+    them only on some fork servers (where glibc's thread arena happened to land)."""
+    program = THREADED_DFS.format(imports=imports, power=power)
+    result = run_python(program, memory_mb=memory_mb, timeout=20)
+    assert (result.status, result.stdout_tail) == ("passed", "50000\n"), result
+
+
+def test_a_judged_solution_gets_the_same_room_and_is_memory_when_killed_at_its_limit() -> None:
+    deep = textwrap.dedent("""
+        import sys, threading
+        def depth(n):
+            out = []
+            def walk(u):
+                return 0 if u == 0 else 1 + walk(u - 1)
+            sys.setrecursionlimit(10 ** 6)
+            threading.stack_size(2 ** 28)
+            thread = threading.Thread(target=lambda: out.append(walk(n)))
+            thread.start()
+            thread.join()
+            return out[0]
+    """)
+    result = run_tests(deep, "assert depth(50_000) == 50_000\n", memory_mb=256, timeout=20)
+    assert result.status == "passed", result
+    hog = "def f():\n    kept = []\n    while True:\n        kept.append(bytearray(10**7))\n"
+    result = run_tests(hog, "assert f() == 1\n", memory_mb=256, timeout=20)
+    assert (result.status, result.returncode) == ("memory", -9), result
+    assert "killed at its memory limit" in result.stdout_tail
 
 
 # A runtime that reserves address space (RLIMIT_AS is memory_mb plus room for it) touching

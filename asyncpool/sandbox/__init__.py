@@ -17,9 +17,10 @@ inside Ray tasks; each blocks only its calling thread):
   (kept for programs that report their own result; never use it to score untrusted code), and
   :func:`run_python_bare`, the unlimited baseline of the benchmarks.
 
-A status is one of ``"passed"``, ``"failed"``, ``"timeout"``, ``"memory"`` (an uncaught
-``MemoryError``, or death by ``SIGKILL``/``SIGSEGV``/``SIGBUS``/``SIGABRT`` after using 90 % of
-``memory_mb``), ``"crashed"`` (killed by another signal). ``returncode`` follows
+A status is one of ``"passed"``, ``"failed"``, ``"timeout"``, ``"memory"`` (killed by the
+kernel at the run's ``memory_mb`` of memory used, where the host has a memory controller; an
+uncaught ``MemoryError``; or death by ``SIGKILL``/``SIGSEGV``/``SIGBUS``/``SIGABRT`` after using
+90 % of ``memory_mb``), ``"crashed"`` (killed by another signal). ``returncode`` follows
 :mod:`subprocess` (``-signal`` when killed). Exit status 231 is reserved (an uncaught
 ``MemoryError``, reported as ``status="memory", returncode=1``). ``duration`` is the run's *own
 time* (below). When the sandbox cannot give a verdict at all (its server cannot start, or the
@@ -427,7 +428,11 @@ child (two for ``run_tests``), which, before running the program:
   writes to its tmpfs) through its cgroup's memory controller, when the host has one (v2
   ``memory`` delegated, or a v1 ``memory`` hierarchy): the kernel kills the run at that limit
   and its verdict is "memory" (:mod:`asyncpool.sandbox._cgroup`);
-* sets ``RLIMIT_CPU``, ``RLIMIT_AS`` (``memory_mb``, which includes the interpreter's own
+* sets ``RLIMIT_CPU``, ``RLIMIT_AS`` (where the cgroup holds the run's memory, ``memory_mb``
+  plus a 4 GiB backstop, :data:`~asyncpool.sandbox._zygote_wire.ADDRESS_HEADROOM`: address
+  space reserved but not used, a recursion thread's 256 MiB stack, is not memory, as under
+  ``python prog.py``, while one allocation past all reason is a ``MemoryError`` at once;
+  without a memory controller ``memory_mb`` itself, which includes the interpreter's own
   ~25 MiB; more for runtimes that reserve address space, see
   :mod:`asyncpool.sandbox._languages`), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
   (:data:`MAX_PROCESSES`, threads count too), ``RLIMIT_NOFILE`` (256), ``RLIMIT_CORE`` (0);
@@ -846,7 +851,8 @@ def run_tests(
     names, ``MOD``, as in-process). Names ``tests`` defines itself take precedence
     over the solution's: put trusted helpers there (e.g. HumanEval's prompt, whose ``poly``
     HumanEval/32's check calls), or the solution defines them. ``timeout`` bounds the own time
-    of the whole judged run (solution and tests); ``memory_mb`` applies to each process.
+    of the whole judged run (solution and tests); ``memory_mb`` applies to each process (a
+    solution the kernel killed at it is "memory").
     ``stdout_tail`` is the solution's output tail, then the judge's reason when it failed.
     Thread-safe; blocks the calling thread. Raises ``TypeError``/``ValueError`` before
     anything runs, :class:`~asyncpool.errors.SandboxError` when no verdict can be had.
@@ -874,6 +880,8 @@ def _judged(raw: Raw) -> SandboxResult:
     reason = _decode(raw.verdict[1:]) if raw.verdict[:1] == b"F" else ""
     if not reason:
         reason = "the judge was killed" if status == "timeout" else "no verdict from the judge"
+    if status == "memory":
+        reason = f"the run was killed at its memory limit; {reason}"
     tail = (output + "\n--- judge: " + reason)[-OUTPUT_TAIL_BYTES:]
     return SandboxResult(status, raw.returncode, tail, raw.duration)
 

@@ -38,8 +38,11 @@ accounted), where the run gets a second cgroup of the same name that its child j
 to it, whatever its runtime. A run over its limit is killed by the kernel's OOM killer inside its
 cgroup (``memory.events``/``memory.oom_control`` count ``oom_kill``), which
 :meth:`RunCgroup.oom_killed` reports, so its verdict is "memory"; the controller's peak of it
-(:meth:`RunCgroup.memory_peak`) is the run's reported peak memory. Without a usable controller
-(the server logs it) ``RLIMIT_AS`` and the runtimes' own heap flags are the only bounds.
+(:meth:`RunCgroup.memory_peak`) is the run's reported peak memory. A run the controller holds
+gets ``RLIMIT_AS`` only as a backstop (``memory_mb`` plus
+:data:`~asyncpool.sandbox._zygote_wire.ADDRESS_HEADROOM`). Without a usable controller (the
+server logs it) ``RLIMIT_AS`` at ``memory_mb`` and the runtimes' own heap flags are the only
+bounds.
 
 CPU, likewise: :meth:`RunCgroup.cpu_seconds` is the CPU time of all the run's processes together
 (v2 ``cpu.stat``, kept in every v2 cgroup; on v1 a ``cpuacct`` cgroup of the run's own). The fork

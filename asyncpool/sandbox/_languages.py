@@ -44,12 +44,15 @@ What is guaranteed:
 
 Limits, and why they differ by runtime (documented, not hidden):
 
-* ``memory_mb`` is ``RLIMIT_AS`` for native programs (C++, Rust), as for Python. The JVM, V8 and
-  the Go runtime reserve far more address space than they use (the JVM 1 GiB of compressed class
-  space alone, V8 its code range, Go its page summaries: each fails to *start* under a 512 MiB
-  ``RLIMIT_AS``). For them ``memory_mb`` bounds the heap through the runtime's own flag
-  (``-Xmx``, ``--max-old-space-size``, ``GOMEMLIMIT``, the last a soft limit) and ``RLIMIT_AS``
-  is ``memory_mb`` plus :attr:`Language.extra_address_mb`. Their resident memory, all the run's
+* ``memory_mb`` is ``RLIMIT_AS`` for native programs (C++, Rust), as for Python, where the host
+  has no memory controller (with one, the run's cgroup holds its resident memory and
+  ``RLIMIT_AS`` is only a backstop 4 GiB above, see :mod:`asyncpool.sandbox._cgroup`). The
+  JVM, V8 and the Go runtime reserve far more address space than they use (the JVM 1 GiB of
+  compressed class space alone, V8 its code range, Go its page summaries: each fails to
+  *start* under a 512 MiB ``RLIMIT_AS``). For them ``memory_mb`` bounds the heap through the
+  runtime's own flag (``-Xmx``, ``--max-old-space-size``, ``GOMEMLIMIT``, the last a soft
+  limit) and ``RLIMIT_AS`` is ``memory_mb`` plus :attr:`Language.extra_address_mb` (and the
+  backstop). Their resident memory, all the run's
   processes together, is held to ``memory_mb`` by the run's memory cgroup
   (:mod:`asyncpool.sandbox._cgroup`; ``Spec.resident_mb``), as every run's is, where the host has
   a memory controller; without one, by the heap flag plus the runtime's own overhead only.

@@ -81,6 +81,7 @@ from ._zygote_uids import (  # noqa: E402
     spawn_reaper,
 )
 from ._zygote_wire import (  # noqa: E402
+    ADDRESS_HEADROOM,
     ENV,
     FLAG_FILES_IN,
     FLAG_FILES_OUT,
@@ -97,6 +98,7 @@ from ._zygote_wire import (  # noqa: E402
     RESULT_KILLED_AFTER_JUDGE,
     RESULT_STARVED,
     STARTED,
+    STATUS_MEMORY,
     UID_BASE,
     USAGE,
     Fds,
@@ -234,6 +236,9 @@ class _Server:
         # The run being forked's cgroups, for its child to join (_cgroup.join).
         self.cgroup_joins: tuple[tuple[int, str], ...] = ()
         self.netns_fd = -1  # the network namespace of the run being forked, for its child
+        # RLIMIT_AS beyond the request's for the run being forked: ADDRESS_HEADROOM when its
+        # cgroup holds its resident memory (see _zygote_child._limit), else 0.
+        self.address_headroom = 0
         self.netns: NetnsPool | None = None  # reused network namespaces, once isolated
         if self.cgroups is None:
             sys.stderr.write("asyncpool sandbox: no cgroup per run: a uid sweep per run instead\n")
@@ -460,6 +465,7 @@ class _Server:
                 self._give_back(leased, scratch)
                 raise
         cgroup = None
+        self.address_headroom = 0
         if req.limits and self.cgroups is not None:
             try:
                 cgroup = self.cgroups.new_run()
@@ -467,7 +473,8 @@ class _Server:
                 self._give_back(leased, scratch)
                 raise
             with contextlib.suppress(OSError):  # RLIMIT_AS still holds; the trial wrote one
-                cgroup.limit_memory(req.resident)
+                if cgroup.limit_memory(req.resident):
+                    self.address_headroom = ADDRESS_HEADROOM
         netns = -1
         if req.limits and self.netns is not None:
             try:
@@ -490,7 +497,7 @@ class _Server:
         try:
             pid = os.fork()
         except BaseException:
-            self.cgroup_joins, self.netns_fd = (), -1
+            self.cgroup_joins, self.netns_fd, self.address_headroom = (), -1, 0
             self._give_back(leased, scratch, cgroup, netns)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
@@ -500,7 +507,8 @@ class _Server:
             raise
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
-        self.cgroup_joins, self.netns_fd = (), -1  # the judge (trusted) is not of the run
+        # the judge (trusted) is not of the run
+        self.cgroup_joins, self.netns_fd, self.address_headroom = (), -1, 0
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
         job.cgroup, job.netns, job.lane = cgroup, netns, self.pin_cpu
         job.files_out, job.fetch = fds.files_out, fetch
@@ -788,7 +796,7 @@ class _Server:
         else:
             judge = os.WEXITSTATUS(job.judge_status)
         flags = (RESULT_STARVED if job.starved else 0) | (
-            RESULT_KILLED_AFTER_JUDGE if job.killed_after_judge else 0
+            RESULT_KILLED_AFTER_JUDGE if job.killed_after_judge and code != STATUS_MEMORY else 0
         )
         job.result = (
             b"R"

@@ -52,6 +52,9 @@ class ServerView(Protocol):
     # The run's cgroups (descriptor, file to write 0 to), joined before anything of the program
     cgroup_joins: tuple[tuple[int, str], ...]
     netns_fd: int  # the run's network namespace from the server's pool (-1: a new one)
+    # RLIMIT_AS beyond the request's memory limit (ADDRESS_HEADROOM where the run's cgroup
+    # holds its memory, else 0)
+    address_headroom: int
     prctl: Callable[[int, int, int, int, int], int]
     # Text streams over fds 1 and 2 as a child makes them over pipes (premade_streams), or None
     streams: tuple[TextIO, TextIO] | None
@@ -212,10 +215,13 @@ def _close_all_but(keep: tuple[int, ...]) -> None:
 
 def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None = None) -> None:
     """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
-    the request's process limit (judges share one uid: theirs counts them all)."""
+    the request's process limit (judges share one uid: theirs counts them all). Address space:
+    the request's memory limit, plus the server's headroom for the run being forked (see
+    :data:`ADDRESS_HEADROOM`; 0 when a judge is forked: it is not held by the run's cgroup)."""
     cpu = math.ceil(req.timeout) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (req.memory, req.memory))
+    memory = req.memory + server.address_headroom
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))

@@ -142,14 +142,16 @@ def classify(job: Job, status: int, usage: resource.struct_rusage) -> tuple[int,
         sig = os.WTERMSIG(status)
         cpu = usage.ru_utime + usage.ru_stime
         cpu_soft = math.ceil(job.req.timeout) + 1 if job.req.limits else math.inf
+        if job.oom_killed and sig == signal.SIGKILL and not job.killed_at_deadline:
+            # The run's memory cgroup's limit; in a judged run too, whose judge can answer
+            # (the wire's end) before the solution the kernel killed is reaped.
+            return STATUS_MEMORY, -sig, 0
         if job.killed_after_judge and not job.killed_at_deadline:
             return STATUS_FAILED, 0, 1  # nothing to say about the solution itself
         if job.killed_at_deadline or sig == signal.SIGXCPU:
             return STATUS_TIMEOUT, -sig, 0
         if job.req.limits and sig == signal.SIGKILL and cpu >= cpu_soft:
             return STATUS_TIMEOUT, -sig, 0  # the hard CPU limit
-        if job.oom_killed and sig == signal.SIGKILL:
-            return STATUS_MEMORY, -sig, 0  # the run's memory cgroup's limit
         crash_signals = (signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
         if (
             job.req.limits

@@ -41,10 +41,22 @@ import os
 import struct
 from dataclasses import dataclass
 
-#: timeout (s), memory limit (bytes, ``RLIMIT_AS``), file-size limit (bytes), max processes,
-#: flags, wall-clock cap (s, see hard_wall_cap), resident-memory limit of the whole run (bytes,
-#: the memory cgroup's, see _cgroup)
+#: timeout (s), memory limit (bytes, ``RLIMIT_AS``; :data:`ADDRESS_HEADROOM` more where the
+#: run's cgroup holds its memory), file-size limit (bytes), max processes, flags, wall-clock
+#: cap (s, see hard_wall_cap), resident-memory limit of the whole run (bytes, the memory
+#: cgroup's, see _cgroup)
 REQUEST = struct.Struct("=dqqqIdq")
+#: A run's ``RLIMIT_AS`` beyond its memory limit where its memory cgroup holds it to that
+#: limit (resident memory, all its processes together): address space reserved but not used
+#: is not memory. At ``RLIMIT_AS = memory_mb`` an honest program was refused what ``python
+#: prog.py`` gives it in a few MiB of resident memory: the competitive programmer's deep
+#: recursion in a thread (``threading.stack_size(2**28)`` at ``memory_mb=256``, or ``2**27``
+#: once numpy is imported: "can't start new thread"), a verdict that even depended on which
+#: fork server ran it (glibc's 64 MiB-aligned thread arenas land where the layout allows). The
+#: cgroup still kills a run at its limit of memory used; this bound is a backstop, so that one
+#: allocation past all reason is a ``MemoryError`` at once (``bytearray(10**10)``, ``[0] *
+#: 10**9``) and the page tables of a sparse mapping stay small (at most ~8 MiB for 4 GiB).
+ADDRESS_HEADROOM = 4 << 30
 #: pid of the forked child, whether the server isolated itself with namespaces
 STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
