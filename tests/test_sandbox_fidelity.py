@@ -2286,6 +2286,35 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the solution's top-level setrecursionlimit reaches the tests' own recursion",
+        _d("""
+            import sys
+            sys.setrecursionlimit(20_000)
+            def count(n):
+                return 0 if n == 0 else 1 + count(n - 1)
+        """),
+        ("1 + count(n - 1)", "2 + count(n - 1)"),
+        _d("""
+            def ref(n):
+                return 0 if n == 0 else 1 + ref(n - 1)
+            assert count(3000) == ref(3000)
+        """),
+    ),
+    Case.twin(
+        "the solution's set_int_max_str_digits(0) reaches the tests' str() of its result",
+        _d("""
+            import sys
+            sys.set_int_max_str_digits(0)
+            def big(n):
+                return 7 ** n
+        """),
+        ("return 7 ** n", "return 7 ** n + 1"),
+        _d("""
+            s = str(big(10_000))
+            assert len(s) == 8451 and s.startswith("9") and s.endswith("1")
+        """),
+    ),
+    Case.twin(
         "tests seed random: the solution draws the numbers that seed gives, as in-process",
         _d("""
             import random
@@ -4800,3 +4829,38 @@ def test_a_generator_state_crosses_as_bytes_and_sets_the_same_draws() -> None:
     np.random.seed(99)
     _judge._set_generator_state("<numpy.random>", sent)
     assert np.array_equal(np.random.rand(5), expected_np)
+
+
+def test_the_solutions_recursion_limit_reaches_the_tests_only_upward_and_bounded() -> None:
+    """A solution's top-level ``setrecursionlimit`` is the tests' too when it raises it (at
+    most ``MAX_RECURSION_LIMIT``, however high it asks); a lower one is not taken."""
+    solution = "import sys\nsys.setrecursionlimit({})\ndef one():\n    return 1\n"
+    tests = "import sys\nassert one() == 1\nassert sys.getrecursionlimit() {}\n"
+    bound = _judge.MAX_RECURSION_LIMIT
+    result = run_tests(solution.format(2**31 - 1), tests.format(f"== {bound}"))
+    assert result.status == "passed", result
+    judge_limit = sys.getrecursionlimit()  # the fork server's, as this interpreter's
+    result = run_tests(solution.format(50), tests.format(f">= {judge_limit}"))
+    assert result.status == "passed", result
+
+
+@pytest.mark.parametrize(
+    "settings", ["(1000,)", "('1000', None)", "(1000, 'x')", "[1000, None]", "None"]
+)
+def test_malformed_settings_in_the_greeting_fail_the_check(settings: str) -> None:
+    forged = _d(f"""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        own = (sys.getrecursionlimit(), wire._int_digits())
+        encode = wire._Encoder.value
+        def value(self, v, depth=0, content=False):
+            if type(v) is tuple and len(v) == 6 and v[5] == own:
+                v = v[:5] + ({settings},)
+            return encode(self, v, depth, content)
+        wire._Encoder.value = value
+        def solve(xs):
+            return sorted(xs)
+    """)
+    result = run_tests(forged, "assert solve([2, 1]) == [1, 2]\n")
+    assert result.status == "failed", result
+    assert "malformed greeting" in result.stdout_tail

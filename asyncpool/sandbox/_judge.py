@@ -6114,7 +6114,10 @@ def _greet(peer: _Peer, namespace: dict[str, Any]) -> None:
     if held:
         peer.constants = _Constants(namespace, held)
     evaluator = _Evaluator(namespace)
-    greeting.value((names, standard, modules, (held, peer.constants) if held else (), evaluator))
+    settings = (sys.getrecursionlimit(), _int_digits())
+    greeting.value(
+        (names, standard, modules, (held, peer.constants) if held else (), evaluator, settings)
+    )
     _flush_streams(peer.streams)  # what its top level printed
     _send(peer.fd, b"H", greeting.bytes())
 
@@ -6324,9 +6327,10 @@ def _may_proxy(name: str) -> bool:
 def _greeting(
     value: Any,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str], tuple[Any, ...]]:
-    if type(value) is not tuple or len(value) != 5 or type(value[4]) not in _PROXY_TYPES:
+    if type(value) is not tuple or len(value) != 6 or type(value[4]) not in _PROXY_TYPES:
         raise CodecError("malformed greeting")
-    names, standard, modules, constants, evaluator = value
+    names, standard, modules, constants, evaluator, settings = value
+    _take_solution_settings(settings)
     peer = _peer()
     peer.evaluator = evaluator
     if constants != () and (
@@ -6352,6 +6356,39 @@ def _greeting(
     if not all(type(v) is str for v in (*standard.values(), *modules.values())):
         raise CodecError("malformed greeting")
     return names, standard, modules, constants
+
+
+#: The most recursion limit a solution's ``sys.setrecursionlimit`` gives the tests (see
+#: :func:`_take_solution_settings`): past any depth a stack reaches, and far enough below
+#: ``INT_MAX`` that the judge's own temporary raise (:func:`_deepened`) cannot overflow.
+MAX_RECURSION_LIMIT = 100_000_000
+
+
+def _take_solution_settings(settings: Any) -> None:
+    """The judge's side, at the greeting: the process-wide settings the solution's top level
+    made that in-process are the tests' too (the solution's code runs first, in the one
+    interpreter), given to the tests: its ``sys.setrecursionlimit(10_000)`` when higher than
+    the judge's (the tests' own recursion then goes as deep; a lower one is not taken: only the
+    limit the tests' code runs under is at stake, never the judge's footing), at most
+    :data:`MAX_RECURSION_LIMIT`; its ``sys.set_int_max_str_digits(0)`` (the tests' ``str()`` of a
+    big result). Either only harms the check that takes it (a crash, a slow conversion: a
+    judge that dies gives no "passed"); a changed digit limit retires a long-lived judge as the
+    tests' own does (see ``_zygote_child._interpreter_settings``)."""
+    if (
+        type(settings) is not tuple
+        or len(settings) != 2
+        or type(settings[0]) is not int
+        or not (settings[1] is None or type(settings[1]) is int)
+    ):
+        raise CodecError("malformed greeting")
+    limit, digits = settings
+    limit = min(limit, MAX_RECURSION_LIMIT)
+    if limit > sys.getrecursionlimit():
+        sys.setrecursionlimit(limit)
+        _peer().limit = limit  # the solution's own: nothing to send it back
+    if digits is not None and digits != _int_digits() and _set_int_max_str_digits is not None:
+        with contextlib.suppress(ValueError):  # below the minimum: the solution could not
+            _set_int_max_str_digits(digits)
 
 
 def _import_submodules(modules: Any, used: frozenset[str]) -> None:
