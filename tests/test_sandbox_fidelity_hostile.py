@@ -1658,3 +1658,128 @@ def test_a_pandas_timestamp_in_a_forged_time_zone_is_refused_by_the_decoder() ->
     assert (got, str(got), got.tz) == (stamp, str(stamp), stamp.tz)
     with pytest.raises(_judge.CodecError, match="time zone key"):
         _judge.decode(sent.replace(b"Europe/Paris", b"../../etc/x1"))
+
+
+PACKABLE = [
+    list(range(-8, 8)),
+    [2**63 - 1, -(2**63)] * 8,
+    [0.0, -0.0, float("inf"), float("-inf"), 1e-300, 5e-324, 1.5] * 3,
+    ["", "a", "é", "\U0010ffff", "\udc80", "x" * 1000, "(", "@"] * 2,
+    tuple(range(100)),
+    tuple(str(i) for i in range(100)),
+    [[i, i + 1] for i in range(20)],  # a graph's edges
+    [(i, -i) for i in range(20)],
+    [[0.5, -0.0]] * 1 + [[float(i)] for i in range(20)],
+    [list(range(i % 3)) for i in range(20)],  # ragged, empty rows too
+    tuple([i] for i in range(20)),
+]
+NOT_PACKED = [
+    [2**63, *range(15)],  # past 64 bits
+    [True, *range(15)],  # a bool is no int here
+    ["a\0b", *["c"] * 15],  # a NUL would split
+    [1.0, *range(15)],
+    list(range(15)),  # too short to be worth it
+    [[1, 2]] * 16,  # one row, sixteen times: identity crosses item by item
+    [[1], (2,), *[[3]] * 14],  # lists and tuples
+    [[1, 2.0], *[[3, 4]] * 15],  # ints and floats
+    [[[1]], *[[3]] * 15],  # a row that nests
+]
+
+
+@pytest.mark.parametrize("value", PACKABLE + NOT_PACKED)
+def test_lists_and_tuples_of_one_scalar_type_cross_packed_and_equal(value: object) -> None:
+    """A list or tuple of 16 or more ints (64-bit), floats or NUL-free strings crosses as one
+    packed run (``]``/``)``), anything else item by item: either way the same items, types and
+    float signs come back."""
+    sent = _judge.encode(value)
+    packed = any(value is p for p in PACKABLE)
+    tag = (b"]" if type(value) is list else b")") if packed else b"l"
+    assert sent[:1] == tag
+    back = _judge.decode(sent)
+    assert type(back) is type(value)
+    assert repr(back) == repr(value)
+    assert [type(x) for x in back] == [type(x) for x in value]  # type: ignore[attr-defined]
+    rows = [x for x in value if type(x) in (list, tuple)]  # type: ignore[attr-defined]
+    assert [type(y) for x in back if type(x) in (list, tuple) for y in x] == [
+        type(y) for x in rows for y in x
+    ]
+    if value and type(value[0]) is list and value[0] is value[-1]:  # type: ignore[index]
+        assert back[0] is back[-1]
+
+
+def test_a_packed_list_keeps_its_identity_within_a_message() -> None:
+    row = list(range(20))
+    back = _judge.decode(_judge.encode([row, row, (row,)]))
+    assert back[0] is back[1] is back[2][0]
+    assert back[0] == row
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (b"]q" + (15).to_bytes(4, "big") + (120).to_bytes(4, "big") + b"\0" * 120, "malformed"),
+        (b"]q" + (16).to_bytes(4, "big") + (120).to_bytes(4, "big") + b"\0" * 120, "malformed"),
+        (b"]i" + (16).to_bytes(4, "big") + (128).to_bytes(4, "big") + b"\0" * 128, "malformed"),
+        (b"]s" + (16).to_bytes(4, "big") + (14).to_bytes(4, "big") + b"\0" * 14, "malformed"),
+        (b")s" + (16).to_bytes(4, "big") + (16).to_bytes(4, "big") + b"\0" * 16, "malformed"),
+        (b"]s" + (16).to_bytes(4, "big") + (16).to_bytes(4, "big") + b"\xff" * 16, "UTF-8"),
+        (b"]q" + (1 << 30).to_bytes(4, "big") + (8).to_bytes(4, "big") + b"\0" * 8, "too many"),
+        (b"]d" + (16).to_bytes(4, "big") + (1 << 20).to_bytes(4, "big") + b"\0" * 128, "the end"),
+        (b"]L" + (16).to_bytes(4, "big") + b"\1\0\0\0" * 16 + b"q" + (120).to_bytes(4, "big")
+         + b"\0" * 120, "malformed packed rows"),  # the rows hold 16 numbers, not 15
+        (b"]L" + (16).to_bytes(4, "big") + b"\1\0\0\0" * 16 + b"s" + (128).to_bytes(4, "big")
+         + b"\0" * 128, "malformed packed rows"),
+        (b"]T" + (16).to_bytes(4, "big") + b"\xff\xff\xff\x7f" * 16 + b"q" + (8).to_bytes(4, "big")
+         + b"\0" * 8, "too many"),
+    ],
+)
+def test_a_forged_packed_run_is_a_malformed_message(body: bytes, error: str) -> None:
+    with pytest.raises(_judge.CodecError, match=error):
+        _judge.decode(body)
+
+
+def test_packed_rows_are_written_back_when_the_solution_reorders_or_changes_them() -> None:
+    solution = _d("""
+        def relax(edges):
+            edges.sort(key=lambda e: e[2])
+            edges[0][2] = 0
+            edges.append([9, 9, 9])
+            return len(edges)
+    """)
+    tests = _d("""
+        edges = [[i, i + 1, (7 * i) % 20] for i in range(20)]
+        first = min(edges, key=lambda e: e[2])
+        assert relax(edges) == 21
+        assert edges[0] is first and first[2] == 0
+        assert edges[-1] == [9, 9, 9]
+        assert [e[2] for e in edges[1:-1]] == sorted(e[2] for e in edges[1:-1])
+    """)
+    assert run_tests(solution, tests).status == "passed"
+    wrong = solution.replace("edges[0][2] = 0", "edges[0] = [edges[0][0], edges[0][1], 0]")
+    result = run_tests(wrong, tests)
+    assert result.status == "failed", result
+
+
+@pytest.mark.slow
+def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
+    """The tests hand the solution 10**6 ints and 10**5 strings; it sorts the ints in place
+    (written back) and returns the strings reversed."""
+    solution = _d("""
+        def sort_in_place(xs):
+            xs.sort()
+        def reversed_words(words):
+            return words[::-1]
+    """)
+    tests = _d("""
+        import random
+        xs = [random.randrange(-10**12, 10**12) for _ in range(10**6)]
+        expected = sorted(xs)
+        sort_in_place(xs)
+        assert xs == expected
+        words = [str(i) for i in range(10**5)]
+        assert reversed_words(words) == words[::-1]
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+    wrong = solution.replace("xs.sort()", "xs[:] = sorted(xs)[::-1]")
+    assert run_tests(wrong, tests, timeout=60).status == "failed"

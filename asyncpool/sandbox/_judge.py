@@ -156,6 +156,7 @@ from datetime import timedelta as _TimeDelta
 from datetime import timezone as _TimeZone
 from datetime import tzinfo as _TzInfo
 from decimal import getcontext as _getcontext  # bound once: the tests' patches are forwarded
+from itertools import chain as _chain  # bound once: the tests' patches are forwarded
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
@@ -399,6 +400,11 @@ def _deepened(codec: Any, again: Callable[[], Any]) -> Any:
         codec.deep = False
 
 
+_chain_items = _chain.from_iterable
+#: A message's one-byte tag (``bytes``, which is a method's name in :class:`_Encoder`).
+_Tag = bytes
+
+
 class _Encoder:
     """One message being encoded.
 
@@ -453,6 +459,8 @@ class _Encoder:
         elif kind in _MUTABLE and _mutable_value(value, kind):
             self.mutable(value, kind, depth, content)
         elif kind is tuple or kind is frozenset:
+            if kind is tuple and len(value) >= _PACK_MIN and self.packed(value, b")"):
+                return
             out += (b"t" if kind is tuple else b"z", _U32.pack(len(value)))
             for item in value:
                 self.value(item, depth + 1)
@@ -484,10 +492,81 @@ class _Encoder:
         self.force.append(value)
         return True
 
+    def packed(self, items: Any, tag: _Tag) -> bool:
+        """Write ``items`` (a list's or a tuple's, :data:`_PACK_MIN` or more) as one packed
+        run when all are ints of 64 bits, or all floats, or all strings without a NUL, or all
+        rows of such numbers (:meth:`packed_rows`), and say so; else write nothing. Why: item
+        by item, a list of 10**6 ints took ~0.6 s to encode and ~1 s to decode, each way;
+        packed, ~20 ms (see :data:`_PACK_MIN`)."""
+        kinds = set(map(type, items))
+        if len(kinds) != 1:
+            return False
+        kind = kinds.pop()
+        if kind is list or kind is tuple:
+            return self.packed_rows(items, kind, tag)
+        if kind is int or kind is float:
+            try:
+                data = _array("q" if kind is int else "d", items).tobytes()
+            except OverflowError:
+                return False
+            code = b"q" if kind is int else b"d"
+        elif kind is str:
+            text = "\0".join(items)
+            if text.count("\0") != len(items) - 1:
+                return False
+            data = text.encode("utf-8", "surrogatepass")
+            code = b"s"
+        else:
+            return False
+        self.count += len(items)
+        if self.count > MAX_ITEMS:
+            raise CodecError("too many items")
+        self.out += (tag, code, _U32.pack(len(items)), _U32.pack(len(data)), data)
+        return True
+
+    def packed_rows(self, rows: Any, kind: type, tag: _Tag) -> bool:
+        """Write ``rows`` (all lists, or all tuples) as one packed run when every item of every
+        row is an int of 64 bits, or every one a float (a graph's ``edges``, intervals, points,
+        a grid), and say so; else write nothing. Lists each get their number, as item by item
+        (none may be one this message has numbered, or one of the request being answered:
+        those cross as references, item by item). Item by item, 10**5 pairs took ~0.7 s of a
+        check."""
+        flat = list(_chain_items(rows))
+        kinds = set(map(type, flat))
+        if len(kinds) != 1:
+            return False
+        number = kinds.pop()
+        if number is not int and number is not float:
+            return False
+        seen = self.seen
+        if kind is list:
+            ids = set(map(id, rows))
+            if len(ids) != len(rows) or not ids.isdisjoint(seen) or not ids.isdisjoint(self.back):
+                return False
+        code = "q" if number is int else "d"
+        try:
+            data = _array(code, flat).tobytes()
+        except OverflowError:
+            return False
+        self.count += len(rows) + len(flat)
+        if self.count > MAX_ITEMS:
+            raise CodecError("too many items")
+        if kind is list:
+            for row in rows:
+                seen[id(row)] = len(seen)
+            self.force.extend(rows)
+        self.out += (
+            tag, b"L" if kind is list else b"T", _U32.pack(len(rows)),
+            _array("I", map(len, rows)).tobytes(), code.encode(), _U32.pack(len(data)), data,
+        )  # fmt: skip
+        return True
+
     def mutable(self, value: Any, kind: type, depth: int, content: bool) -> None:
         if not self.numbered(value, content):
             return
         out = self.out
+        if kind is list and len(value) >= _PACK_MIN and self.packed(value, b"]"):
+            return
         if kind is list or kind is set or kind is _deque:
             items = list(value)
             if kind is _deque:
@@ -1065,6 +1144,75 @@ class _Decoder:
         out: list[Any] = []
         return self._items(out, out.append, depth)
 
+    def _packed(self) -> list[Any]:
+        """The items of a packed list or tuple (see :meth:`_Encoder.packed`)."""
+        code = self.take(1)
+        n = self.number()
+        if n < _PACK_MIN:
+            raise CodecError("malformed packed items")
+        if code in (b"L", b"T"):
+            return self._packed_rows(n, code == b"L")
+        self.count += n
+        if self.count > MAX_ITEMS:
+            raise CodecError("too many items")
+        data = self.take(self.length())
+        if code == b"s":
+            try:
+                items = data.decode("utf-8", "surrogatepass").split("\0")
+            except UnicodeDecodeError as exc:
+                raise CodecError("invalid UTF-8") from exc
+            if len(items) != n:
+                raise CodecError("malformed packed items")
+            peer = self.peer
+            if peer is not None and peer.trusted:
+                for text in items:
+                    if "(" in text or "@" in text:
+                        peer.note_text(text)
+            return items
+        if code not in (b"q", b"d") or len(data) != 8 * n:
+            raise CodecError("malformed packed items")
+        numbers = _array(code.decode())
+        numbers.frombytes(data)
+        return numbers.tolist()
+
+    def _packed_rows(self, n: int, lists: bool) -> list[Any]:
+        """``n`` packed rows (see :meth:`_Encoder.packed_rows`); lists are numbered, in
+        order, after the list that holds them."""
+        lengths = _array("I")
+        lengths.frombytes(self.take(4 * n))
+        total = sum(lengths)
+        self.count += n + total
+        if self.count > MAX_ITEMS:
+            raise CodecError("too many items")
+        code = self.take(1)
+        data = self.take(self.length())
+        if code not in (b"q", b"d") or len(data) != 8 * total:
+            raise CodecError("malformed packed rows")
+        numbers = _array(code.decode())
+        numbers.frombytes(data)
+        flat = numbers.tolist()
+        rows: list[Any] = []
+        start = 0
+        for length in lengths:
+            end = start + length
+            rows.append(flat[start:end] if lists else tuple(flat[start:end]))
+            start = end
+        return rows
+
+    def _packed_list(self, depth: int) -> Any:
+        out: list[Any] = []
+        self.refs.append(out)
+        out[:] = self._packed()
+        if out and type(out[0]) is list:  # its rows: numbered after it (see packed_rows)
+            self.refs.extend(out)
+        return out
+
+    def _packed_tuple(self, depth: int) -> Any:
+        items = self._packed()
+        if items and type(items[0]) is list:  # its rows: numbered in order
+            self.refs.extend(items)
+        return tuple(items)
+
     def _set(self, depth: int) -> Any:
         out: set[Any] = set()
         try:
@@ -1529,7 +1677,11 @@ _TAGS: dict[bytes, Any] = {
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
+    b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple,
 }  # fmt: skip
+#: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the
+#: check of their types costs about what packing saves.
+_PACK_MIN = 16
 #: ``array.array`` type codes that cross as values (both processes run on one machine: the
 #: same item sizes and byte order), rebuilt with ``frombytes``: numbers only (no ``u``).
 _ARRAY_CODES = frozenset("bBhHiIlLqQfd")
