@@ -13,6 +13,7 @@ import datetime
 import re
 import textwrap
 import zoneinfo
+from typing import Any
 
 import pytest
 
@@ -1660,7 +1661,7 @@ def test_a_pandas_timestamp_in_a_forged_time_zone_is_refused_by_the_decoder() ->
         _judge.decode(sent.replace(b"Europe/Paris", b"../../etc/x1"))
 
 
-PACKABLE = [
+PACKABLE: list[list[Any] | tuple[Any, ...]] = [
     list(range(-8, 8)),
     [2**63 - 1, -(2**63)] * 8,
     [0.0, -0.0, float("inf"), float("-inf"), 1e-300, 5e-324, 1.5] * 3,
@@ -1673,7 +1674,7 @@ PACKABLE = [
     [list(range(i % 3)) for i in range(20)],  # ragged, empty rows too
     tuple([i] for i in range(20)),
 ]
-NOT_PACKED = [
+NOT_PACKED: list[list[Any] | tuple[Any, ...]] = [
     [2**63, *range(15)],  # past 64 bits
     [True, *range(15)],  # a bool is no int here
     ["a\0b", *["c"] * 15],  # a NUL would split
@@ -1687,10 +1688,12 @@ NOT_PACKED = [
 
 
 @pytest.mark.parametrize("value", PACKABLE + NOT_PACKED)
-def test_lists_and_tuples_of_one_scalar_type_cross_packed_and_equal(value: object) -> None:
-    """A list or tuple of 16 or more ints (64-bit), floats or NUL-free strings crosses as one
-    packed run (``]``/``)``), anything else item by item: either way the same items, types and
-    float signs come back."""
+def test_lists_and_tuples_of_one_scalar_type_cross_packed_and_equal(
+    value: list[Any] | tuple[Any, ...],
+) -> None:
+    """A list or tuple of 16 or more ints (64-bit), floats or NUL-free strings, or of rows of
+    numbers, crosses as one packed run (``]``/``)``), anything else item by item: either way
+    the same items, types (of the rows' items too), float signs and row identity come back."""
     sent = _judge.encode(value)
     packed = any(value is p for p in PACKABLE)
     tag = (b"]" if type(value) is list else b")") if packed else b"l"
@@ -1698,12 +1701,12 @@ def test_lists_and_tuples_of_one_scalar_type_cross_packed_and_equal(value: objec
     back = _judge.decode(sent)
     assert type(back) is type(value)
     assert repr(back) == repr(value)
-    assert [type(x) for x in back] == [type(x) for x in value]  # type: ignore[attr-defined]
-    rows = [x for x in value if type(x) in (list, tuple)]  # type: ignore[attr-defined]
+    assert [type(x) for x in back] == [type(x) for x in value]
+    rows = [x for x in value if type(x) in (list, tuple)]
     assert [type(y) for x in back if type(x) in (list, tuple) for y in x] == [
         type(y) for x in rows for y in x
     ]
-    if value and type(value[0]) is list and value[0] is value[-1]:  # type: ignore[index]
+    if value and type(value[0]) is list and value[0] is value[-1]:
         assert back[0] is back[-1]
 
 

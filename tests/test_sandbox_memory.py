@@ -18,6 +18,7 @@ import textwrap
 import pytest
 
 from asyncpool.sandbox import _cgroup, _languages, run_program, run_python, run_stdio, run_tests
+from asyncpool.sandbox._zygote_wire import HELD_PROCESSES
 
 AVAILABLE = _languages.available()
 
@@ -137,6 +138,46 @@ def test_address_space_reserved_but_not_used_is_not_memory(
     program = THREADED_DFS.format(imports=imports, power=power)
     result = run_python(program, memory_mb=memory_mb, timeout=20)
     assert (result.status, result.stdout_tail) == ("passed", "50000\n"), result
+
+
+def test_a_run_held_by_its_cgroup_may_have_a_thread_pools_threads_and_a_bomb_still_stops() -> None:
+    """``ThreadPoolExecutor()`` starts up to 32 workers on a machine of 28 CPUs or more (and
+    ``min(32, cpus + 4)`` on any): all alive at once here, as a barrier makes them."""
+    pool = textwrap.dedent("""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        barrier = threading.Barrier(32, timeout=10)
+        with ThreadPoolExecutor(max_workers=32) as pool:
+            print(sum(pool.map(lambda i: barrier.wait() * 0 + i, range(64))))
+    """)
+    result = run_python(pool, timeout=20)
+    assert (result.status, result.stdout_tail) == ("passed", "2016\n"), result
+    judged = textwrap.dedent("""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        def total():
+            barrier = threading.Barrier(32, timeout=10)
+            with ThreadPoolExecutor(max_workers=32) as pool:
+                return sum(pool.map(lambda i: barrier.wait() * 0 + i, range(64)))
+    """)
+    result = run_tests(judged, "assert total() == 2016\n", timeout=20)
+    assert result.status == "passed", result
+    bomb = textwrap.dedent("""
+        import os, time
+        forks = 0
+        while True:
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            forks += 1
+        print(forks)
+    """)
+    result = run_python(bomb, timeout=20)
+    assert (result.status, result.stdout_tail) == ("passed", f"{HELD_PROCESSES - 1}\n"), result
 
 
 def test_a_judged_solution_gets_the_same_room_and_is_memory_when_killed_at_its_limit() -> None:

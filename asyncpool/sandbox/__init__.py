@@ -435,11 +435,14 @@ child (two for ``run_tests``), which, before running the program:
   without a memory controller ``memory_mb`` itself, which includes the interpreter's own
   ~25 MiB; more for runtimes that reserve address space, see
   :mod:`asyncpool.sandbox._languages`), ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`), ``RLIMIT_NPROC``
-  (:data:`MAX_PROCESSES`, threads count too), ``RLIMIT_NOFILE`` (256), ``RLIMIT_CORE`` (0);
+  (:data:`MAX_PROCESSES`, threads count too; 48 where the cgroup holds the run's memory, room
+  for ``ThreadPoolExecutor()``'s 32 workers on any machine:
+  :data:`~asyncpool.sandbox._zygote_wire.HELD_PROCESSES`), ``RLIMIT_NOFILE`` (256),
+  ``RLIMIT_CORE`` (0);
 * drops to an unprivileged uid/gid of its own, leased machine-wide for the run from a pool
   (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), no supplementary
   groups: ``RLIMIT_NPROC`` counts exactly that program's processes (a fork bomb stops at
-  :data:`MAX_PROCESSES`), and the program cannot signal or ptrace the caller, the server, its
+  that limit), and the program cannot signal or ptrace the caller, the server, its
   judge or any other run;
 * sets ``PR_SET_NO_NEW_PRIVS`` (setuid binaries grant nothing) and ``PR_SET_PDEATHSIG`` (it
   dies with the server), then installs a seccomp filter (:mod:`asyncpool.sandbox._seccomp`:

@@ -41,7 +41,8 @@ SandboxStatus = Literal["passed", "failed", "timeout", "memory", "crashed"]
 OUTPUT_TAIL_BYTES = 4096
 #: ``RLIMIT_FSIZE``: the largest file the program may write.
 FILE_SIZE_LIMIT = 16 * 1024 * 1024
-#: ``RLIMIT_NPROC``: processes plus threads the program may have at once, itself included.
+#: ``RLIMIT_NPROC``: processes plus threads the program may have at once, itself included
+#: (more where the run's memory cgroup holds it: ``_zygote_wire.HELD_PROCESSES``).
 MAX_PROCESSES = 16
 #: How many times a run the machine starved is tried before ``SandboxError``.
 STARVED_ATTEMPTS = 2

@@ -81,7 +81,6 @@ from ._zygote_uids import (  # noqa: E402
     spawn_reaper,
 )
 from ._zygote_wire import (  # noqa: E402
-    ADDRESS_HEADROOM,
     ENV,
     FLAG_FILES_IN,
     FLAG_FILES_OUT,
@@ -236,9 +235,9 @@ class _Server:
         # The run being forked's cgroups, for its child to join (_cgroup.join).
         self.cgroup_joins: tuple[tuple[int, str], ...] = ()
         self.netns_fd = -1  # the network namespace of the run being forked, for its child
-        # RLIMIT_AS beyond the request's for the run being forked: ADDRESS_HEADROOM when its
-        # cgroup holds its resident memory (see _zygote_child._limit), else 0.
-        self.address_headroom = 0
+        # Whether the run being forked has its memory held by its cgroup (see
+        # _zygote_child._limit: its address space and process count are then wider).
+        self.memory_held = False
         self.netns: NetnsPool | None = None  # reused network namespaces, once isolated
         if self.cgroups is None:
             sys.stderr.write("asyncpool sandbox: no cgroup per run: a uid sweep per run instead\n")
@@ -465,7 +464,7 @@ class _Server:
                 self._give_back(leased, scratch)
                 raise
         cgroup = None
-        self.address_headroom = 0
+        self.memory_held = False
         if req.limits and self.cgroups is not None:
             try:
                 cgroup = self.cgroups.new_run()
@@ -473,8 +472,7 @@ class _Server:
                 self._give_back(leased, scratch)
                 raise
             with contextlib.suppress(OSError):  # RLIMIT_AS still holds; the trial wrote one
-                if cgroup.limit_memory(req.resident):
-                    self.address_headroom = ADDRESS_HEADROOM
+                self.memory_held = cgroup.limit_memory(req.resident)
         netns = -1
         if req.limits and self.netns is not None:
             try:
@@ -497,7 +495,7 @@ class _Server:
         try:
             pid = os.fork()
         except BaseException:
-            self.cgroup_joins, self.netns_fd, self.address_headroom = (), -1, 0
+            self.cgroup_joins, self.netns_fd, self.memory_held = (), -1, False
             self._give_back(leased, scratch, cgroup, netns)
             for fd in (serve_fd, judge_fd):
                 if fd >= 0:
@@ -508,7 +506,7 @@ class _Server:
         if pid == 0:  # pragma: no cover - runs in the forked child
             run_child(self, req, fds, uid, scratch, serve_fd if req.judged else None)
         # the judge (trusted) is not of the run
-        self.cgroup_joins, self.netns_fd, self.address_headroom = (), -1, 0
+        self.cgroup_joins, self.netns_fd, self.memory_held = (), -1, False
         job = Job(pid, fds.reply, req, started, uid, scratch, judge_uid=judge_uid)
         job.cgroup, job.netns, job.lane = cgroup, netns, self.pin_cpu
         job.files_out, job.fetch = fds.files_out, fetch

@@ -34,7 +34,16 @@ import types
 from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO
 
 from ._cgroup import join as join_cgroup
-from ._zygote_wire import JUDGE_CHECKS, JUDGE_JOB, JUDGE_NPROC, MEMORY_EXIT, Fds, Request
+from ._zygote_wire import (
+    ADDRESS_HEADROOM,
+    HELD_PROCESSES,
+    JUDGE_CHECKS,
+    JUDGE_JOB,
+    JUDGE_NPROC,
+    MEMORY_EXIT,
+    Fds,
+    Request,
+)
 
 if TYPE_CHECKING:
     import socket
@@ -52,9 +61,8 @@ class ServerView(Protocol):
     # The run's cgroups (descriptor, file to write 0 to), joined before anything of the program
     cgroup_joins: tuple[tuple[int, str], ...]
     netns_fd: int  # the run's network namespace from the server's pool (-1: a new one)
-    # RLIMIT_AS beyond the request's memory limit (ADDRESS_HEADROOM where the run's cgroup
-    # holds its memory, else 0)
-    address_headroom: int
+    # Whether the run's cgroup holds its memory (all its processes together): see _limit
+    memory_held: bool
     prctl: Callable[[int, int, int, int, int], int]
     # Text streams over fds 1 and 2 as a child makes them over pipes (premade_streams), or None
     streams: tuple[TextIO, TextIO] | None
@@ -215,18 +223,22 @@ def _close_all_but(keep: tuple[int, ...]) -> None:
 
 def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None = None) -> None:
     """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
-    the request's process limit (judges share one uid: theirs counts them all). Address space:
-    the request's memory limit, plus the server's headroom for the run being forked (see
-    :data:`ADDRESS_HEADROOM`; 0 when a judge is forked: it is not held by the run's cgroup)."""
+    the request's process limit (judges share one uid: theirs counts them all). A run whose
+    memory its cgroup holds (all its processes together; never a judge, which is not the
+    run's) gets :data:`ADDRESS_HEADROOM` more address space and at least
+    :data:`HELD_PROCESSES` processes: neither can then take more memory than its limit."""
     cpu = math.ceil(req.timeout) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    memory = req.memory + server.address_headroom
+    held = server.memory_held
+    memory = req.memory + (ADDRESS_HEADROOM if held else 0)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     if uid is not None:
         limit = req.nproc if nproc is None else nproc
+        if held:
+            limit = max(limit, HELD_PROCESSES)
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
         os.setgroups([])
         os.setresgid(uid, uid, uid)

@@ -57,6 +57,13 @@ REQUEST = struct.Struct("=dqqqIdq")
 #: allocation past all reason is a ``MemoryError`` at once (``bytearray(10**10)``, ``[0] *
 #: 10**9``) and the page tables of a sparse mapping stay small (at most ~8 MiB for 4 GiB).
 ADDRESS_HEADROOM = 4 << 30
+#: A run's ``RLIMIT_NPROC`` (processes and threads) at least, where its memory cgroup holds it
+#: (:data:`ADDRESS_HEADROOM`'s condition): room for ``ThreadPoolExecutor()``'s up to 32
+#: workers, whatever the machine (``min(32, os.cpu_count() + 4)``; the sandbox's 16 failed it,
+#: "can't start new thread", on a machine of 12 CPUs or more, and ``max_workers=16``
+#: anywhere), as the threaded runtimes' ``run_nproc`` (see ``_languages``). A fork bomb still
+#: stops there; its memory is the run's, and its CPU time counts as the run's own time.
+HELD_PROCESSES = 48
 #: pid of the forked child, whether the server isolated itself with namespaces
 STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
