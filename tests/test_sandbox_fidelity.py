@@ -2286,6 +2286,33 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests' own 32 threads drive the solution's thread-safe counter",
+        _d("""
+            import threading
+            class Counter:
+                def __init__(self):
+                    self.n = 0
+                    self.lock = threading.Lock()
+                def inc(self):
+                    with self.lock:
+                        self.n += 1
+        """),
+        ("self.n += 1", "self.n += 2"),
+        _d("""
+            import threading
+            counter = Counter()
+            def work():
+                for _ in range(20):
+                    counter.inc()
+            threads = [threading.Thread(target=work) for _ in range(32)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert counter.n == 32 * 20
+        """),
+    ),
+    Case.twin(
         "the solution's top-level setrecursionlimit reaches the tests' own recursion",
         _d("""
             import sys
