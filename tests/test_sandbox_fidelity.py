@@ -2208,7 +2208,7 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
-        "the tests' threads call a thread-safe class of the solution",
+        "the tests' 32 threads call a thread-safe class of the solution",
         _d("""
             import threading
             class Counter:
@@ -2229,12 +2229,13 @@ CORPUS: list[Case] = [
             def work():
                 for _ in range(50):
                     c.inc()
-            threads = [threading.Thread(target=work) for _ in range(4)]
+            # 32: with an arena per thread (see _zygote_wire.ENV), the judge failed the 14th
+            threads = [threading.Thread(target=work) for _ in range(32)]
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
-            assert c.n == 200
+            assert c.n == 32 * 50
         """),
     ),
     Case.twin(
@@ -2283,33 +2284,6 @@ CORPUS: list[Case] = [
                 assert f.read() == "hello"
             os.remove("/tmp/asyncpool_fidelity/out.txt")
             os.remove("/tmp/asyncpool_fidelity_in.txt")
-        """),
-    ),
-    Case.twin(
-        "the tests' own 32 threads drive the solution's thread-safe counter",
-        _d("""
-            import threading
-            class Counter:
-                def __init__(self):
-                    self.n = 0
-                    self.lock = threading.Lock()
-                def inc(self):
-                    with self.lock:
-                        self.n += 1
-        """),
-        ("self.n += 1", "self.n += 2"),
-        _d("""
-            import threading
-            counter = Counter()
-            def work():
-                for _ in range(20):
-                    counter.inc()
-            threads = [threading.Thread(target=work) for _ in range(32)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            assert counter.n == 32 * 20
         """),
     ),
     Case.twin(
