@@ -4865,3 +4865,35 @@ def test_malformed_settings_in_the_greeting_fail_the_check(settings: str) -> Non
     result = run_tests(forged, "assert solve([2, 1]) == [1, 2]\n")
     assert result.status == "failed", result
     assert "malformed greeting" in result.stdout_tail
+
+
+@pytest.mark.slow
+def test_the_tests_imports_of_pandas_and_matplotlib_fit_a_judge_at_a_small_memory_mb() -> None:
+    """BigCodeBench's tests import pandas and matplotlib: ~440 MiB of address space for ~140
+    MiB resident. At ``memory_mb=256`` the judge's import raised ``MemoryError`` (the check
+    "failed"); a judge's address space is at least ``JUDGE_ADDRESS_FLOOR``."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    solution = textwrap.dedent("""
+        import pandas as pd
+        import matplotlib
+        matplotlib.use("Agg")
+        def task_func(n):
+            frame = pd.DataFrame({"a": list(range(n)), "b": [str(i) for i in range(n)]})
+            return frame, frame.plot(y="a")
+    """)
+    tests = textwrap.dedent("""
+        import unittest
+        import pandas as pd
+        import matplotlib.pyplot as plt
+        class TestTask(unittest.TestCase):
+            def test_frame_and_axes(self):
+                frame, ax = task_func(100)
+                self.assertEqual(len(frame), 100)
+                self.assertEqual(frame["b"].iloc[5], "5")
+                self.assertIsInstance(ax, plt.Axes)
+    """)
+    result = run_tests(solution, tests, memory_mb=256, timeout=60)
+    assert result.status == "passed", result.stdout_tail[-2000:]
+    wrong = solution.replace('str(i) for i', 'str(i + 1) for i')
+    assert run_tests(wrong, tests, memory_mb=256, timeout=60).status == "failed"

@@ -17,7 +17,7 @@ import pytest
 
 from asyncpool.sandbox import _run as _sandbox_run
 from asyncpool.sandbox import run_tests
-from asyncpool.sandbox._zygote_wire import JUDGE_CHECKS, JUDGE_UID
+from asyncpool.sandbox._zygote_wire import JUDGE_ADDRESS_FLOOR, JUDGE_CHECKS, JUDGE_UID
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="long-lived judges need root")
 
@@ -280,3 +280,25 @@ def test_tests_that_change_settings_only_for_a_while_keep_the_judge() -> None:
         "with np.errstate(all='raise'):\n    pass\n" + TESTS
     )
     _assert_the_judge_stays(first, tests)
+
+
+@pytest.mark.slow
+def test_what_an_earlier_check_imported_leaves_a_later_check_its_room() -> None:
+    """A judge's address space per check is counted from where the check begins (at least
+    ``JUDGE_ADDRESS_FLOOR`` more), so a long-lived judge that imported pandas and matplotlib
+    for an earlier check (~440 MiB of address space) gives a later check the room a fresh
+    judge does: under one absolute limit (``memory_mb``) a check passing 10**6 ints took a
+    ``MemoryError`` after such checks in 1-2 of 10 runs."""
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    imports = "import pandas, matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot\n"
+    room = (
+        "import resource\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "soft = resource.getrlimit(resource.RLIMIT_AS)[0]\n"
+        f"assert f(soft - size >= {JUDGE_ADDRESS_FLOOR - (16 << 20)}) == 2, (soft, size)\n"
+    )
+    for _ in range(3):
+        assert run_tests(SOLUTION, imports + TESTS).status == "passed"
+        result = run_tests(SOLUTION, room, memory_mb=256)
+        assert result.status == "passed", result.stdout_tail[-1000:]

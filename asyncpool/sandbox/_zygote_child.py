@@ -37,6 +37,7 @@ from ._cgroup import join as join_cgroup
 from ._zygote_wire import (
     ADDRESS_HEADROOM,
     HELD_PROCESSES,
+    JUDGE_ADDRESS_FLOOR,
     JUDGE_CHECKS,
     JUDGE_JOB,
     JUDGE_NPROC,
@@ -221,16 +222,27 @@ def _close_all_but(keep: tuple[int, ...]) -> None:
     os.closerange(low, 1 << 20)
 
 
+def _judge_address_limit(memory: int) -> int:
+    """A judge's ``RLIMIT_AS`` for a check of the run memory limit ``memory``: its address
+    space now plus ``memory``, at least :data:`JUDGE_ADDRESS_FLOOR` (``/proc/self/statm``)."""
+    with open("/proc/self/statm", "rb") as fh:
+        size = int(fh.read().split()[0]) * resource.getpagesize()
+    return size + max(memory, JUDGE_ADDRESS_FLOOR)
+
+
 def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None = None) -> None:
-    """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` replaces
-    the request's process limit (judges share one uid: theirs counts them all). A run whose
-    memory its cgroup holds (all its processes together; never a judge, which is not the
+    """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` is given
+    for a judge only, and replaces the request's process limit (judges share one uid: theirs
+    counts them all), and whose address space is :func:`_judge_address_limit`'s. A run
+    whose memory its cgroup holds (all its processes together; never a judge, which is not the
     run's) gets :data:`ADDRESS_HEADROOM` more address space and at least
     :data:`HELD_PROCESSES` processes: neither can then take more memory than its limit."""
     cpu = math.ceil(req.timeout) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     held = server.memory_held
     memory = req.memory + (ADDRESS_HEADROOM if held else 0)
+    if nproc is not None:  # a judge
+        memory = _judge_address_limit(req.memory)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -544,7 +556,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             spent = usage.ru_utime + usage.ru_stime
             resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + timeout) + 1, inf))
-            resource.setrlimit(resource.RLIMIT_AS, (memory, inf))
+            resource.setrlimit(resource.RLIMIT_AS, (_judge_address_limit(memory), inf))
             tests_text = tests.decode("utf-8", "surrogatepass")
             del tests
             verdict, anomaly = JUDGE.judge_check(

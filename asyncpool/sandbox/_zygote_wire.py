@@ -64,6 +64,16 @@ ADDRESS_HEADROOM = 4 << 30
 #: anywhere), as the threaded runtimes' ``run_nproc`` (see ``_languages``). A fork bomb still
 #: stops there; its memory is the run's, and its CPU time counts as the run's own time.
 HELD_PROCESSES = 48
+#: The address space a judge (the tests' process) may add in one check, at least, whatever the
+#: run's memory limit: the tests' own imports reserve address space that is not the
+#: solution's doing (pandas and matplotlib, as BigCodeBench's tests import them, reserve ~440
+#: MiB for ~140 MiB resident: at ``memory_mb=256`` the judge's import raised ``MemoryError``
+#: and the check was "failed"). Counted from the judge's address space when the check begins,
+#: so that what a long-lived judge's earlier checks imported does not shrink a later check's
+#: room (a check passing 10**6 ints got a ``MemoryError`` in 1-2 of 10 runs after checks that
+#: imported pandas, at the default 512 MiB). The judge is trusted and not held by the run's
+#: cgroup; this bounds what it may take.
+JUDGE_ADDRESS_FLOOR = 1 << 30
 #: pid of the forked child, whether the server isolated itself with namespaces
 STARTED = struct.Struct("=qB")
 #: status code, returncode, returncode-is-None flag, own time (s), wall time (s),
