@@ -2287,6 +2287,25 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "an IntFlag of the solution: the tests ask which flags a result holds with in",
+        _d("""
+            from enum import IntFlag
+            class Perm(IntFlag):
+                R = 4
+                W = 2
+                X = 1
+            def readable_writable():
+                return Perm.R | Perm.W
+        """),
+        ("return Perm.R | Perm.W", "return Perm.R | Perm.X"),
+        _d("""
+            perms = readable_writable()
+            assert Perm.R in perms and Perm.W in perms
+            assert Perm.X not in perms
+            assert perms == 6
+        """),
+    ),
+    Case.twin(
         "the solution's top-level setrecursionlimit reaches the tests' own recursion",
         _d("""
             import sys

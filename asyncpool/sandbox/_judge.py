@@ -5460,7 +5460,12 @@ class _Backed:
 
 
 class _BackedInt(_Backed, int):
-    pass
+    def __contains__(self, item: Any) -> bool:
+        """``in``, which ``int`` lacks: the other side's object's own (an ``IntFlag``'s
+        ``P.A in flags``; ``TypeError`` from an ``IntEnum`` member, as in-process), as a
+        :class:`_Proxy`'s ``in`` is."""
+        handle = vars(self)[_HANDLE]
+        return bool(_checked(_peer().request("contains", handle, (item,)), bool, "in"))
 
 
 class _BackedFloat(_Backed, float):
