@@ -2287,6 +2287,31 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests throw a built-in exception, with its message, into the solution's generator",
+        _d("""
+            def running_total():
+                total = 0
+                while True:
+                    try:
+                        x = yield total
+                    except ValueError as exc:
+                        total = 0
+                        yield f"reset: {exc}"
+                    else:
+                        total += x
+        """),
+        ("yield f\"reset: {exc}\"", "yield f\"reset: {exc!r}\""),
+        _d("""
+            gen = running_total()
+            assert next(gen) == 0
+            assert gen.send(5) == 5
+            assert gen.send(7) == 12
+            assert gen.throw(ValueError("bad input")) == "reset: bad input"
+            assert next(gen) == 0
+            assert gen.send(3) == 3
+        """),
+    ),
+    Case.twin(
         "an IntFlag of the solution: the tests ask which flags a result holds with in",
         _d("""
             from enum import IntFlag

@@ -1786,3 +1786,33 @@ def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
     assert result.status == "passed", result.stdout_tail[-1500:]
     wrong = solution.replace("xs.sort()", "xs[:] = sorted(xs)[::-1]")
     assert run_tests(wrong, tests, timeout=60).status == "failed"
+
+
+@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext"])
+def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_it(
+    op: str,
+) -> None:
+    """``throw`` (a built-in exception thrown into a generator, see ``_GeneratorProxy``) and
+    the other requests :data:`_judge._OPS` keeps for the judge are refused (a ``TypeError``)
+    when the solution makes them of the tests' objects, which stay untouched."""
+    assert _judge._OPS[op] is False
+    forged = _d(f"""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def consume(gen):
+            try:
+                wire._peer().request({op!r}, gen, (ValueError, ()))
+            except TypeError:  # (its message is the judge's: not told)
+                return "refused"
+            return "done"
+    """)
+    tests = _d("""
+        def numbers():
+            yield 1
+            yield 2
+        gen = numbers()
+        assert consume(gen) == "refused"
+        assert list(gen) == [1, 2]
+    """)
+    result = run_tests(forged, tests)
+    assert result.status == "passed", result.stdout_tail

@@ -2249,7 +2249,7 @@ _OPS: dict[str, bool] = {
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
     "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
     "copy": False, "deepcopy": False, "signature": False, "dir": False,
-    "anext": False,
+    "anext": False, "throw": False,
     "members": False, "collection": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
@@ -4415,6 +4415,16 @@ class _Peer:
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
             return obj(*args, **kwargs)
+        if op == "throw":  # a built-in exception the tests throw in (see _GeneratorProxy)
+            kind = _BUILTIN_TYPES.get(getattr(args[0], "__name__", "")) if len(args) == 2 else None
+            if (
+                kind is None
+                or kind is not args[0]
+                or not issubclass(kind, BaseException)
+                or type(args[1]) is not tuple
+            ):
+                raise TypeError("malformed throw")
+            return obj.throw(kind(*args[1]))
         if op in _BINARY or op in _INPLACE:
             if op in _INPLACE and len(args) != 1:
                 raise TypeError("malformed in-place operation")
@@ -5370,6 +5380,15 @@ class _GeneratorProxy(_FullProxy):
         return peer.request("next", self, (value,))
 
     def throw(self, *args: Any) -> Any:
+        """The generator's ``throw``. An exception of a built-in class the tests throw in
+        (``it.throw(ValueError("x"))``) crosses as its class and arguments, which cross as
+        the tests' other values do, and is made again there (an instance would cross as a
+        handle: no exception to the generator, a ``TypeError``, where in-process the generator
+        catches it)."""
+        if len(args) == 1 and isinstance(args[0], BaseException):
+            kind = type(args[0])
+            if _BUILTIN_TYPES.get(kind.__name__) is kind:
+                return _peer().request("throw", self, (kind, args[0].args))
         return _peer().request("getattr", self, ("throw",))(*args)
 
     def close(self) -> Any:
