@@ -2287,6 +2287,27 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests reset the solution's module counter (to the value it began with)",
+        _d("""
+            calls = 0
+            def tick():
+                global calls
+                calls += 1
+                return calls
+        """),
+        ("calls += 1", "calls += 1 if calls else 2"),
+        _d("""
+            import solution
+            tick()
+            tick()
+            assert solution.calls == 2
+            solution.calls = 0
+            assert tick() == 1
+            assert solution.calls == 1
+            assert tick() == 2
+        """),
+    ),
+    Case.twin(
         "the tests throw a built-in exception, with its message, into the solution's generator",
         _d("""
             def running_total():

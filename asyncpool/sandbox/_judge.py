@@ -3050,6 +3050,8 @@ _ARGV_SENT: list[Any] = list(_TESTS_ARGV)
 _ASSIGNED: dict[str, Any] = {}
 #: What the ``solution`` module held of the solution's when the check began.
 _SOLUTIONS: dict[str, Any] = {}
+#: Values whose identity tells nothing (a small int, an interned text is every such value).
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 class _SolutionModule(types.ModuleType):
@@ -3063,14 +3065,21 @@ class _SolutionModule(types.ModuleType):
         super().__setattr__(name, value)
         if type(name) is str and name.isidentifier() and not name.startswith("__"):
             peer = _PEER
-            if value is _SOLUTIONS.get(name, _UNSET) or (
-                peer is not None and value is peer.live.get(name, _UNSET)
+            if type(value) not in _SCALARS and (
+                value is _SOLUTIONS.get(name, _UNSET)
+                or (peer is not None and value is peer.live.get(name, _UNSET))
             ):
-                # The solution's own value put back (a monkeypatch undone): it still has it,
-                # the same object, which a copy sent back would not be.
+                # The solution's own object put back (a monkeypatch undone): it still has it,
+                # the same object, which a copy sent back would not be. Not a number or a
+                # text: ``solution.calls = 0`` where the check began with 0 (the same small
+                # int) sets a counter the solution has since moved.
                 _ASSIGNED.pop(name, None)
             else:
                 _ASSIGNED[name] = value
+            if peer is not None and name in peer.live:
+                # The solution's global from now on: its later changes reach this attribute.
+                peer.live[name] = value
+                peer.live_marks[name] = _watch_mark(value)
             _PATCH_COUNT[0] += 1
 
     def __delattr__(self, name: str) -> None:
