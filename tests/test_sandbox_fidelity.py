@@ -2287,6 +2287,29 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "dataclasses.fields of the solution's dataclass itself (and of an ABC one)",
+        _d("""
+            import abc
+            from dataclasses import dataclass, field
+            @dataclass
+            class Item:
+                name: str
+                price: float = 0.0
+                tags: list = field(default_factory=list)
+            @dataclass
+            class Shape(abc.ABC):
+                sides: int
+        """),
+        ("    price: float = 0.0\n", "    cost: float = 0.0\n"),
+        _d("""
+            import dataclasses
+            assert dataclasses.is_dataclass(Item)
+            assert [f.name for f in dataclasses.fields(Item)] == ["name", "price", "tags"]
+            assert [f.name for f in dataclasses.fields(Shape)] == ["sides"]
+            assert dataclasses.asdict(Item("pen", 2.5)) == {"name": "pen", "price": 2.5, "tags": []}
+        """),
+    ),
+    Case.twin(
         "the tests reset the solution's module counter (to the value it began with)",
         _d("""
             calls = 0

@@ -705,6 +705,9 @@ class _Encoder:
             self.value(data, depth + 1)
         elif self.peer is not None:
             name = _class_name(kind)
+            if issubclass(kind, type) and b"\0" not in name:
+                # a dataclass itself: its handle has its fields too (``dataclasses.fields(Item)``)
+                name += _field_names(value)
             out += (b"h", _U32.pack(self.peer.export(value)), _U32.pack(len(name)), name)
         else:
             raise CodecError(f"cannot send a {kind.__name__!s:.100}")
@@ -5142,6 +5145,11 @@ def _class_name(kind: type) -> bytes:
         and _library_module(module) and len(module) + len(qualname) < 300
     ):  # fmt: skip
         out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
+    return out + _field_names(kind)
+
+
+def _field_names(kind: type) -> bytes:
+    """A dataclass's field names, each after a NUL (see :func:`_class_name`), or nothing."""
     try:
         names = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
     except Exception:
@@ -5149,8 +5157,8 @@ def _class_name(kind: type) -> bytes:
     if names and all(type(n) is str and n.isidentifier() for n in names):
         fields = b"\0".join(n.encode() for n in names)
         if len(fields) <= 4000:
-            out += b"\0" + fields
-    return out
+            return b"\0" + fields
+    return b""
 
 
 #: The protocol methods a handle's proxy has only when the object's class has them (by bit, see
