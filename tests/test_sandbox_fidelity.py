@@ -2287,6 +2287,29 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests replace a method of the solution's class with a lambda, then put it back",
+        _d("""
+            class Pricing:
+                def rate(self):
+                    return 1.5
+                def price(self, amount):
+                    return amount * self.rate()
+        """),
+        ("return amount * self.rate()", "return amount * 1.5"),
+        _d("""
+            original = Pricing.rate
+            Pricing.rate = lambda self: 2.0
+            assert Pricing().price(10) == 20.0
+            def discounted(self):
+                return 0.5 * self.base
+            Pricing.base = 1.0
+            Pricing.rate = discounted
+            assert Pricing().price(10) == 5.0
+            Pricing.rate = original
+            assert Pricing().price(10) == 15.0
+        """),
+    ),
+    Case.twin(
         "dataclasses.fields of the solution's dataclass itself (and of an ABC one)",
         _d("""
             import abc

@@ -4473,7 +4473,10 @@ class _Peer:
                     raise AttributeError(name)
                 return found
             if op == "setattr":
-                return setattr(obj, name, args[1])
+                value = args[1]
+                if not self.trusted and isinstance(obj, type) and _tests_function(value):
+                    value = _method_of(value)
+                return setattr(obj, name, value)
             return delattr(obj, name)
         if op == "await":
             return _run_coroutine(obj)
@@ -5255,6 +5258,25 @@ def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
 #: only a real generator's handle is a :class:`_GeneratorProxy`.
 _GENERATOR_NAME = b"generator\0"
 _ASYNC_GENERATOR_NAME = b"async_generator\0"
+
+
+def _tests_function(value: Any) -> bool:
+    """The solution's side: whether ``value`` is a handle of a plain function of the tests
+    (a ``def`` or a ``lambda``: its class is named ``function``)."""
+    return type(value) in _PROXY_TYPES and type(value).__name__ == "function"
+
+
+def _method_of(function: Any) -> Any:
+    """The solution's side: a function calling the tests' ``function`` (a handle), to be set
+    on one of the solution's classes in its place (``Calc.rate = lambda self: 2.0`` in the
+    tests): a function binds as a method, the instance its first argument, as the tests'
+    function does in-process; the handle itself would not (``Calc().rate()`` called it with
+    no ``self``)."""
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **kwargs)
+
+    return method
 
 
 #: Classes of the other side's functions (by name; see :func:`_proxy_class`).
