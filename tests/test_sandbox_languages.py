@@ -629,3 +629,48 @@ def test_a_java_solution_whose_class_is_not_main_is_judged_like_any_other() -> N
     assert run_stdio(codechef, [("4\n", "8\n")], language="java").status == "passed"
     wrong = run_stdio(codechef, [("4\n", "9\n")], language="java")
     assert [c.verdict for c in wrong.cases] == ["wrong_answer"]
+
+
+BIG_OUTPUT = r"""
+#include <cstdio>
+#include <cstring>
+static char block[1 << 20];
+int main() {
+    for (int i = 0; i < (1 << 20); i += 64) { memset(block + i, 'a', 63); block[i + 63] = '\n'; }
+    for (int k = 0; k < 17; k++) fwrite(block, 1, 1 << 20, stdout);
+    return 0;
+}
+"""
+
+
+@needs("cpp")
+def test_a_native_answer_of_17_mib_is_accepted_and_output_past_the_limit_is_wrong() -> None:
+    """The output limit of run_stdio (twice the expected output and 1 MiB) is the one an
+    answer meets, not the sandbox's 16 MiB file-size limit, which had cut this answer short
+    silently (SIGXFSZ was ignored in the exec'd program: its writes failed, it exited 0).
+    Output past the limit is a wrong answer, however the program ended (here SIGXFSZ)."""
+    expected = ("a" * 63 + "\n") * (17 << 14)
+    result = run_stdio(BIG_OUTPUT, [("", expected)], language="cpp", timeout=20)
+    assert (result.verdict, len(result.cases[0].stdout)) == ("accepted", 17 << 20), result.verdict
+    result = run_stdio(BIG_OUTPUT, [("", "a\n")], language="cpp", timeout=20)
+    case = result.cases[0]
+    assert (case.verdict, case.status) == ("wrong_answer", "failed")
+    assert case.reason.startswith("the output is longer than")
+
+
+@needs("cpp")
+def test_a_native_program_writing_to_a_closed_pipe_dies_of_sigpipe_as_in_a_shell() -> None:
+    source = r"""
+        #include <cstdio>
+        #include <unistd.h>
+        int main() {
+            int fds[2];
+            if (pipe(fds) != 0) return 2;
+            close(fds[0]);
+            ssize_t n = write(fds[1], "x", 1);
+            printf("%zd\n", n);
+            return 0;
+        }
+    """
+    case = run_stdio(source, [("", "")], language="cpp").cases[0]
+    assert (case.verdict, case.returncode) == ("runtime_error", -13), case

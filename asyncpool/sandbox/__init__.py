@@ -923,16 +923,17 @@ def run_stdio(
     ``reason``. ``abs_tol``/``rel_tol`` apply to every ``"float"`` case of the run.
 
     A case is "passed" (``verdict`` "accepted") when the program exited 0 and its output was
-    accepted; otherwise its status is the program's ("timeout", "memory", "crashed",
-    "failed") or "failed" for a wrong answer or an output longer than twice the expected one
-    plus :data:`OUTPUT_LIMIT_BYTES` (never shown to a checker); see :class:`StdioCaseResult`
-    for the verdicts and the per-case CPU time, wall time and peak memory. ``timeout`` is per
-    case. The verdict is "passed" only when every case passed, else the status of the first
-    case that did not; with ``stop_on_failure`` (the default) the cases after it are not run
-    (``cases`` is then shorter). ``duration`` is the sum of the cases' own times (a checker's
-    time is not counted). Thread-safe; blocks the calling thread. Bad arguments (an unknown
-    mode, a checker that is not callable or cannot take three arguments, a negative or
-    non-finite tolerance) raise ``TypeError``/``ValueError`` before anything runs.
+    accepted; otherwise its status is the program's ("timeout", "memory", "crashed", "failed")
+    or "failed" for a wrong answer or an output longer than twice the expected one plus
+    :data:`OUTPUT_LIMIT_BYTES` (never shown to a checker; a wrong answer however the program
+    then ended, an exec'd program killed by ``SIGXFSZ`` past twice that limit too); see
+    :class:`StdioCaseResult` for the verdicts and the per-case CPU time, wall time and peak
+    memory. ``timeout`` is per case. The verdict is "passed" only when every case passed, else
+    the status of the first case that did not; with ``stop_on_failure`` (the default) the cases
+    after it are not run (``cases`` is then shorter). ``duration`` is the sum of the cases' own
+    times (a checker's time is not counted). Thread-safe; blocks the calling thread. Bad
+    arguments (an unknown mode, a checker that is not callable or cannot take three arguments, a
+    negative or non-finite tolerance) raise ``TypeError``/``ValueError`` before anything runs.
 
     ``language`` (``"cpp"``, ``"java"``, ``"go"``, ``"nodejs"``, ``"rust"``; default
     ``"python"``): the solution is compiled once, in the jail (``compile_timeout`` of its own
@@ -981,21 +982,23 @@ def run_stdio(
         )  # fmt: skip
         if prepared is not None:  # a runtime that said it ran out of memory: "memory"
             raw.status = prepared.status(raw.status, raw.stderr)
-        status = raw.status
+        status = ended = raw.status
         accepted, reason = False, ""
-        if status == "passed":
-            if len(raw.stdout) > limit:
-                reason = f"the output is longer than {limit} bytes"
-            else:
-                accepted, reason = compare(
-                    mode, stdin, expected, raw.stdout, abs_tol=abs_tol, rel_tol=rel_tol
-                )
+        if len(raw.stdout) > limit and status in ("passed", "failed", "crashed"):
+            # Past the output limit, however the program ended then (exit 0, an error from
+            # RLIMIT_FSIZE, killed by SIGXFSZ): a wrong answer.
+            reason = f"the output is longer than {limit} bytes"
+            status, ended = "failed", "passed"
+        elif status == "passed":
+            accepted, reason = compare(
+                mode, stdin, expected, raw.stdout, abs_tol=abs_tol, rel_tol=rel_tol
+            )
             if not accepted:
                 status = "failed"
         results.append(
             StdioCaseResult(
                 status, raw.returncode, _decode(raw.stdout), _decode(raw.stderr), raw.duration,
-                verdict_of(raw.status, accepted), raw.cpu, raw.wall, raw.peak_memory, reason,
+                verdict_of(ended, accepted), raw.cpu, raw.wall, raw.peak_memory, reason,
             )
         )  # fmt: skip
         if status != "passed" and stop_on_failure:

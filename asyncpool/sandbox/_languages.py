@@ -389,10 +389,16 @@ def _run_argv(spec: Language, tools: Toolchain, memory_mb: int) -> tuple[list[st
 
 
 # The prologues: trusted code, but it already runs jailed (uid, seccomp, limits) like any
-# program. Values are inserted with repr(), never by formatting untrusted text.
+# program. Values are inserted with repr(), never by formatting untrusted text. Before execve
+# the signals CPython ignores go back to their defaults, as subprocess's restore_signals does
+# and a shell gives: with SIGXFSZ ignored a C++ program writing past RLIMIT_FSIZE lost the rest
+# of its output silently and exited 0 (a truncated answer), and with SIGPIPE ignored one
+# writing to a closed pipe went on.
 _EXEC_PROLOGUE = """\
-import os, sys
+import os, signal, sys
 os.chmod({artefact!r}, 0o700) if {chmod!r} else None
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 try:
     os.execve({argv[0]!r}, {argv!r}, {env!r})
 except OSError as exc:

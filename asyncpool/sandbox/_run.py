@@ -39,7 +39,8 @@ SandboxStatus = Literal["passed", "failed", "timeout", "memory", "crashed"]
 
 #: How many bytes of combined stdout/stderr ``SandboxResult.stdout_tail`` keeps.
 OUTPUT_TAIL_BYTES = 4096
-#: ``RLIMIT_FSIZE``: the largest file the program may write.
+#: ``RLIMIT_FSIZE``: the largest file the program may write (its stdout included; twice the
+#: first bytes kept of it when that is more: ``run_stdio``'s output limit is the one met first).
 FILE_SIZE_LIMIT = 16 * 1024 * 1024
 #: ``RLIMIT_NPROC``: processes plus threads the program may have at once, itself included
 #: (more where the run's memory cgroup holds it: ``_zygote_wire.HELD_PROCESSES``).
@@ -462,7 +463,9 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         header = _zygote_wire.REQUEST.pack(
             spec.timeout,
             spec.memory_mb * 1024 * 1024,
-            FILE_SIZE_LIMIT,
+            # the output limit a caller keeps to (run_stdio's, twice the expected output and
+            # more), not FILE_SIZE_LIMIT, is the one an answer meets first
+            max(FILE_SIZE_LIMIT, 2 * spec.stdout_head),
             spec.nproc,
             flags,
             wall_cap,
