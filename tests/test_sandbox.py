@@ -37,6 +37,7 @@ from asyncpool.sandbox import (
 )
 from asyncpool.sandbox import _run as _sandbox_run
 from asyncpool.sandbox._zygote_wire import HELD_PROCESSES
+from tests._programs import FLAT_FORK_BOMB
 from tests.conftest import async_wait_for, wait_for
 
 ROOT = os.geteuid() == 0
@@ -364,21 +365,7 @@ def test_memory_limit_leaves_room_for_ordinary_programs() -> None:
 
 
 def test_flat_fork_bomb_is_stopped_at_the_process_limit() -> None:
-    program = """
-        import os, time
-        forks = 0
-        for _ in range(2000):
-            try:
-                pid = os.fork()
-            except OSError:
-                break
-            if pid == 0:
-                time.sleep(30)
-                os._exit(0)
-            forks += 1
-        print(os.getuid(), forks)
-    """
-    result, elapsed = _run_timed(program, timeout=10)
+    result, elapsed = _run_timed(FLAT_FORK_BOMB, timeout=10)
     assert result.status == "passed", result
     forks = int(result.stdout_tail.split()[1])
     # MAX_PROCESSES, or more where the run's memory cgroup holds it (see test_sandbox_memory)

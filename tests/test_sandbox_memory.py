@@ -19,6 +19,7 @@ import pytest
 
 from asyncpool.sandbox import _cgroup, _languages, run_program, run_python, run_stdio, run_tests
 from asyncpool.sandbox._zygote_wire import HELD_PROCESSES
+from tests._programs import FLAT_FORK_BOMB
 
 AVAILABLE = _languages.available()
 
@@ -162,22 +163,9 @@ def test_a_run_held_by_its_cgroup_may_have_a_thread_pools_threads_and_a_bomb_sti
     """)
     result = run_tests(judged, "assert total() == 2016\n", timeout=20)
     assert result.status == "passed", result
-    bomb = textwrap.dedent("""
-        import os, time
-        forks = 0
-        while True:
-            try:
-                pid = os.fork()
-            except OSError:
-                break
-            if pid == 0:
-                time.sleep(30)
-                os._exit(0)
-            forks += 1
-        print(forks)
-    """)
-    result = run_python(bomb, timeout=20)
-    assert (result.status, result.stdout_tail) == ("passed", f"{HELD_PROCESSES - 1}\n"), result
+    result = run_python(FLAT_FORK_BOMB, timeout=20)
+    assert result.status == "passed", result
+    assert int(result.stdout_tail.split()[1]) == HELD_PROCESSES - 1, result
 
 
 def test_a_judged_solution_gets_the_same_room_and_is_memory_when_killed_at_its_limit() -> None:
