@@ -232,9 +232,9 @@ def _judge_address_limit(memory: int) -> int:
 
 def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None = None) -> None:
     """Resource limits, then the uid drop (as root), then the prctl flags. ``nproc`` is given
-    for a judge only, and replaces the request's process limit (judges share one uid: theirs
-    counts them all), and whose address space is :func:`_judge_address_limit`'s. A run
-    whose memory its cgroup holds (all its processes together; never a judge, which is not the
+    for a judge only and replaces the request's process limit (judges share one uid: theirs
+    counts them all); a judge's address space is :func:`_judge_address_limit`'s. A run whose
+    memory its cgroup holds (all its processes together; never a judge, which is not the
     run's) gets :data:`ADDRESS_HEADROOM` more address space and at least
     :data:`HELD_PROCESSES` processes: neither can then take more memory than its limit."""
     cpu = math.ceil(req.timeout) + 1
