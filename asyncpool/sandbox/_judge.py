@@ -401,6 +401,28 @@ def _deepened(codec: Any, again: Callable[[], Any]) -> Any:
 
 
 _chain_items = _chain.from_iterable
+
+
+def _packed_numbers(kind: type, items: Any) -> tuple[bytes, bytes] | None:
+    """``items``, all of ``kind`` (``int`` or ``float``), as a packed run's type code and
+    bytes (64-bit ints, doubles); None when an int needs more than 64 bits."""
+    code = "q" if kind is int else "d"
+    try:
+        return code.encode(), _array(code, items).tobytes()
+    except OverflowError:
+        return None
+
+
+def _unpacked_numbers(code: bytes, data: bytes, n: int, what: str = "items") -> list[Any]:
+    """The ``n`` numbers of a packed run (see :func:`_packed_numbers`), checked (``what``:
+    the run's kind, for the error)."""
+    if code not in (b"q", b"d") or len(data) != 8 * n:
+        raise CodecError(f"malformed packed {what}")
+    numbers = _array(code.decode())
+    numbers.frombytes(data)
+    return numbers.tolist()
+
+
 #: A message's one-byte tag (``bytes``, which is a method's name in :class:`_Encoder`).
 _Tag = bytes
 
@@ -505,11 +527,10 @@ class _Encoder:
         if kind is list or kind is tuple:
             return self.packed_rows(items, kind, tag)
         if kind is int or kind is float:
-            try:
-                data = _array("q" if kind is int else "d", items).tobytes()
-            except OverflowError:
+            numbers = _packed_numbers(kind, items)
+            if numbers is None:
                 return False
-            code = b"q" if kind is int else b"d"
+            code, data = numbers
         elif kind is str:
             text = "\0".join(items)
             if text.count("\0") != len(items) - 1:
@@ -543,11 +564,10 @@ class _Encoder:
             ids = set(map(id, rows))
             if len(ids) != len(rows) or not ids.isdisjoint(seen) or not ids.isdisjoint(self.back):
                 return False
-        code = "q" if number is int else "d"
-        try:
-            data = _array(code, flat).tobytes()
-        except OverflowError:
+        numbers = _packed_numbers(number, flat)
+        if numbers is None:
             return False
+        code, data = numbers
         self.count += len(rows) + len(flat)
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
@@ -557,7 +577,7 @@ class _Encoder:
             self.force.extend(rows)
         self.out += (
             tag, b"L" if kind is list else b"T", _U32.pack(len(rows)),
-            _array("I", map(len, rows)).tobytes(), code.encode(), _U32.pack(len(data)), data,
+            _array("I", map(len, rows)).tobytes(), code, _U32.pack(len(data)), data,
         )  # fmt: skip
         return True
 
@@ -1172,15 +1192,11 @@ class _Decoder:
                     if "(" in text or "@" in text:
                         peer.note_text(text)
             return items
-        if code not in (b"q", b"d") or len(data) != 8 * n:
-            raise CodecError("malformed packed items")
-        numbers = _array(code.decode())
-        numbers.frombytes(data)
-        return numbers.tolist()
+        return _unpacked_numbers(code, data, n)
 
     def _packed_rows(self, n: int, lists: bool) -> list[Any]:
         """``n`` packed rows (see :meth:`_Encoder.packed_rows`); lists are numbered, in
-        order, after the list that holds them."""
+        order, after the container that holds them (numbered before its items are read)."""
         lengths = _array("I")
         lengths.frombytes(self.take(4 * n))
         total = sum(lengths)
@@ -1188,33 +1204,25 @@ class _Decoder:
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
         code = self.take(1)
-        data = self.take(self.length())
-        if code not in (b"q", b"d") or len(data) != 8 * total:
-            raise CodecError("malformed packed rows")
-        numbers = _array(code.decode())
-        numbers.frombytes(data)
-        flat = numbers.tolist()
+        flat = _unpacked_numbers(code, self.take(self.length()), total, "rows")
         rows: list[Any] = []
         start = 0
         for length in lengths:
             end = start + length
             rows.append(flat[start:end] if lists else tuple(flat[start:end]))
             start = end
+        if lists:
+            self.refs.extend(rows)
         return rows
 
     def _packed_list(self, depth: int) -> Any:
         out: list[Any] = []
         self.refs.append(out)
         out[:] = self._packed()
-        if out and type(out[0]) is list:  # its rows: numbered after it (see packed_rows)
-            self.refs.extend(out)
         return out
 
     def _packed_tuple(self, depth: int) -> Any:
-        items = self._packed()
-        if items and type(items[0]) is list:  # its rows: numbered in order
-            self.refs.extend(items)
-        return tuple(items)
+        return tuple(self._packed())
 
     def _set(self, depth: int) -> Any:
         out: set[Any] = set()
