@@ -240,9 +240,10 @@ def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None 
     cpu = math.ceil(req.timeout) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     held = server.memory_held
-    memory = req.memory + (ADDRESS_HEADROOM if held else 0)
     if nproc is not None:  # a judge
         memory = _judge_address_limit(req.memory)
+    else:
+        memory = req.memory + (ADDRESS_HEADROOM if held else 0)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
