@@ -183,3 +183,43 @@ def test_a_run_the_machine_starves_raises_sandbox_error_never_timeout(
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.mark.slow
+def test_a_toolchains_passes_waits_for_a_cpu_are_not_its_own_time_a_programs_are() -> None:
+    # A compiler's driver (g++) waits for its passes (cc1plus, as, ld): a compile's own time
+    # must not count their wait for a CPU. Here a "toolchain" waits for a child that needs 0.4
+    # s of CPU, both on CPU 0 with 6 hogs: the child gets a seventh of it, ~3 s of wall-clock
+    # time, past timeout=2. Run as a toolchain it passes in its own ~0.5 s (it was "timeout"
+    # before the passes' waits were read); run as a program it is "timeout": a program's first
+    # process may sleep on its own while a child waits, so its children's waits stay its own.
+    pin = "import os\nos.sched_setaffinity(0, {0})\n"
+    child = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4:\n    pass\n"
+    program = pin + (
+        "import subprocess, sys\n"
+        f"subprocess.run([sys.executable, '-S', '-c', {child!r}], check=True)\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-S", "-c", pin + HOG.format(seconds=60)], start_new_session=True
+        )
+        for _ in range(6)
+    ]
+    try:
+        runs = {}
+        for toolchain in (True, False):
+            start = time.monotonic()
+            raw = _sandbox_run.run(_sandbox_run.Spec(program.encode(), 2.0, 512,
+                                                     toolchain=toolchain))  # fmt: skip
+            runs[toolchain] = (raw, time.monotonic() - start)
+        assert all(p.poll() is None for p in procs), "the hogs must outlive the measurement"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    (compiled, elapsed), (program_run, _) = runs[True], runs[False]
+    assert compiled.status == "passed", compiled
+    assert 0.4 <= compiled.duration < 1.2, compiled
+    assert elapsed > 2 * compiled.duration  # the child really waited for CPU 0
+    assert program_run.status == "timeout", program_run

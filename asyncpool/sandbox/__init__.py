@@ -372,10 +372,12 @@ Time: the program's own time, not the machine's load
 -----------------------------------------------------
 ``timeout`` is the run's *own time*: wall-clock time since the fork minus the time it was
 runnable but waiting for a CPU (Linux's per-task run-queue wait, ``/proc/PID/schedstat``, 2nd
-field: the program's most-waiting thread, plus the judge's), never less than the CPU time it
-used; sleeping and blocking count, waiting for a CPU does not (so ``run_stdio``'s and
-``run_program``'s stdout is a memory file, which a write never waits on, rather than a pipe the
-caller may be slow to read: see ``_run._output_file``). The server checks it when the
+field: the program's most-waiting thread, plus the judge's, plus a compiler's passes'), never
+less than the CPU time it (all its processes) used; sleeping and blocking count, waiting for a
+CPU does not (so ``run_stdio``'s and ``run_program``'s stdout is a memory file, which a write
+never waits on, rather than a pipe the caller may be slow to read: see
+``_run._output_file``). A program's other processes' waits are its own time: its first
+process may be sleeping on its own meanwhile, not waiting for them. The server checks it when the
 wall-clock deadline passes and again as often as needed, and kills the run when it is spent:
 ``while True: pass`` and ``time.sleep(1000)`` are "timeout" at ``timeout`` (within a few ms on
 an idle machine), and a correct program that needs 0.45 s of CPU passes ``timeout=1.5``

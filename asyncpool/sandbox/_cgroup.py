@@ -222,6 +222,13 @@ class RunCgroup:
             with contextlib.suppress(OSError):
                 _write(self.fd, "freezer.state", b"THAWED")
 
+    def pids(self) -> list[int]:
+        """The processes in the cgroup (empty when it cannot be read)."""
+        try:
+            return [int(pid) for pid in _read(self.fd, "cgroup.procs").split()]
+        except (OSError, ValueError):
+            return []
+
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process the run started, together (v2 ``cpu.stat``, kept in
         every v2 cgroup; on v1 the run's ``cpuacct`` cgroup); ``None`` without either."""

@@ -64,8 +64,12 @@ Limits, and why they differ by runtime (documented, not hidden):
   out of memory on stderr (``std::bad_alloc``, ``java.lang.OutOfMemoryError``, V8's "heap out
   of memory", Go's "out of memory", Rust's "memory allocation of"): a program can print that
   itself, which only turns its own failure into another failure, never into a pass.
-* ``duration`` is own time as for Python programs; a compiler's own time is its driver's
-  (``g++`` waits for ``cc1plus``), so on a loaded machine it is closer to wall-clock time.
+* ``duration`` is own time as for Python programs. A compile's counts its passes' waits for a
+  CPU out too (``g++`` waits for ``cc1plus``, ``as`` and ``ld`` in turn; the server reads
+  their waits while they run, ``_zygote_job.Job.refresh_others``): 1.4 s of ``g++`` beside 8
+  busy processes on 2 cores took 8-12 s of wall-clock time and was 8-9 s of own time, now
+  2.2-2.9 s (its CPU time there, 1.9-2.3 s, is own time's floor), so a compile that fits
+  ``compile_timeout`` on an idle machine is no "compile_error" on a busy one.
 * Go: the Debian ``golang`` (1.19) ships a compiled standard library, so ``go build`` in a
   fresh jail takes a fraction of a second. A Go from 1.20 on does not, and would rebuild the
   standard library in every compile's (per-run, empty) ``GOCACHE``.
@@ -517,7 +521,7 @@ def _compile(
         Spec(
             program.encode(), timeout, memory_mb + spec.extra_address_mb, merged_output=False,
             stdout_head=OUTPUT_LIMIT_BYTES, stdin=b"", files={spec.source: source},
-            fetch=[spec.artefact], nproc=COMPILE_NPROC, resident_mb=memory_mb,
+            fetch=[spec.artefact], nproc=COMPILE_NPROC, resident_mb=memory_mb, toolchain=True,
         )
     )  # fmt: skip
     status = raw.status

@@ -286,6 +286,9 @@ class Spec:
     # the server has one); None: memory_mb. Below memory_mb for runtimes whose RLIMIT_AS must
     # leave room for the address space they reserve (see _languages).
     resident_mb: int | None = None
+    # A trusted toolchain (a compile), whose processes wait for one another in turn: their
+    # waits for a CPU are not its own time (_zygote_wire.FLAG_TOOLCHAIN). Never a program's.
+    toolchain: bool = False
 
 
 @dataclass
@@ -421,6 +424,8 @@ def _wall_cap(timeout: float) -> float:
 def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
     z = _get_zygote()
     flags = _zygote_wire.FLAG_LIMITS if spec.limits else 0
+    if spec.toolchain:
+        flags |= _zygote_wire.FLAG_TOOLCHAIN
     owned: list[int] = []  # every fd this call opened, closed at the end
     ours = theirs = None
 

@@ -71,7 +71,15 @@ from ._zygote_child import (  # noqa: E402
     run_judge_child,
     run_judge_server,
 )
-from ._zygote_job import Job, classify, exited, fetch_files, sched  # noqa: E402
+from ._zygote_job import (  # noqa: E402
+    FIRST_READING,
+    OTHERS_SAMPLE,
+    Job,
+    classify,
+    exited,
+    fetch_files,
+    sched,
+)
 from ._zygote_uids import (  # noqa: E402
     SWEEP_ATTEMPTS,
     Uids,
@@ -511,9 +519,13 @@ class _Server:
         job.cgroup, job.netns, job.lane = cgroup, netns, self.pin_cpu
         job.files_out, job.fetch = fds.files_out, fetch
         # Own time grows at most as fast as every CPU together (the run's processes' CPU time
-        # counts, see _enforce_deadlines): nothing to check before this.
-        job.next_check = (started + min(req.timeout / len(self.cpus), req.wall_cap)
-                          if req.limits else math.inf)  # fmt: skip
+        # counts, see _enforce_deadlines): no deadline before this. A toolchain's run still
+        # going after FIRST_READING is read then too, for the waits of its other processes (a
+        # compiler's passes, Job.refresh_others), which are lost once they exit.
+        first = min(req.timeout / len(self.cpus), req.wall_cap)
+        if req.toolchain:
+            first = min(first, FIRST_READING)
+        job.next_check = started + first if req.limits else math.inf
         self.jobs[pid] = job
         if req.judged:
             os.close(serve_fd)
@@ -669,13 +681,18 @@ class _Server:
             if all(exited(p) for p in pids):
                 continue  # over: reaped next
             job.refresh_waits()
+            others = False
+            if job.cgroup is not None:
+                # The CPU time of every process the run started counts too: a run whose
+                # processes spin (a fork bomb) starves its first one, whose own time would then
+                # crawl to the wall-clock cap; with it the run ends when it used its timeout of
+                # CPU. A toolchain's passes' waits do not count (Job.refresh_others).
+                spent = job.cgroup.cpu_seconds()
+                if spent is not None and spent > job.spent:
+                    job.spent = spent
+                if job.req.toolchain:
+                    others = job.refresh_others(job.cgroup.pids())
             own = job.own_time(now)
-            # The CPU time of every process the run started counts too: a run whose processes
-            # spin (a fork bomb) starves its first one, whose own time would then crawl to the
-            # wall-clock cap; with it the run ends when it used its timeout of CPU.
-            spent = job.cgroup.cpu_seconds() if job.cgroup is not None else None
-            if spent is not None and spent > own:
-                own = spent
             if own >= job.req.timeout:
                 job.killed_at_deadline = True
                 job.own_at_kill = own
@@ -685,6 +702,8 @@ class _Server:
                 # Own time grows at most as fast as every CPU together: nothing to do before.
                 job.next_check = min(now + (job.req.timeout - own) / len(self.cpus),
                                      job.started + job.req.wall_cap)  # fmt: skip
+                if others:
+                    job.next_check = min(job.next_check, now + OTHERS_SAMPLE)
                 continue
             for target in (job.pid, job.judge_pid):
                 if target is not None and target in self.jobs:
@@ -744,6 +763,11 @@ class _Server:
         if job.cgroup is not None and job.status != 0:
             # Read only for a run that did not exit 0: the verdict of one that did ignores it.
             job.oom_killed = job.cgroup.oom_killed()
+        if job.cgroup is not None and job.others:
+            # The CPU time of all its processes floors its own time (Job.refresh_others).
+            spent = job.cgroup.cpu_seconds()
+            if spent is not None and spent > job.spent:
+                job.spent = spent
         if job.cgroup is not None and not self._remove_cgroup(job):
             self.draining.append(job)
             return

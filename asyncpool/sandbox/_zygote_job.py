@@ -69,6 +69,14 @@ def exited(pid: int) -> bool:
     return info is not None and info.si_pid != 0
 
 
+#: Seconds between two readings of the waits of a toolchain's other processes while it has
+#: some (see :meth:`Job.refresh_others`).
+OTHERS_SAMPLE = 0.1
+#: Seconds of wall-clock time after which a toolchain's run still going is read (and then as
+#: often as its deadline or its other processes need), whatever its timeout.
+FIRST_READING = 1.0
+
+
 @dataclass
 class Job:
     pid: int
@@ -91,6 +99,11 @@ class Job:
     # A long-lived judge's schedstat when it took this check (its counters are cumulative).
     judge_ran0: float = 0.0
     judge_waited0: float = 0.0
+    # A toolchain's other processes (its cgroup's, but the first one): pid -> the wait of its
+    # most-waiting thread, the largest seen (see refresh_others); and the CPU time of all the
+    # run's processes together, the largest seen (its cgroup's).
+    others: dict[int, float] = field(default_factory=dict)
+    spent: float = 0.0
     killed_at_deadline: bool = False
     own_at_kill: float = 0.0
     starved: bool = False
@@ -119,9 +132,11 @@ class Job:
 
     def own_time(self, now: float) -> float:
         """Wall-clock time minus the time spent waiting for a CPU (the program's and the
-        judge's: they mostly take turns), and never less than the CPU time they used."""
+        judge's, which mostly take turns, and a toolchain's passes'), and never less than the
+        CPU time they used (all the run's processes')."""
         wall = now - self.started
-        return max(wall - self.waited - self.judge_waited, self.ran + self.judge_ran)
+        waited = self.waited + self.judge_waited + sum(self.others.values())
+        return max(wall - waited, self.ran + self.judge_ran, self.spent)
 
     def refresh_waits(self) -> None:
         ran, waited = sched(self.pid, threads=True)
@@ -130,6 +145,35 @@ class Job:
             ran, waited = sched(self.judge_pid, threads=False)
             self.judge_ran = max(self.judge_ran, ran - self.judge_ran0)
             self.judge_waited = max(self.judge_waited, waited - self.judge_waited0)
+
+    def refresh_others(self, pids: list[int]) -> bool:
+        """Read the waits of a toolchain's processes ``pids`` (its run's cgroup's) other than
+        its first one; whether there is one.
+
+        Why: a compiler's driver (``g++``, ``go build``) forks its passes and waits for each in
+        turn (``cc1plus``, ``as``, ``ld``), so the first process's own wait is almost none of
+        the run's: on a loaded machine a compile's own time was its wall-clock time (1.4 s of
+        ``g++`` took 8-9 s of "own time" beside 8 busy processes), and a compile that fits its
+        ``compile_timeout`` on an idle machine was a "compile_error" on a busy one. The passes'
+        waits add up (they run one after another); the CPU time of all the run's processes
+        (``spent``) stays own time's floor. A process that exits between two readings loses its
+        wait since the last one (:data:`OTHERS_SAMPLE` seconds before, or
+        :data:`FIRST_READING` after the run started): own time errs long, never short.
+
+        Only for a trusted toolchain (``Request.toolchain``), never for a program: the waits
+        of a program's other processes are not its own time only while its first process
+        waits for them, and it may instead sleep on its own (a program that sleeps past its
+        timeout beside a busy child would pass on a loaded machine and fail on an idle one).
+        A compiler's driver does nothing but wait for its passes."""
+        seen = False
+        for pid in pids:
+            if pid == self.pid or pid == self.judge_pid:
+                continue
+            seen = True
+            _, waited = sched(pid, threads=True)
+            if waited > self.others.get(pid, 0.0):
+                self.others[pid] = waited
+        return seen
 
     @property
     def over(self) -> bool:

@@ -95,6 +95,10 @@ FLAG_FILES_OUT = 16  #: a memfd listing files to read back after the run follows
 #: shared_dirs), so that a file the tests write is the solution's to read, and back, as
 #: in-process.
 FLAG_SHARED_FS = 32
+#: A trusted toolchain's run (a compile: ``g++`` forks ``cc1plus``, ``as`` and ``ld`` and waits
+#: for each in turn): the time its other processes wait for a CPU is not its own time either
+#: (see ``Job.refresh_others`` in ``_zygote_job``). Never set for a program's run.
+FLAG_TOOLCHAIN = 64
 
 RESULT_STARVED = 1  #: the machine starved the run past its wall-clock cap: no verdict
 RESULT_KILLED_AFTER_JUDGE = 2  #: the solution was killed because the judge was done
@@ -223,6 +227,11 @@ class Request:
     def shared(self) -> bool:
         """A judged run that shares its working directory with its judge (FLAG_SHARED_FS)."""
         return bool(self.flags & FLAG_SHARED_FS) and self.judged and self.limits
+
+    @property
+    def toolchain(self) -> bool:
+        """A trusted toolchain's run (FLAG_TOOLCHAIN)."""
+        return bool(self.flags & FLAG_TOOLCHAIN) and self.limits
 
 
 @dataclass
