@@ -2185,6 +2185,37 @@ CORPUS: list[Case] = [
             assert df["double"].tolist() == [2.0, 6.0]
         """),
     ),
+    Case.twin(
+        "pandas: categorical results (pd.cut's labels and intervals, a CategoricalIndex)",
+        _d("""
+            import pandas as pd
+            def groups(ages):
+                df = pd.DataFrame({"age": ages})
+                df["group"] = pd.cut(df["age"], bins=[0, 18, 65, 120],
+                                     labels=["child", "adult", "senior"])
+                return df
+            def thirds(xs):
+                return pd.cut(pd.Series(xs), bins=3)
+            def by_key(keys, values):
+                s = pd.Series(values, index=pd.CategoricalIndex(keys))
+                return s.groupby(level=0, observed=True).sum()
+        """),
+        ("bins=[0, 18, 65, 120]", "bins=[0, 17, 65, 120]"),
+        _d("""
+            import pandas as pd
+            df = groups([5, 30, 70, 18])
+            expected = pd.Categorical(["child", "adult", "senior", "child"],
+                                      categories=["child", "adult", "senior"], ordered=True)
+            pd.testing.assert_series_equal(df["group"], pd.Series(expected, name="group"))
+            assert df["group"].cat.ordered and list(df["group"]) == list(expected)
+            r = thirds([1, 5, 9])
+            assert isinstance(r.cat.categories, pd.IntervalIndex)
+            assert r.cat.codes.tolist() == [0, 1, 2] and r.iloc[1].left < 5 <= r.iloc[1].right
+            pd.testing.assert_series_equal(r, pd.cut(pd.Series([1, 5, 9]), bins=3))
+            k = by_key(["x", "y", "x"], [1, 2, 3])
+            assert isinstance(k.index, pd.CategoricalIndex) and k.to_dict() == {"x": 4, "y": 2}
+        """),
+    ),
     # -- threads, and the solution module's globals the tests set -------------------------------
     Case.twin(
         "the solution's thread pool calls the tests' function",

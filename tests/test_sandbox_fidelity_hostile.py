@@ -1042,6 +1042,54 @@ ATTACKS += [
      _forge('b"q" + wire.encode(("F", ("R", 0, 0, 1, None), ("R", 0, 0, 1, None), ()))'),
      "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
+#: Forged categorical Series (codes, categories, ordered): what each is refused as.
+FORGED_CATEGORICALS = {
+    "codes past its categories": (
+        '(np.array([0, 5], dtype=np.int8), ("I", "object", ("a", "b"), None, None), False)',
+        "malformed pandas value (ValueError)",
+    ),
+    "categories that repeat": (
+        '(np.array([0, 1], dtype=np.int8), ("I", "object", ("a", "a"), None, None), False)',
+        "malformed pandas value (ValueError)",
+    ),
+    "codes that are not integers": (
+        '(np.array([0.0, 1.0]), ("I", "object", ("a", "b"), None, None), False)',
+        "malformed pandas categorical",
+    ),
+    "categories that are a MultiIndex": (
+        '(np.array([0], dtype=np.int8), ("X", (("a", 1),), (None, None)), False)',
+        "malformed pandas categorical",
+    ),
+    "categories nested past the depth limit": (
+        '(np.array([0], dtype=np.int8), ("I", "category", (np.array([0], dtype=np.int8), '
+        '("I", "category", (np.array([0], dtype=np.int8), ("I", "object", ("a",), None, None), '
+        "False), None, None), False), None, None), False)",
+        "malformed pandas value",
+    ),
+    "an ordered flag that is not a bool": (
+        '(np.array([0], dtype=np.int8), ("I", "object", ("a",), None, None), 1)',
+        "malformed pandas categorical",
+    ),
+    "interval categories of objects": (
+        '(np.array([0], dtype=np.int8), ("V", ("object", ("a",)), ("object", ("b",)), "right", '
+        "None), False)",
+        "malformed pandas IntervalIndex",
+    ),
+    "interval categories closed on no known side": (
+        '(np.array([0], dtype=np.int8), ("V", ("int64", np.array([0])), ("int64", np.array([1])), '
+        '"sideways", None), False)',
+        "malformed pandas value",
+    ),
+}
+ATTACKS += [
+    (
+        f"forged reply: a pandas categorical of {name}",
+        _forge(f'b"q" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))')
+        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        "import pandas as pd\n" + SORT_TESTS,
+    )
+    for name, (spec, _) in FORGED_CATEGORICALS.items()
+]
 def _notifying(notice: str) -> str:
     """A solution that sends the judge a forged warning or log record (``notice``: the
     arguments of ``_Peer.notify``) and answers wrong."""
@@ -1320,8 +1368,12 @@ REASONS = {
         "a shared object where none may be"
     ),
     "forged reply: a pandas Series of a dtype pandas looks up by name (category)": (
-        "pandas dtype not allowed"
+        "malformed pandas categorical"
     ),
+    **{
+        f"forged reply: a pandas categorical of {name}": reason
+        for name, (_, reason) in FORGED_CATEGORICALS.items()
+    },
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
     ),

@@ -87,9 +87,10 @@ untrusted bytes):
   ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes, in Fortran order
   when they were; an array the tests pass and the solution changes in place, ``a.sort()``, ``a *=
   2``, is changed in the tests' process too, as a list is), pandas ``DataFrame``, ``Series`` and
-  ``Index`` (range, multi, date and plain ones) of those dtypes, of Python objects, of strings and
-  of the nullable ones (``Int64``, ``boolean``...; not ``category`` nor a time zone: those cross
-  as handles), ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
+  ``Index`` (range, multi, date, interval, categorical and plain ones) of those dtypes, of Python
+  objects, of strings, of the nullable ones (``Int64``, ``boolean``...) and ``category`` (codes,
+  categories and order: ``pd.cut``'s bins; not a time zone: that crosses as a handle),
+  ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
   ``NaT`` and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
   changes in place, ``dropna(inplace=True)`` or a new column, is changed in the tests' process
   too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``, ``list``,
