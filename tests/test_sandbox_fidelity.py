@@ -2186,7 +2186,7 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
-        "pandas: categorical results (pd.cut's labels and intervals, a CategoricalIndex)",
+        "pandas: categorical results (pd.cut's labels and intervals, CategoricalIndex, Interval)",
         _d("""
             import pandas as pd
             def groups(ages):
@@ -2199,6 +2199,8 @@ CORPUS: list[Case] = [
             def by_key(keys, values):
                 s = pd.Series(values, index=pd.CategoricalIndex(keys))
                 return s.groupby(level=0, observed=True).sum()
+            def bucket(x):
+                return pd.cut([x], bins=[0, 10, 20])[0]
         """),
         ("bins=[0, 18, 65, 120]", "bins=[0, 17, 65, 120]"),
         _d("""
@@ -2214,6 +2216,7 @@ CORPUS: list[Case] = [
             pd.testing.assert_series_equal(r, pd.cut(pd.Series([1, 5, 9]), bins=3))
             k = by_key(["x", "y", "x"], [1, 2, 3])
             assert isinstance(k.index, pd.CategoricalIndex) and k.to_dict() == {"x": 4, "y": 2}
+            assert bucket(15) == pd.Interval(10, 20) and 15 in bucket(15)
         """),
     ),
     # -- threads, and the solution module's globals the tests set -------------------------------

@@ -1082,6 +1082,14 @@ FORGED_CATEGORICALS = {
     ),
 }
 ATTACKS += [
+    ("forged reply: a pandas Interval bounded by a bool",
+     _forge('b"q" + wire.encode(("v", False, True, "right"))'),
+     "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a pandas Interval whose left bound is past its right",
+     _forge('b"q" + wire.encode(("v", 2, 1, "right"))'),
+     "import pandas as pd\n" + SORT_TESTS),
+]  # fmt: skip
+ATTACKS += [
     (
         f"forged reply: a pandas categorical of {name}",
         _forge(f'b"q" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))')
@@ -1369,6 +1377,10 @@ REASONS = {
     ),
     "forged reply: a pandas Series of a dtype pandas looks up by name (category)": (
         "malformed pandas categorical"
+    ),
+    "forged reply: a pandas Interval bounded by a bool": "malformed pandas value",
+    "forged reply: a pandas Interval whose left bound is past its right": (
+        "malformed pandas value (ValueError)"
     ),
     **{
         f"forged reply: a pandas categorical of {name}": reason

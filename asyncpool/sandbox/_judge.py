@@ -831,10 +831,10 @@ def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
 def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
     dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` (in a time
-    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT`` or ``NA`` crosses: as a
-    value (a tuple of names, dtypes, numpy arrays and plain values, :func:`_pandas_value`
-    rebuilds it), never pickled; None for anything else (it crosses as a handle). ``attrs``
-    and flags stay."""
+    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA`` or an ``Interval``
+    (of numbers or times, :func:`_interval_bound`) crosses: as a value (a tuple of names,
+    dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never pickled;
+    None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
         return None
@@ -861,11 +861,26 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     if kind is pd.Timestamp and _plain_tz(value.tzinfo):
         # its instant (UTC) and its time zone (see _tz_spec): rebuilt converted to that zone
         return ("T", value.to_datetime64(), _tz_spec(value.tzinfo))
+    if kind is pd.Interval and _interval_bound(pd, value.left):
+        return ("v", value.left, value.right, value.closed)
     if value is pd.NaT:
         return ("NaT",)
     if value is pd.NA:
         return ("NA",)
     return None
+
+
+def _interval_bound(pd: Any, bound: Any) -> bool:
+    """Whether ``bound`` may bound a ``pd.Interval`` that crosses as a value: an ``int`` or a
+    ``float``, a numpy number, a ``Timestamp`` without a time zone or a ``Timedelta`` (exact
+    types: nothing of the other side is asked)."""
+    np: Any = sys.modules.get("numpy")
+    kind = type(bound)
+    if kind in (int, float, pd.Timedelta):
+        return True
+    if kind is pd.Timestamp:
+        return bound.tz is None
+    return np is not None and issubclass(kind, (np.integer, np.floating))
 
 
 def _import_pandas() -> Any:
@@ -965,6 +980,14 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         if tz is None:
             raise CodecError("malformed pandas time")
         return pd.Timestamp(rest[0]).tz_localize("UTC").tz_convert(tz)
+    if (
+        kind == "v"
+        and len(rest) == 3
+        and _interval_bound(pd, rest[0])
+        and _interval_bound(pd, rest[1])
+        and rest[2] in ("left", "right", "both", "neither")
+    ):
+        return pd.Interval(rest[0], rest[1], closed=rest[2])
     if kind == "NaT" and not rest:
         return pd.NaT
     if kind == "NA" and not rest:
