@@ -2219,6 +2219,27 @@ CORPUS: list[Case] = [
             assert bucket(15) == pd.Interval(10, 20) and 15 in bucket(15)
         """),
     ),
+    Case.twin(
+        "a class with __slots__: the tests read them and cannot add an attribute",
+        _d("""
+            class Point:
+                __slots__ = ("x", "y")
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+            class Plain:
+                pass
+        """),
+        ('    __slots__ = ("x", "y")\n', '    __slots__ = ("x", "y", "z")\n'),
+        _d("""
+            import pytest
+            assert Point.__slots__ == ("x", "y")
+            p = Point(1, 2)
+            assert p.__slots__ == ("x", "y") and not hasattr(p, "__dict__")
+            with pytest.raises(AttributeError):
+                p.z = 3
+            assert not hasattr(Plain, "__slots__") and hasattr(Plain(), "__dict__")
+        """),
+    ),
     # -- threads, and the solution module's globals the tests set -------------------------------
     Case.twin(
         "the solution's thread pool calls the tests' function",

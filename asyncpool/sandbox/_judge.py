@@ -5196,8 +5196,23 @@ class _FullProxy(_Proxy):
 _HANDLE = "_asyncpool_handle"
 
 
+def _slots_forwarded(cls: type) -> None:
+    """Let ``handle.__slots__`` reach the other side's object (``Point.__slots__ == ("x",
+    "y")``; an ``AttributeError`` there when its class has none), not the tuple a proxy class
+    keeps of its own slots: :class:`_Proxy`'s becomes a property that asks, and each subclass's
+    entry is removed (it would shadow that property). The slots themselves stay."""
+    if cls is _Proxy:
+        cls.__slots__ = property(  # type: ignore[assignment]
+            lambda self: _peer().request("getattr", self, ("__slots__",))
+        )
+    elif "__slots__" in vars(cls):
+        delattr(cls, "__slots__")
+
+
 #: :class:`_Proxy` and its subclasses named as the other side's classes (:func:`_proxy_class`).
 _PROXY_TYPES: set[type] = {_Proxy, _FullProxy}
+_slots_forwarded(_Proxy)
+_slots_forwarded(_FullProxy)
 _PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
 
 
@@ -5419,6 +5434,7 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
             if capabilities & _UNHASHABLE:
                 namespace["__hash__"] = None
         made = type(text, (base,), namespace)
+        _slots_forwarded(made)
         _PROXY_TYPES.add(made)
         return made
 
@@ -5537,6 +5553,9 @@ class _AsyncGeneratorProxy(_FullProxy):
 
 
 collections.abc.AsyncGenerator.register(_AsyncGeneratorProxy)
+for _kind in (_CoroutineProxy, _GeneratorProxy, _AsyncGeneratorProxy):
+    _slots_forwarded(_kind)
+del _kind
 _ASYNC_LOOP: list[Any] = []
 
 
