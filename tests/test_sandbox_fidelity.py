@@ -2220,6 +2220,35 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "pandas: times in a time zone (a column, a date_range) and periods, as values",
+        _d("""
+            import pandas as pd
+            def localize(stamps, tz):
+                df = pd.DataFrame({"t": pd.to_datetime(stamps, utc=True)})
+                df["local"] = df["t"].dt.tz_convert(tz)
+                return df
+            def days(start, n):
+                return pd.date_range(start, periods=n, freq="D", tz="UTC")
+            def months(start, n):
+                return pd.Series(pd.period_range(start, periods=n, freq="M"))
+        """),
+        ('df["local"] = df["t"].dt.tz_convert(tz)', 'df["local"] = df["t"].dt.tz_localize(None)'),
+        _d("""
+            import pandas as pd
+            df = localize(["2024-01-01 12:00"], "America/New_York")
+            assert df["local"].iloc[0].hour == 7 and str(df["local"].dt.tz) == "America/New_York"
+            expected = pd.DataFrame({"t": pd.to_datetime(["2024-01-01 12:00"], utc=True)})
+            expected["local"] = expected["t"].dt.tz_convert("America/New_York")
+            pd.testing.assert_frame_equal(df, expected)
+            r = days("2024-01-01", 3)
+            pd.testing.assert_index_equal(r, pd.date_range("2024-01-01", periods=3, tz="UTC"))
+            m = months("2024-01", 3)
+            assert m.iloc[0] == pd.Period("2024-01", freq="M")
+            expected = pd.Series(pd.period_range("2024-01", periods=3, freq="M"))
+            pd.testing.assert_series_equal(m, expected)
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

@@ -1088,7 +1088,42 @@ ATTACKS += [
     ("forged reply: a pandas Interval whose left bound is past its right",
      _forge('b"q" + wire.encode(("v", 2, 1, "right"))'),
      "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a pandas Period of a frequency pandas does not know",
+     _forge('b"q" + wire.encode(("P", 5, "fortnightly"))'),
+     "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
+#: Forged Series of times in a time zone and of periods: what each is refused as.
+FORGED_COLUMNS = {
+    "times in a time zone given by a path": (
+        '"datetimetz", (np.array([0], dtype="M8[us]"), "../../etc/passwd")',
+        "bad time zone key",
+    ),
+    "times in a time zone that are integers": (
+        '"datetimetz", (np.array([0]), "UTC")',
+        "malformed pandas times in a time zone",
+    ),
+    "periods of a dtype that is not one": (
+        '"period", (np.array([0]), "object")',
+        "malformed pandas periods",
+    ),
+    "periods of a frequency pandas does not know": (
+        '"period", (np.array([0]), "period[fortnightly]")',
+        "malformed pandas value (TypeError)",
+    ),
+    "periods whose ordinals are floats": (
+        '"period", (np.array([0.5]), "period[M]")',
+        "malformed pandas periods",
+    ),
+}
+ATTACKS += [
+    (
+        f"forged reply: a pandas Series of {name}",
+        _forge(f'b"q" + wire.encode(("S", {spec}, ("R", 0, 1, 1, None), None))')
+        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        "import pandas as pd\n" + SORT_TESTS,
+    )
+    for name, (spec, _) in FORGED_COLUMNS.items()
+]
 ATTACKS += [
     (
         f"forged reply: a pandas categorical of {name}",
@@ -1379,6 +1414,13 @@ REASONS = {
         "malformed pandas categorical"
     ),
     "forged reply: a pandas Interval bounded by a bool": "malformed pandas value",
+    "forged reply: a pandas Period of a frequency pandas does not know": (
+        "malformed pandas value (ValueError)"
+    ),
+    **{
+        f"forged reply: a pandas Series of {name}": reason
+        for name, (_, reason) in FORGED_COLUMNS.items()
+    },
     "forged reply: a pandas Interval whose left bound is past its right": (
         "malformed pandas value (ValueError)"
     ),

@@ -87,17 +87,18 @@ untrusted bytes):
   ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes, in Fortran order
   when they were; an array the tests pass and the solution changes in place, ``a.sort()``, ``a *=
   2``, is changed in the tests' process too, as a list is), pandas ``DataFrame``, ``Series`` and
-  ``Index`` (range, multi, date, interval, categorical and plain ones) of those dtypes, of Python
-  objects, of strings, of the nullable ones (``Int64``, ``boolean``...) and ``category`` (codes,
-  categories and order: ``pd.cut``'s bins; not a time zone: that crosses as a handle),
-  ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
-  ``NaT`` and ``NA`` (rebuilt by pandas' constructors; a DataFrame the tests pass and the solution
-  changes in place, ``dropna(inplace=True)`` or a new column, is changed in the tests' process
-  too, as a list is), ``array.array`` objects of numbers, the built-in classes (``int``, ``list``,
-  ``ValueError``: the judge's own, by name), named tuples without methods of their own (rebuilt as
-  the judge's own named tuple class), ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a
-  view of a new dict); nested at most 10,000 deep (300 on Python 3.10), 4 million items, 64 MiB
-  per message. A subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
+  ``Index`` (range, multi, date, period, interval, categorical and plain ones) of those dtypes, of
+  Python objects, of strings, of the nullable ones (``Int64``, ``boolean``...), of ``category``
+  (codes, categories and order: ``pd.cut``'s bins), of times in one of the time zones above and
+  of periods, ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
+  ``Period``, ``Interval``, ``NaT`` and ``NA`` (rebuilt by pandas' constructors; a DataFrame the
+  tests pass and the solution changes in place, ``dropna(inplace=True)`` or a new column, is
+  changed in the tests' process too, as a list is), ``array.array`` objects of numbers, the
+  built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by name), named tuples
+  without methods of their own (rebuilt as the judge's own named tuple class), ``dict`` views
+  (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most 10,000 deep (300
+  on Python 3.10), 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with
+  a patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a

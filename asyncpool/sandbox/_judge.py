@@ -778,8 +778,9 @@ class _Encoder:
 #: pandas dtypes (by name) whose columns, Series and Index cross as values, besides numpy's
 #: (:data:`_NUMPY_DTYPES`): Python objects, strings, and the nullable numbers and bool (their
 #: missing values cross as None). ``category`` crosses too, as its codes, its categories (an
-#: index of these dtypes, or of intervals) and whether they are ordered (see
-#: :func:`_pandas_column`); a time zone does not.
+#: index of these dtypes, or of intervals) and whether they are ordered, and times in a time
+#: zone of :func:`_plain_tz`'s, as their instants and the zone, and periods, as their ordinals
+#: and dtype (see :func:`_pandas_column`).
 _PANDAS_DTYPES = frozenset({
     "object", "str", "string", "boolean", "Float32", "Float64",
     *(f"{u}Int{bits}" for u in ("", "U") for bits in (8, 16, 32, 64)),
@@ -802,6 +803,16 @@ def _pandas_column(pd: Any, values: Any) -> tuple[str, Any] | None:
         if categories is None or type(categorical.codes) is not np.ndarray:
             return None
         return "category", (categorical.codes, categories, bool(categorical.ordered))
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        # Times in a time zone (pd.to_datetime(..., utc=True), dt.tz_convert): their instants
+        # (datetime64 in UTC) and the zone (see _tz_spec).
+        if not _plain_tz(dtype.tz):
+            return None
+        instants = values.array.asi8.view(f"M8[{dtype.unit}]")
+        return "datetimetz", (instants, _tz_spec(dtype.tz))
+    if isinstance(dtype, pd.PeriodDtype):
+        # Periods (pd.period_range, dt.to_period): their ordinals and the dtype's name.
+        return "period", (values.array.asi8, name)
     if name not in _PANDAS_DTYPES:
         return None
     missing = (pd.NA, pd.NaT)
@@ -819,22 +830,25 @@ def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
         if left is None or right is None or index.left.dtype.kind not in "iufmM":
             return None
         return ("V", left, right, index.closed, index.name)
-    if kind not in (pd.Index, pd.DatetimeIndex, pd.TimedeltaIndex, pd.CategoricalIndex):
+    if kind not in (
+        pd.Index, pd.DatetimeIndex, pd.TimedeltaIndex, pd.CategoricalIndex, pd.PeriodIndex
+    ):
         return None
     column = _pandas_column(pd, index)
     if column is None:
         return None
-    freq = getattr(index, "freqstr", None) if kind is not pd.Index else None
+    timed = kind in (pd.DatetimeIndex, pd.TimedeltaIndex)
+    freq = getattr(index, "freqstr", None) if timed else None
     return ("I", *column, index.name, freq)
 
 
 def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
     dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` (in a time
-    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA`` or an ``Interval``
-    (of numbers or times, :func:`_interval_bound`) crosses: as a value (a tuple of names,
-    dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never pickled;
-    None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
+    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA``, a ``Period`` or an
+    ``Interval`` (of numbers or times, :func:`_interval_bound`) crosses: as a value (a tuple
+    of names, dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never
+    pickled; None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
         return None
@@ -851,7 +865,7 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
         return None if index is None or column is None else ("S", *column, index, value.name)
     if kind in (
         pd.Index, pd.RangeIndex, pd.MultiIndex, pd.DatetimeIndex, pd.TimedeltaIndex,
-        pd.CategoricalIndex, pd.IntervalIndex,
+        pd.CategoricalIndex, pd.IntervalIndex, pd.PeriodIndex,
     ):  # fmt: skip
         return _pandas_index(pd, value)
     if kind in (pd.Timestamp, pd.Timedelta) and getattr(value, "tz", None) is None:
@@ -863,6 +877,8 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
         return ("T", value.to_datetime64(), _tz_spec(value.tzinfo))
     if kind is pd.Interval and _interval_bound(pd, value.left):
         return ("v", value.left, value.right, value.closed)
+    if kind is pd.Period:
+        return ("P", value.ordinal, value.freqstr)
     if value is pd.NaT:
         return ("NaT",)
     if value is pd.NA:
@@ -916,6 +932,36 @@ def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
             raise CodecError("malformed pandas categorical")
         # from_codes refuses a code out of range and categories that repeat
         return pd.Categorical.from_codes(values[0], categories=categories, ordered=values[2])
+    if dtype == "datetimetz":
+        if (
+            type(values) is not tuple
+            or len(values) != 2
+            or type(values[0]) is not np.ndarray
+            or values[0].ndim != 1
+            or values[0].dtype.str not in _numpy_dtypes()
+            or values[0].dtype.kind != "M"
+        ):
+            raise CodecError("malformed pandas times in a time zone")
+        tz = _timezone(values[1])
+        if tz is None:
+            raise CodecError("malformed pandas times in a time zone")
+        return pd.DatetimeIndex(values[0]).tz_localize("UTC").tz_convert(tz).array
+    if dtype == "period":
+        if (
+            type(values) is not tuple
+            or len(values) != 2
+            or type(values[0]) is not np.ndarray
+            or values[0].ndim != 1
+            or values[0].dtype != np.int64
+            or type(values[1]) is not str
+            or not (len(values[1]) <= 40 and values[1].isascii())
+            or not (values[1].startswith("period[") and values[1].endswith("]"))
+        ):
+            raise CodecError("malformed pandas periods")
+        period = pd.api.types.pandas_dtype(values[1])
+        if not isinstance(period, pd.PeriodDtype):
+            raise CodecError("malformed pandas periods")
+        return pd.arrays.PeriodArray(values[0], dtype=period)
     if type(values) is not tuple or dtype not in _PANDAS_DTYPES:
         raise CodecError("pandas dtype not allowed")
     if dtype == "object":
@@ -949,7 +995,8 @@ def _pandas_value(spec: Any, depth: int) -> Any:
     if kind == "I" and len(rest) == 4 and (rest[3] is None or type(rest[3]) is str):
         array = _pandas_array(pd, rest[0], rest[1], depth)
         if rest[3] is not None:
-            maker = pd.DatetimeIndex if rest[0].startswith("datetime64") else pd.TimedeltaIndex
+            dated = rest[0].startswith("datetime64") or rest[0] == "datetimetz"
+            maker = pd.DatetimeIndex if dated else pd.TimedeltaIndex
             return maker(array, freq=rest[3][:100], name=rest[2])
         return pd.Index(array, name=rest[2], tupleize_cols=False)
     if (
@@ -988,6 +1035,15 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         and rest[2] in ("left", "right", "both", "neither")
     ):
         return pd.Interval(rest[0], rest[1], closed=rest[2])
+    if (
+        kind == "P"
+        and len(rest) == 2
+        and type(rest[0]) is int
+        and type(rest[1]) is str
+        and len(rest[1]) <= 32
+        and rest[1].isascii()
+    ):
+        return pd.Period(ordinal=rest[0], freq=rest[1])
     if kind == "NaT" and not rest:
         return pd.NaT
     if kind == "NA" and not rest:
