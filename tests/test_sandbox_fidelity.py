@@ -2249,6 +2249,31 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "type annotations the tests read: Optional, List, Callable, int | None, Literal",
+        _d("""
+            from typing import Callable, Dict, List, Literal, Optional, Tuple
+            def parse(text: str, base: Optional[int] = None) -> List[int]:
+                return [int(t, base or 10) for t in text.split()]
+            def apply(fn: Callable[[int], int], xs: Tuple[int, ...]) -> Dict[str, int | None]:
+                return {str(x): fn(x) for x in xs}
+            def mode(m: Literal["fast", "slow"]) -> list[str]:
+                return [m]
+        """),
+        ("base: Optional[int] = None", "base: int = 10"),
+        _d("""
+            import inspect
+            import typing
+            from typing import Callable, Dict, List, Literal, Optional, Tuple
+            hints = typing.get_type_hints(parse)
+            assert hints == {"text": str, "base": Optional[int], "return": List[int]}
+            assert apply.__annotations__["fn"] == Callable[[int], int]
+            assert typing.get_args(apply.__annotations__["return"]) == (str, int | None)
+            assert inspect.signature(apply).parameters["xs"].annotation == Tuple[int, ...]
+            assert mode.__annotations__ == {"m": Literal["fast", "slow"], "return": list[str]}
+            assert parse("1 2") == [1, 2]
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

@@ -1092,6 +1092,24 @@ ATTACKS += [
      _forge('b"q" + wire.encode(("P", 5, "fortnightly"))'),
      "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
+#: Forged typing annotations: what each is refused as.
+FORGED_ANNOTATIONS = {
+    "a List of a string": ('("List", ("os.system",))', "bad typing annotation argument"),
+    "a Literal of a list": ('("Literal", ([1],))', "bad typing annotation argument"),
+    "an alias typing has under another name": ('("cast", (int,))', "bad typing annotation"),
+    "a bare alias that is not one": ('("TYPE_CHECKING", None)', "bad typing annotation"),
+    "a Dict of three arguments": (
+        '("Dict", (None, None, None))', "bad typing annotation (Too many arguments"
+    ),
+}
+ATTACKS += [
+    (
+        f"forged reply: a typing annotation, {name}",
+        _forge(f'b"#" + wire.encode({spec})'),
+        "import typing\n" + SORT_TESTS,
+    )
+    for name, (spec, _) in FORGED_ANNOTATIONS.items()
+]
 #: Forged Series of times in a time zone and of periods: what each is refused as.
 FORGED_COLUMNS = {
     "times in a time zone given by a path": (
@@ -1417,6 +1435,10 @@ REASONS = {
     "forged reply: a pandas Period of a frequency pandas does not know": (
         "malformed pandas value (ValueError)"
     ),
+    **{
+        f"forged reply: a typing annotation, {name}": reason
+        for name, (_, reason) in FORGED_ANNOTATIONS.items()
+    },
     **{
         f"forged reply: a pandas Series of {name}": reason
         for name, (_, reason) in FORGED_COLUMNS.items()

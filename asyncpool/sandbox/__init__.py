@@ -83,22 +83,23 @@ untrusted bytes):
   zones; a ``datetime`` also in a ``zoneinfo.ZoneInfo`` zone, by its key, rebuilt from the
   system's zone files), those time zones themselves, compiled regular expressions (pattern and
   flags, compiled again; never with ``re.DEBUG``), ``list[int]``-style aliases of built-in classes
-  (an annotation the tests read), numpy arrays and scalars of numeric, bool, ``datetime64`` and
-  ``timedelta64`` dtypes (rebuilt with numpy from dtype, shape and raw bytes, in Fortran order
-  when they were; an array the tests pass and the solution changes in place, ``a.sort()``, ``a *=
-  2``, is changed in the tests' process too, as a list is), pandas ``DataFrame``, ``Series`` and
-  ``Index`` (range, multi, date, period, interval, categorical and plain ones) of those dtypes, of
-  Python objects, of strings, of the nullable ones (``Int64``, ``boolean``...), of ``category``
-  (codes, categories and order: ``pd.cut``'s bins), of times in one of the time zones above and
-  of periods, ``Timestamp`` (without a time zone or in one of those above), ``Timedelta``,
-  ``Period``, ``Interval``, ``NaT`` and ``NA`` (rebuilt by pandas' constructors; a DataFrame the
-  tests pass and the solution changes in place, ``dropna(inplace=True)`` or a new column, is
-  changed in the tests' process too, as a list is), ``array.array`` objects of numbers, the
-  built-in classes (``int``, ``list``, ``ValueError``: the judge's own, by name), named tuples
-  without methods of their own (rebuilt as the judge's own named tuple class), ``dict`` views
-  (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new dict); nested at most 10,000 deep (300
-  on Python 3.10), 4 million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with
-  a patched ``__eq__``) is not a value;
+  and ``typing``'s (``Optional[int]``, ``List[str]``, ``Callable[[int], int]``, ``int | None``,
+  ``Literal``; rebuilt by the receiver's ``typing``) (an annotation the tests read), numpy arrays
+  and scalars of numeric, bool, ``datetime64`` and ``timedelta64`` dtypes (rebuilt with numpy from
+  dtype, shape and raw bytes, in Fortran order when they were; an array the tests pass and the
+  solution changes in place, ``a.sort()``, ``a *= 2``, is changed in the tests' process too, as a
+  list is), pandas ``DataFrame``, ``Series`` and ``Index`` (range, multi, date, period, interval,
+  categorical and plain ones) of those dtypes, of Python objects, of strings, of the nullable ones
+  (``Int64``, ``boolean``...), of ``category`` (codes, categories and order: ``pd.cut``'s bins), of
+  times in one of the time zones above and of periods, ``Timestamp`` (without a time zone or in one
+  of those above), ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA`` (rebuilt by pandas'
+  constructors; a DataFrame the tests pass and the solution changes in place,
+  ``dropna(inplace=True)`` or a new column, is changed in the tests' process too, as a list is),
+  ``array.array`` objects of numbers, the built-in classes (``int``, ``list``, ``ValueError``: the
+  judge's own, by name), named tuples without methods of their own (rebuilt as the judge's own
+  named tuple class), ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a new
+  dict); nested at most 10,000 deep (300 on Python 3.10), 4 million items, 64 MiB per message. A
+  subclass (a ``Counter`` or ``list`` with a patched ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a

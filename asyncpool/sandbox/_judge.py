@@ -32,21 +32,22 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``date``, ``time``, ``timedelta`` (time zones: ``datetime.timezone``, a fixed offset, and on
   a ``datetime`` a ``zoneinfo.ZoneInfo`` of a plain key: :func:`_fixed_tz`), those time zones
   themselves, compiled regular expressions (pattern and flags, compiled again; never with
-  ``re.DEBUG``), ``list[int]``-style aliases of built-in classes (an annotation),
-  numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64 dtypes of
-  :data:`_NUMPY_DTYPES` and of the fixed-width text and bytes ones (``<U5``, ``|S3``: text
-  checked to be code points) (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``, never
-  unpickled; an array is written back like the containers below, a pandas column is not), and
-  their dtypes (with ``object``: by name, ``arr.dtype == object``), pandas
-  ``DataFrame``s, ``Series`` and ``Index``es (range, multi, date, interval, categorical and plain
-  ones) of those dtypes and of Python objects, strings, nullable numbers and categories
-  (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and values, never
-  unpickled; a DataFrame is written back like the containers below), ``Timestamp``,
-  ``Timedelta``, ``NaT`` and ``NA``, ``array.array`` objects of numbers (:data:`_ARRAY_CODES`;
-  not written back), named tuples with nothing of their own but
-  fields (rebuilt with ``collections.namedtuple`` of the checked name and fields), ``dict`` views
-  (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by name: the receiver's
-  own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``) is not a value.
+  ``re.DEBUG``), ``list[int]``-style aliases of built-in classes and ``typing``'s (an annotation;
+  :func:`_typing_spec`), numpy arrays and scalars of the numeric, bool, datetime64 and timedelta64
+  dtypes of :data:`_NUMPY_DTYPES` and of the fixed-width text and bytes ones (``<U5``, ``|S3``:
+  text checked to be code points) (dtype, shape, raw bytes; rebuilt with ``numpy.frombuffer``,
+  never unpickled; an array is written back like the containers below, a pandas column is not), and
+  their dtypes (with ``object``: by name, ``arr.dtype == object``), pandas ``DataFrame``s,
+  ``Series`` and ``Index``es (range, multi, date, period, interval, categorical and plain ones)
+  of those dtypes and of Python objects, strings, nullable numbers, categories, times in a time
+  zone and periods (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and
+  values, never unpickled; a DataFrame is written back like the containers below), ``Timestamp``,
+  ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA``,
+  ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back), named tuples with
+  nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked name and
+  fields), ``dict`` views (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by
+  name: the receiver's own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``)
+  is not a value.
 * **value-backed handles**: an instance of a subclass of a built-in value type
   (:data:`_BACKED_BASES`: an ``IntEnum`` member, a ``typing.NamedTuple`` with methods,
   ``class Path(list)``) is its exact base value plus a handle; the receiver's object
@@ -142,6 +143,7 @@ import struct
 import sys
 import traceback
 import types
+import typing
 import uuid
 import warnings
 import weakref
@@ -675,6 +677,9 @@ class _Encoder:
         elif kind is types.GenericAlias and id(value.__origin__) in _BUILTIN_TYPE_NAMES:
             out.append(b"X")  # list[int]: an annotation the tests read
             self.value((value.__origin__, value.__args__), depth + 1)
+        elif kind in _TYPING_KINDS and (alias := _typing_spec(value, kind)) is not None:
+            out.append(b"#")  # Optional[int], List[str]: an annotation the tests read
+            self.value(alias, depth + 1)
         elif isinstance(value, tuple) and _plain_namedtuple(kind):
             out.append(b"u")
             self.value(
@@ -1049,6 +1054,105 @@ def _pandas_value(spec: Any, depth: int) -> Any:
     if kind == "NA" and not rest:
         return pd.NA
     raise CodecError("malformed pandas value")
+
+
+#: ``typing``'s generic aliases that cross as values, by name (``typing.List[int]``: the
+#: receiver subscripts its own ``typing.List``), besides ``Union`` (``Optional``), ``Literal``,
+#: ``Any`` and ``X | Y``.
+_TYPING_NAMES = frozenset({
+    "List", "Dict", "Set", "FrozenSet", "Tuple", "Type", "DefaultDict", "OrderedDict", "Counter",
+    "Deque", "ChainMap", "Iterable", "Iterator", "Generator", "Sequence", "MutableSequence",
+    "Mapping", "MutableMapping", "AbstractSet", "MutableSet", "Collection", "Container",
+    "Callable", "Awaitable", "Coroutine", "AsyncIterator", "AsyncIterable", "AsyncGenerator",
+    "Hashable", "Sized", "Reversible",
+})  # fmt: skip
+#: The classes of the ``typing`` objects :func:`_typing_spec` describes (exact types).
+_TYPING_KINDS = frozenset(
+    kind
+    for kind in (
+        getattr(typing, "_GenericAlias", None), getattr(typing, "_CallableGenericAlias", None),
+        getattr(typing, "_SpecialGenericAlias", None), getattr(typing, "_UnionGenericAlias", None),
+        getattr(typing, "_LiteralGenericAlias", None), getattr(types, "UnionType", None),
+        type(typing.Any),
+    )
+    if isinstance(kind, type)
+)  # fmt: skip
+
+
+def _typing_arg(arg: Any, literal: bool = False) -> bool:
+    """Whether ``arg`` may be an argument of a ``typing`` alias that crosses as a value: a
+    built-in class, None, ``...``, such an alias, ``list[int]``, a list of those (a
+    ``Callable``'s parameters), or (``literal``) a plain value. Exact types: a handle is none
+    of these (the alias then crosses as a handle)."""
+    kind = type(arg)
+    if arg is None or arg is Ellipsis or arg is type(None):
+        return True
+    if literal:
+        return kind in (int, str, bytes, bool)
+    if kind is type:
+        return id(arg) in _BUILTIN_TYPE_NAMES
+    if kind is list:
+        return len(arg) <= 64 and all(_typing_arg(a) for a in arg)
+    if kind is types.GenericAlias:
+        return id(arg.__origin__) in _BUILTIN_TYPE_NAMES and all(
+            _typing_arg(a) for a in arg.__args__
+        )
+    return kind in _TYPING_KINDS and _typing_spec(arg, kind) is not None
+
+
+def _typing_spec(value: Any, kind: type) -> tuple[str, tuple[Any, ...] | None] | None:
+    """How a ``typing`` annotation crosses (``f.__annotations__ == {"x": Optional[int]}``,
+    ``get_type_hints(f)``): ``(name, args)``, which :func:`_typing_value` subscripts again on
+    the receiver's side (args None: the bare alias, ``typing.List``); ``None`` for any other
+    (a user's generic class, a forward reference: it crosses as a handle)."""
+    name: Any
+    if value is typing.Any:
+        return ("Any", ())
+    if kind is getattr(types, "UnionType", None):
+        name = "|"
+    elif kind is getattr(typing, "_UnionGenericAlias", None):
+        name = "Union"
+    elif kind is getattr(typing, "_LiteralGenericAlias", None):
+        name = "Literal"
+    else:
+        name = getattr(value, "_name", None)
+        if name not in _TYPING_NAMES or type(name) is not str:
+            return None
+        if kind is getattr(typing, "_SpecialGenericAlias", None):
+            return (name, None) if value is getattr(typing, name) else None
+    args = tuple(None if a is type(None) else a for a in typing.get_args(value))
+    if len(args) > 64 or not all(_typing_arg(a, name == "Literal") for a in args):
+        return None
+    return (name, args)
+
+
+def _typing_value(spec: Any) -> Any:
+    """The ``typing`` annotation :func:`_typing_spec` described (checked: allowed names and
+    arguments only, subscripted by ``typing`` itself)."""
+    if type(spec) is not tuple or len(spec) != 2 or type(spec[0]) is not str:
+        raise CodecError("bad typing annotation")
+    name, args = spec
+    if name == "Any" and args == ():
+        return typing.Any
+    if args is None and name in _TYPING_NAMES:
+        return getattr(typing, name)
+    if type(args) is not tuple or len(args) > 64 or not (args or name == "Tuple"):
+        raise CodecError("bad typing annotation")
+    if not all(_typing_arg(a, name == "Literal") for a in args):
+        raise CodecError("bad typing annotation argument")
+    try:
+        if name == "|":
+            union: Any = args[0]
+            for arg in args[1:]:
+                union = union | arg
+            return union
+        if name in ("Union", "Literal"):
+            return getattr(typing, name)[args]
+        if name in _TYPING_NAMES:
+            return getattr(typing, name)[args if args else ()]
+    except TypeError as exc:  # typing refused them (Callable's parameters not a list...)
+        raise CodecError(f"bad typing annotation ({exc})") from None
+    raise CodecError("bad typing annotation")
 
 
 #: What ``collections.namedtuple`` (or ``typing.NamedTuple``) puts in a class of its own.
@@ -1582,6 +1686,9 @@ class _Decoder:
             raise CodecError("bad generic alias")
         return types.GenericAlias(spec[0], spec[1])
 
+    def _typing(self, depth: int) -> Any:
+        return _typing_value(self.value(depth + 1))
+
     def _namedtuple(self, depth: int) -> Any:
         spec = self.value(depth + 1)
         if type(spec) is not tuple or len(spec) != 3:
@@ -1812,7 +1919,7 @@ _TAGS: dict[bytes, Any] = {
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
-    b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple,
+    b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"#": _Decoder._typing,
 }  # fmt: skip
 #: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the
 #: check of their types costs about what packing saves.
@@ -2705,6 +2812,7 @@ _UNFORWARDED = frozenset({
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
     "dis", "opcode",  # the judge's reading of the tests' code (_attribute_roots)
+    "typing",  # the annotations that cross as values (_typing_spec)
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
