@@ -590,24 +590,31 @@ def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> Non
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("public class Main { public static void main(String[] a) {} }", ("Main", True)),
+        ("public class Main { public static void main(String[] a) {} }", ("Main", "Main")),
         ("import java.util.*;\npublic final class Solution { static void main(String[] a) {} }",
-         ("Solution", True)),
+         ("Solution", "Solution")),
         ("class Helper { }\nclass Codechef { public static void main (String[] a) {} }",
-         ("Codechef", False)),
+         ("Codechef", None)),
         ("class Main { public class Inner { } public static void main(String[] a) {} }",
-         ("Main", False)),
+         ("Main", None)),
         ("// public class Fake\n/* public class Nope */\nclass X { static void main(String[] a)"
-         " { String s = \"public class Str {\"; char c = '{'; } }", ("X", False)),
+         " { String s = \"public class Str {\"; char c = '{'; } }", ("X", None)),
         ("class Node { Node next; }\npublic class P2 { public static void main(String[] a) {} }",
-         ("P2", True)),
-        ("class A { }", ("Main", False)),
+         ("P2", "P2")),
+        ("class A { }", ("Main", None)),
+        ("public enum E { A }\nclass Main { public static void main(String[] a) {} }",
+         ("Main", "E")),
+        ("public record P(int x) { }\nclass Run { public static void main(String[] a) {} }",
+         ("Run", "P")),
+        ("public class Lib { }", ("Lib", "Lib")),
     ],
     ids=["public Main", "public other name", "no public class", "inner public class",
-         "comments and literals", "a class before the public one", "no main at all"],
+         "comments and literals", "a class before the public one", "no main at all",
+         "a public enum before Main", "a public record before the class with main",
+         "a public class without main"],
 )
 def test_the_java_class_run_is_the_public_one_or_the_one_with_main(
-    source: str, expected: tuple[str, bool]
+    source: str, expected: tuple[str, str | None]
 ) -> None:
     assert java_main_class(source) == expected
 
@@ -625,8 +632,15 @@ def test_a_java_solution_whose_class_is_not_main_is_judged_like_any_other() -> N
         "class Codechef { public static void main(String[] x) {"
         " System.out.println(Helper.twice(new Scanner(System.in).nextLong())); } }\n"
     )
+    # A public enum first (the file's name) and the class with main after it: Main runs.
+    enum = (
+        "import java.util.*;\npublic enum Op { ADD }\n"
+        "class Main { public static void main(String[] x) {"
+        " System.out.println(Op.ADD + \" \" + new Scanner(System.in).nextLong()); } }\n"
+    )
     assert run_stdio(public, [("4\n", "5\n")], language="java").status == "passed"
     assert run_stdio(codechef, [("4\n", "8\n")], language="java").status == "passed"
+    assert run_stdio(enum, [("4\n", "ADD 4\n")], language="java").status == "passed"
     wrong = run_stdio(codechef, [("4\n", "9\n")], language="java")
     assert [c.verdict for c in wrong.cases] == ["wrong_answer"]
 

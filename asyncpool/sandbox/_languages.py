@@ -9,8 +9,9 @@ language   compile (in the jail)                           run (in the jail)
 =========  ==============================================  ===================================
 cpp        ``g++ -std=c++17 -O2 -o main main.cpp``        ``./main``
 java       ``javac Main.java`` (``X.java`` for a public    ``java -ea -cp classes.zip Main``
-           class X, :func:`java_main_class`; ``-cp``       (X, or the top-level class with
-           with :data:`LIBRARIES` when present)            ``main``; the libraries after the zip)
+           type X, :func:`java_main_class`; ``-cp``        (X when it has ``main``, else the
+           with :data:`LIBRARIES` when present)            top-level class with ``main``; the
+                                                           libraries after the zip)
 go         ``go build -o main main.go``                    ``./main``
 rust       ``rustc -O -o main main.rs``                    ``./main``
 nodejs     (none)                                          ``node main.js``
@@ -548,15 +549,18 @@ _JAVA_SCAN = re.compile(
 _JAVA_MAIN = re.compile(r"\bstatic\s+(?:final\s+)?void\s+main\s*\(")
 
 
-def java_main_class(source: str) -> tuple[str, bool]:
-    """The class a Java solution is run as, and whether it is public (then javac needs it in
-    ``<name>.java``): its public top-level class; else ``Main`` when it has a top-level class
-    of that name; else the first top-level class whose body declares ``static void main(``;
-    else ``Main`` (javac or the JVM then says what is wrong)."""
+def java_main_class(source: str) -> tuple[str, str | None]:
+    """The class a Java solution is run as, and its public top-level type if it has one (javac
+    needs that one in ``<name>.java``). The class run: the public type when its body declares
+    ``static void main(``; else ``Main`` when it has a top-level type of that name; else the
+    first top-level type whose body declares ``main``; else the public type, or ``Main`` (javac
+    or the JVM then says what is wrong). A public ``enum`` or ``record`` beside ``class Main``
+    (legal Java, judged "runtime_error" when the enum was run) is only the file's name."""
     text = _JAVA_NOISE.sub(" ", source)
     depth = 0
     opened: str | None = None  # the top-level type whose body is open
     pending: str | None = None
+    public: str | None = None
     start = 0
     bodies: list[tuple[str, str]] = []
     for m in _JAVA_SCAN.finditer(text):
@@ -571,15 +575,17 @@ def java_main_class(source: str) -> tuple[str, bool]:
                 bodies.append((opened, text[start : m.start()]))
                 opened = None
         elif depth == 0:
-            if m.group("public"):
-                return m.group("name"), True
             pending = m.group("name")
+            if m.group("public") and public is None:
+                public = pending
+    mains = [name for name, body in bodies if _JAVA_MAIN.search(body)]
+    if public is not None and public in mains:
+        return public, public
     if any(name == "Main" for name, _ in bodies):
-        return "Main", False
-    for name, body in bodies:
-        if _JAVA_MAIN.search(body):
-            return name, False
-    return "Main", False
+        return "Main", public
+    if mains:
+        return mains[0], public
+    return public or "Main", public
 
 
 def prepare(
@@ -595,7 +601,7 @@ def prepare(
     code = source.encode("utf-8", "surrogatepass")
     if language == "java":
         main, public = java_main_class(source)
-        file = f"{main}.java" if public else spec.source
+        file = f"{public}.java" if public is not None else spec.source
         spec = dataclasses.replace(spec, main_class=main, source=file)
     if not spec.compiled:
         return Prepared(spec, tools, code, None)
