@@ -4644,6 +4644,106 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 pd.testing.assert_frame_equal(frame, pd.DataFrame({"a": [1, 3], "b": [2, 4]}))
         """),
     ),
+    _pytest_twin(
+        "unittest.main() under the main guard, beside pytest-style test functions",
+        _d("""
+            def f(x):
+                return x
+        """),
+        ("    return x\n", "    return x + (x == 2)\n"),
+        _d("""
+            import unittest
+            from solution import f
+
+            class TestOne(unittest.TestCase):
+                def test_one(self):
+                    self.assertEqual(f(1), 1)
+
+            def test_two():
+                assert f(2) == 2
+
+            if __name__ == "__main__":
+                unittest.main()
+        """),
+    ),
+    _pytest_twin(
+        "only pytest-style test functions, and unittest.main() under the main guard",
+        _d("""
+            def f(x):
+                return x
+        """),
+        ("    return x\n", "    return x + (x == 2)\n"),
+        _d("""
+            import unittest
+            from solution import f
+
+            def test_two():
+                assert f(2) == 2
+
+            if __name__ == "__main__":
+                unittest.main()
+        """),
+    ),
+    _pytest_twin(
+        "sys.exit(pytest.main([__file__])) under the main guard",
+        _d("""
+            def f(x):
+                return x
+        """),
+        ("    return x\n", "    return x + (x == 2)\n"),
+        _d("""
+            import sys
+            import pytest
+            from solution import f
+
+            def test_two():
+                assert f(2) == 2
+
+            if __name__ == "__main__":
+                sys.exit(pytest.main(["-q", __file__]))
+        """),
+    ),
+    *(
+        _pytest_twin(
+            f"test classes as pytest collects them: {what}",
+            _d("""
+                def f(x):
+                    return x
+            """),
+            ("    return x\n", f"    return x if x != {n} else 0\n"),
+            _d("""
+                import pytest
+                from solution import f
+
+                class Base:
+                    def test_two(self):
+                        assert f(2) == 2
+
+                class TestF(Base):
+                    def test_one(self):
+                        assert f(1) == 1
+
+                    @staticmethod
+                    def test_three():
+                        assert f(3) == 3
+
+                    class TestInner:
+                        def test_four(self):
+                            assert f(4) == 4
+
+                @pytest.mark.parametrize("n", [5, 6])
+                class TestParams:
+                    def test_n(self, n):
+                        assert f(n) == n
+            """),
+        )
+        for n, what in (
+            (2, "an inherited test method"),
+            (3, "a static test method"),
+            (4, "a nested Test class"),
+            (6, "a parametrize mark on the class"),
+        )
+    ),
 ]
 
 
@@ -4672,6 +4772,11 @@ PYTEST_SLOW = {
     "pytest.warns, recwarn and warnings.catch_warnings see the solution's warnings",
     "unittest assertLogs and assertNoLogs on the solution's logger",
     "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
+    "only pytest-style test functions, and unittest.main() under the main guard",
+    "sys.exit(pytest.main([__file__])) under the main guard",
+    "test classes as pytest collects them: a static test method",
+    "test classes as pytest collects them: a nested Test class",
+    "test classes as pytest collects them: a parametrize mark on the class",
 }
 
 

@@ -6486,6 +6486,27 @@ def _guard_yaml() -> None:
     yaml.unsafe_load_all = yaml.full_load_all = yaml.safe_load_all
 
 
+def _pytest_main_runs_nothing() -> None:
+    """In a judge whose tests name ``pytest.main``: it runs nothing and returns pytest's exit
+    code for success. Tests that end in ``pytest.main([__file__])`` (or ``sys.exit`` of it)
+    under ``if __name__ == "__main__"`` ask for this file's tests to run, which the judge does
+    itself after the file (:func:`_run_test_functions`), as it does for a file without it;
+    pytest's own session in the judge would collect files it cannot see and write a cache in a
+    directory it may not. Installed once per process."""
+    try:
+        pytest: Any = importlib.import_module("pytest")
+    except ImportError:
+        return
+    if getattr(pytest.main, "_asyncpool_guarded", False):
+        return
+
+    def main(*args: Any, **kwargs: Any) -> Any:
+        return pytest.ExitCode.OK
+
+    main._asyncpool_guarded = True  # type: ignore[attr-defined]
+    pytest.main = main
+
+
 def _guard_set_assertions() -> None:
     """In a judge whose tests name ``assertSetEqual``: ``unittest``'s set assertion with an
     object of the solution's compares that object's items, read by iterating it in the judge,
@@ -7153,6 +7174,8 @@ def judge_check(
             _guard_yaml()
         if "assertSetEqual" in tests:
             _guard_set_assertions()
+        if "pytest.main" in tests:
+            _pytest_main_runs_nothing()
         if "Config" in tests:  # logging.config.dictConfig / fileConfig
             _guard_logging_config()
         if _WARNINGS_WATCHED:
@@ -7165,6 +7188,9 @@ def judge_check(
         main = types.ModuleType("__main__")
         namespace = vars(main)
         namespace["__builtins__"] = builtins
+        # A file's name (``pytest.main([__file__])``, a path beside it), relative to the
+        # working directory: the file the tests would be, not one the check has.
+        namespace["__file__"] = TESTS_FILE
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
             if own is not None:
@@ -7205,8 +7231,17 @@ def judge_check(
                     raise AssertionError(
                         f"the solution exited (sys.exit({done.code!r})) in a call of the tests"
                     ) from None
-                if done.code not in (None, 0, False) or peer.failed is not None:
+                by_unittest = _unittest_main_exit(done)
+                status = done.code
+                if by_unittest and status == _UNITTEST_NO_TESTS and not _testcases(namespace):
+                    status = 0  # Python 3.12+'s unittest.main() of a file of pytest-style tests
+                if status not in (None, 0, False) or peer.failed is not None:
                     raise AssertionError(f"the tests exited with status {done.code!r}") from None
+                # Then what pytest collects from the file and the script did not run: its test
+                # functions and classes beside unittest.main()'s TestCases (a wrong solution
+                # those would fail must not pass because the file ended in unittest.main()).
+                if entry_point is None:
+                    _run_test_functions(namespace, testcases=not by_unittest)
             else:
                 if entry_point is None:
                     _run_test_functions(namespace)
@@ -7291,13 +7326,39 @@ def judge(
             os._exit(0)
 
 
-def _run_test_functions(namespace: dict[str, Any]) -> None:
+#: The tests' ``__file__`` (a name relative to the working directory: see judge_check).
+TESTS_FILE = "test_solution.py"
+#: ``unittest.main()``'s exit status when it found no test (Python 3.12+).
+_UNITTEST_NO_TESTS = 5
+
+
+def _unittest_main_exit(done: SystemExit) -> bool:
+    """Whether ``unittest.main()`` raised ``done`` (its exit after running the TestCases)."""
+    tb = done.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    return filename.endswith(os.path.join("unittest", "main.py"))
+
+
+def _testcases(namespace: dict[str, Any]) -> bool:
+    """Whether the tests define a ``unittest.TestCase``."""
+    testcase = getattr(sys.modules.get("unittest"), "TestCase", None)
+    return isinstance(testcase, type) and any(
+        isinstance(obj, type) and issubclass(obj, testcase) and obj is not testcase
+        for obj in namespace.values()
+    )
+
+
+def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> None:
     """Run the tests' pytest-style tests, as pytest collects them: top-level functions named
-    ``test*`` defined by the tests, the ``test*`` methods of ``Test*`` classes without
-    ``__init__`` (a fresh instance per test), and ``unittest.TestCase`` classes (by
-    ``unittest``'s own runner), in their order of definition; ``@pytest.mark.parametrize``
-    (stacked ones too) calls a function once per parameter set. The first failure is the
-    check's failure.
+    ``test*`` defined by the tests, the ``test*`` methods (static and class methods too) of
+    ``Test*`` classes without ``__init__``, inherited ones included, and of the ``Test*``
+    classes nested in those (a fresh instance per test), and ``unittest.TestCase`` classes (by
+    ``unittest``'s own runner; not with ``testcases`` False: ``unittest.main()`` ran them), in
+    their order of definition; ``@pytest.mark.parametrize`` (stacked ones too, on the test,
+    its class or the module) calls a function once per parameter set. The first failure is
+    the check's failure.
 
     Around them, as pytest: the xunit-style ``setup_module``/``teardown_module``,
     ``setup_function``/``teardown_function``, ``setup_class``/``teardown_class`` and
@@ -7352,10 +7413,9 @@ def _run_test_functions(namespace: dict[str, Any]) -> None:
             elif not isinstance(obj, type) or obj.__module__ != module:
                 continue
             elif isinstance(testcase, type) and issubclass(obj, testcase):
-                _run_testcase(name, obj)
-            elif name.startswith("Test") and not any(
-                "__init__" in vars(c) for c in obj.__mro__[:-1]
-            ):
+                if testcases:
+                    _run_testcase(name, obj)
+            elif name.startswith("Test") and _collected_class(obj):
                 _run_test_class(name, obj, fixtures, autouse, scopes, module_marks)
     finally:
         try:
@@ -7372,15 +7432,28 @@ def _run_test_class(
     scopes: _Scopes,
     module_marks: list[Any],
 ) -> None:
-    """A ``Test*`` class's ``test*`` methods, each on a fresh instance, between its
-    ``setup_class`` and ``teardown_class``."""
+    """A ``Test*`` class's ``test*`` methods, each on a fresh instance, and its nested
+    ``Test*`` classes, between its ``setup_class`` and ``teardown_class``."""
     marks = module_marks + _marks(vars(cls).get("pytestmark"))
     if _skipped(marks):
         return
+    testcase = getattr(sys.modules.get("unittest"), "TestCase", None)
     _xunit(getattr(cls, "setup_class", None), cls)
     try:
-        for attr, method in list(vars(cls).items()):
-            if attr.startswith("test") and isinstance(method, types.FunctionType):
+        for attr, member in _class_members(cls):
+            if isinstance(member, type):
+                inner = f"{name}.{attr}"
+                if not attr.startswith("Test"):
+                    continue
+                if isinstance(testcase, type) and issubclass(member, testcase):
+                    _run_testcase(inner, member)
+                elif _collected_class(member):
+                    _run_test_class(inner, member, fixtures, autouse, scopes, marks)
+                continue
+            static = isinstance(member, staticmethod)
+            wrapped = isinstance(member, (staticmethod, classmethod))
+            function = member.__func__ if wrapped else member
+            if attr.startswith("test") and isinstance(function, types.FunctionType):
                 instance = cls()
                 xunit = (
                     getattr(instance, "setup_method", None),
@@ -7388,13 +7461,34 @@ def _run_test_class(
                 )
                 _TestRun(
                     f"{name}.{attr}", getattr(instance, attr), fixtures, autouse, scopes, marks,
-                    xunit, bound=True,
+                    xunit, bound=not static,
                 ).call()  # fmt: skip
     finally:
         try:
             scopes.end("class")
         finally:
             _xunit(getattr(cls, "teardown_class", None), cls)
+
+
+def _collected_class(cls: type) -> bool:
+    """Whether pytest collects a ``Test*`` class: one without an ``__init__`` of its own or of
+    a base (it warns and skips one that has)."""
+    return not any("__init__" in vars(c) for c in cls.__mro__[:-1])
+
+
+def _class_members(cls: type) -> list[tuple[str, Any]]:
+    """A class's attributes in pytest's collection order: each name once, the class's own
+    taking it from its bases', and the bases' (farthest first) before the class's own."""
+    seen: set[str] = set()
+    groups: list[list[tuple[str, Any]]] = []
+    for klass in cls.__mro__[:-1]:
+        group = []
+        for attr, member in list(vars(klass).items()):
+            if type(attr) is str and attr not in seen:
+                seen.add(attr)
+                group.append((attr, member))
+        groups.append(group)
+    return [item for group in reversed(groups) for item in group]
 
 
 def _xunit(fn: Any, arg: Any) -> None:
@@ -7622,11 +7716,12 @@ def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
     return params, required
 
 
-def _parametrized(fn: Any) -> list[tuple[dict[str, Any], list[Any]]]:
-    """The keyword sets ``@pytest.mark.parametrize`` marks give (one empty set when none),
-    each with the marks of its ``pytest.param(..., marks=...)``."""
+def _parametrized(marks: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
+    """The keyword sets the ``parametrize`` marks among ``marks`` (a test's, its class's and
+    its module's) give (one empty set when none), each with the marks of its
+    ``pytest.param(..., marks=...)``."""
     runs: list[tuple[dict[str, Any], list[Any]]] = [({}, [])]
-    for mark in _marks(getattr(fn, "pytestmark", None)):
+    for mark in marks:
         if mark.name != "parametrize":
             continue
         args, kw = tuple(mark.args), dict(mark.kwargs)
@@ -7637,16 +7732,16 @@ def _parametrized(fn: Any) -> list[tuple[dict[str, Any], list[Any]]]:
         argnames = list(argnames or ())
         sets: list[tuple[dict[str, Any], list[Any]]] = []
         for values in argvalues:
-            marks: list[Any] = []
+            own: list[Any] = []
             if _parameter_set(values):
-                marks = _marks(list(values.marks))
+                own = _marks(list(values.marks))
                 values = values.values
                 if len(argnames) == 1:
                     values = values[0]
             if len(argnames) == 1:
-                sets.append(({argnames[0]: values}, marks))
+                sets.append(({argnames[0]: values}, own))
             else:
-                sets.append((dict(zip(argnames, values, strict=True)), marks))
+                sets.append((dict(zip(argnames, values, strict=True)), own))
         runs = [({**run, **one}, before + more) for run, before in runs for one, more in sets]
     return runs
 
@@ -7684,7 +7779,7 @@ class _TestRun:
                 f"{self.name} is a generator or a coroutine: the judge runs plain tests only"
             )
         params, required = _parameters(fn, self.bound)
-        for given, param_marks in _parametrized(fn):
+        for given, param_marks in _parametrized(self.marks):
             marks = self.marks + param_marks
             if _skipped(marks):
                 continue
