@@ -2274,6 +2274,33 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "doctest of the solution's docstrings: testmod(solution), run_docstring_examples",
+        _d("""
+            def mul(a, b):
+                \"\"\"
+                >>> mul(3, 4)
+                12
+                >>> mul(0, 5)
+                0
+                \"\"\"
+                return a * b
+        """),
+        ("    return a * b\n", "    return a + b\n"),
+        _d("""
+            import contextlib
+            import doctest
+            import io
+            import solution
+            from solution import mul
+            results = doctest.testmod(solution)
+            assert results.failed == 0 and results.attempted == 2, results
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                doctest.run_docstring_examples(mul, {"mul": mul})
+            assert out.getvalue() == "", out.getvalue()
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

@@ -6213,12 +6213,34 @@ def _reissue_record(value: Any) -> None:
 class _Evaluator:
     """The solution's side: the tests' ``eval``/``exec`` of a text of the solution's (see
     :func:`_guarded_eval`) runs here, in a copy of the solution's namespace: ``eval`` returns
-    the value, ``exec`` the names it bound (which the judge binds in the tests' namespace)."""
+    the value, ``exec`` the names it bound (which the judge binds in the tests' namespace).
+    And the tests' ``doctest`` of the solution (see :func:`_doctest_in_solution`): its
+    docstrings' examples are the solution's code, run here by ``doctest`` itself."""
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self._namespace = namespace
 
     def __call__(self, source: Any, mode: Any) -> Any:
+        if mode == "testmod" and type(source) is tuple and len(source) == 2:
+            module = sys.modules.get("solution")
+            if module is None or vars(module) is not self._namespace:
+                raise TypeError("the solution runs as no module")
+            import doctest
+
+            verbose, optionflags = source
+            if verbose not in (None, False, True) or type(optionflags) is not int:
+                raise TypeError("testmod's options, please")
+            found = doctest.testmod(module, verbose=verbose, optionflags=optionflags)
+            return (found.failed, found.attempted)
+        if mode == "examples" and type(source) is tuple and len(source) == 4:
+            import doctest
+
+            target, verbose, name, optionflags = source
+            if type(verbose) is not bool or type(name) is not str or type(optionflags) is not int:
+                raise TypeError("run_docstring_examples' options, please")
+            doctest.run_docstring_examples(target, dict(self._namespace), verbose, name,
+                                           optionflags=optionflags)  # fmt: skip
+            return None
         if type(source) is not str or mode not in ("eval", "exec"):
             raise TypeError("source text and mode, please")
         scope = dict(self._namespace)
@@ -6484,6 +6506,55 @@ def _guard_yaml() -> None:
             setattr(yaml, name, safe)
     yaml.unsafe_load = yaml.full_load = yaml.safe_load
     yaml.unsafe_load_all = yaml.full_load_all = yaml.safe_load_all
+
+
+def _doctest_in_solution() -> None:
+    """In a judge whose tests name ``doctest``: ``doctest.testmod(solution)`` and
+    ``doctest.run_docstring_examples(f, ...)`` of a function of the solution run in the
+    solution's process (:class:`_Evaluator`), where the examples of its docstrings (its code)
+    may run; ``testmod`` returns its ``TestResults`` here. In the judge, doctest found no
+    example in the solution's module (its functions are handles here): ``testmod(solution)``
+    reported 0 failed, and a wrong solution whose docstring was right passed. Installed once
+    per process; doctest of the tests' own objects is doctest's."""
+    import doctest
+
+    if getattr(doctest.testmod, "_asyncpool_guarded", False):
+        return
+    testmod, examples = doctest.testmod, doctest.run_docstring_examples
+
+    def guarded_testmod(m: Any = None, *args: Any, **kwargs: Any) -> Any:
+        peer = _PEER
+        if not (peer is not None and peer.trusted and type(m) is _SolutionModule and not args):
+            return testmod(m, *args, **kwargs)
+        verbose = kwargs.get("verbose")
+        optionflags = kwargs.get("optionflags", 0)
+        answer = peer.request(
+            "call", peer.evaluator, ((verbose, optionflags), "testmod")
+        )
+        if (
+            type(answer) is not tuple
+            or len(answer) != 2
+            or not all(type(n) is int and n >= 0 for n in answer)
+            or answer[0] > answer[1]
+        ):
+            raise TypeError("the solution's doctest reported no results")
+        return doctest.TestResults(*answer)
+
+    def guarded_examples(
+        f: Any, globs: Any, verbose: Any = False, name: Any = "NoName", *args: Any, **kw: Any
+    ) -> Any:
+        peer = _PEER
+        if not (peer is not None and peer.trusted and type(f) in _PROXY_TYPES):
+            return examples(f, globs, verbose, name, *args, **kw)
+        optionflags = kw.get("optionflags", args[1] if len(args) > 1 else 0)
+        peer.request(
+            "call", peer.evaluator, ((f, bool(verbose), str(name), optionflags), "examples")
+        )
+        return None
+
+    guarded_testmod._asyncpool_guarded = True  # type: ignore[attr-defined]
+    doctest.testmod = guarded_testmod
+    doctest.run_docstring_examples = guarded_examples
 
 
 def _pytest_main_runs_nothing() -> None:
@@ -7176,6 +7247,8 @@ def judge_check(
             _guard_set_assertions()
         if "pytest.main" in tests:
             _pytest_main_runs_nothing()
+        if "doctest" in tests:
+            _doctest_in_solution()
         if "Config" in tests:  # logging.config.dictConfig / fileConfig
             _guard_logging_config()
         if _WARNINGS_WATCHED:
