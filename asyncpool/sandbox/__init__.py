@@ -355,15 +355,21 @@ Test modules: the tests import the solution as ``solution`` (``import solution``
 only; the star import binds no name the tests have already bound, so their ``unittest``,
 ``pytest``, ``np`` or ``isclose`` stay theirs; names the tests reach through strings,
 ``patch("solution.os.path.exists")`` or ``monkeypatch.setattr(solution, "MAX", 10)``, are in
-it too) and run as the script ``__main__`` with no arguments (``unittest.main()`` runs their
-TestCases, and its exit status 0 ends them as passed). With no ``entry_point``, the judge then
-runs what pytest would collect: ``test*`` functions and ``Test*`` classes' ``test*`` methods
-(``@pytest.mark.parametrize`` expanded; the tests' fixtures, of function, class or module
-scope, and ``capsys`` given; the xunit-style ``setup_module``, ``setup_function``,
-``setup_class``, ``setup_method`` and their teardowns called; the ``skip``, ``skipif``,
-``xfail`` and ``usefixtures`` marks and ``pytest.skip()`` obeyed), and
-``unittest.TestCase`` classes by ``unittest``'s runner; a ``yield`` or ``async def`` test fails
-the check. The solution's prints during a test reach ``redirect_stdout`` and ``capsys``.
+it too) and run as the script ``__main__`` (``__file__`` a relative ``test_solution.py``) with
+no arguments (``unittest.main()`` runs their TestCases; ``pytest.main()`` runs nothing). With no
+``entry_point``, the judge then runs what pytest would collect (after an exit status 0 too,
+the TestCases ``unittest.main()`` ran aside: a file that ends in ``unittest.main()`` is judged
+by all its tests): ``test*`` functions and the ``test*`` methods (static and class ones too,
+inherited ones included) of ``Test*`` classes and of the ``Test*`` classes nested in them
+(``@pytest.mark.parametrize`` on the test, its class or the module expanded; the tests'
+fixtures, of function, class or module scope, and ``capsys`` given; the xunit-style
+``setup_module``, ``setup_function``, ``setup_class``, ``setup_method`` and their teardowns
+called; the ``skip``, ``skipif``, ``xfail`` and ``usefixtures`` marks and ``pytest.skip()``
+obeyed), and ``unittest.TestCase`` classes by ``unittest``'s runner; a ``yield`` or ``async
+def`` test fails the check. The solution's prints during a test reach ``redirect_stdout`` and
+``capsys``. ``doctest.testmod(solution)`` and ``doctest.run_docstring_examples`` of the
+solution's function run in the solution's process (its docstrings' examples are its code);
+``testmod``'s results come back.
 
 ``run_stdio`` runs the solution once per case with that stdin, in a fresh sandbox; a case
 "passed" (verdict "accepted") when the program exited 0 and its output is accepted by the
