@@ -4730,6 +4730,50 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 sys.exit(pytest.main(["-q", __file__]))
         """),
     ),
+    _pytest_twin(
+        "fixtures that are methods of the test class, an autouse one, seen by a nested class",
+        _d("""
+            class Stack:
+                def __init__(self):
+                    self.items = []
+                def push(self, x):
+                    self.items.append(x)
+                def pop(self):
+                    return self.items.pop()
+                def size(self):
+                    return len(self.items)
+        """),
+        ("        return self.items.pop()\n", "        return self.items[0]\n"),
+        _d("""
+            import pytest
+            from solution import Stack
+
+            class TestStack:
+                @pytest.fixture(autouse=True)
+                def setup(self):
+                    self.s = Stack()
+                    self.s.push(1)
+                    self.s.push(2)
+                    yield
+                    self.s = None
+
+                @pytest.fixture
+                def three(self):
+                    self.s.push(3)
+                    return self.s
+
+                def test_pop(self):
+                    assert self.s.pop() == 2
+                    assert self.s.size() == 1
+
+                def test_three(self, three):
+                    assert three.pop() == 3
+
+                class TestNested:
+                    def test_size(self, three):
+                        assert three.size() == 3
+        """),
+    ),
     *(
         _pytest_twin(
             f"test classes as pytest collects them: {what}",
@@ -4801,6 +4845,7 @@ PYTEST_SLOW = {
     "pandas reads a csv the tests wrote in tmp_path (a judge that shares the directory)",
     "only pytest-style test functions, and unittest.main() under the main guard",
     "sys.exit(pytest.main([__file__])) under the main guard",
+    "fixtures that are methods of the test class, an autouse one, seen by a nested class",
     "test classes as pytest collects them: a static test method",
     "test classes as pytest collects them: a nested Test class",
     "test classes as pytest collects them: a parametrize mark on the class",

@@ -2813,6 +2813,7 @@ _UNFORWARDED = frozenset({
     "copy", "tempfile", "unittest", "asyncio", "_thread",
     "dis", "opcode",  # the judge's reading of the tests' code (_attribute_roots)
     "typing",  # the annotations that cross as values (_typing_spec)
+    "doctest",  # the tests' doctest of the solution (_doctest_in_solution)
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
@@ -7504,16 +7505,25 @@ def _run_test_class(
     autouse: list[str],
     scopes: _Scopes,
     module_marks: list[Any],
+    outer: tuple[_FixtureDef, ...] = (),
 ) -> None:
     """A ``Test*`` class's ``test*`` methods, each on a fresh instance, and its nested
-    ``Test*`` classes, between its ``setup_class`` and ``teardown_class``."""
+    ``Test*`` classes, between its ``setup_class`` and ``teardown_class``. ``outer``: the
+    fixtures (methods) of the classes it is nested in."""
     marks = module_marks + _marks(vars(cls).get("pytestmark"))
     if _skipped(marks):
         return
     testcase = getattr(sys.modules.get("unittest"), "TestCase", None)
+    # The class's own fixtures (methods: ``@pytest.fixture(autouse=True) def setup(self)``)
+    # and those of the classes it is nested in, each bound to the instance of the test that
+    # uses it (as pytest binds them to ``request.instance``).
+    members = [(attr, member, _fixture(member)) for attr, member in _class_members(cls)]
+    own = (*outer, *(f for _, _, f in members if f is not None))
     _xunit(getattr(cls, "setup_class", None), cls)
     try:
-        for attr, member in _class_members(cls):
+        for attr, member, fixture in members:
+            if fixture is not None:
+                continue  # a fixture, not a test (pytest collects none named test_)
             if isinstance(member, type):
                 inner = f"{name}.{attr}"
                 if not attr.startswith("Test"):
@@ -7521,7 +7531,7 @@ def _run_test_class(
                 if isinstance(testcase, type) and issubclass(member, testcase):
                     _run_testcase(inner, member)
                 elif _collected_class(member):
-                    _run_test_class(inner, member, fixtures, autouse, scopes, marks)
+                    _run_test_class(inner, member, fixtures, autouse, scopes, marks, own)
                 continue
             static = isinstance(member, staticmethod)
             wrapped = isinstance(member, (staticmethod, classmethod))
@@ -7532,9 +7542,12 @@ def _run_test_class(
                     getattr(instance, "setup_method", None),
                     getattr(instance, "teardown_method", None),
                 )
+                bound = {f.name: f.bind(instance) for f in own}
+                run_fixtures = {**fixtures, **bound} if bound else fixtures
+                run_autouse = [*autouse, *(f.name for f in own if f.autouse)]
                 _TestRun(
-                    f"{name}.{attr}", getattr(instance, attr), fixtures, autouse, scopes, marks,
-                    xunit, bound=not static,
+                    f"{name}.{attr}", getattr(instance, attr), run_fixtures, run_autouse,
+                    scopes, marks, xunit, bound=not static,
                 ).call()  # fmt: skip
     finally:
         try:
@@ -7610,7 +7623,12 @@ class _FixtureDef:
         # session and package fixtures live as long as the module's: the tests are one file.
         self.scope = {"session": "module", "package": "module"}.get(scope, scope)
         self.params = params
-        self.requires = _parameters(function, False)[1]
+        self.requires = _parameters(function, isinstance(function, types.MethodType))[1]
+
+    def bind(self, instance: Any) -> _FixtureDef:
+        """This fixture, a method of a test class, bound to the test's ``instance``."""
+        method = types.MethodType(self.function, instance)
+        return _FixtureDef(method, self.name, self.autouse, self.scope, self.params)
 
 
 def _fixture(obj: Any) -> _FixtureDef | None:
