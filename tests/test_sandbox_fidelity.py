@@ -2301,6 +2301,36 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "exception objects returned, not raised: a validator's list of errors",
+        _d("""
+            def validate(rows):
+                errors = []
+                for i, r in enumerate(rows):
+                    if r < 0:
+                        errors.append(ValueError(f"row {i} is negative"))
+                    elif r > 100:
+                        errors.append(KeyError(i))
+                return errors
+            def fail():
+                try:
+                    1 / 0
+                except ZeroDivisionError as e:
+                    return e
+        """),
+        ('f"row {i} is negative"', 'f"row {i + 1} is negative"'),
+        _d("""
+            errs = validate([1, -2, 300])
+            assert len(errs) == 2
+            assert isinstance(errs[0], ValueError) and str(errs[0]) == "row 1 is negative"
+            assert isinstance(errs[1], KeyError) and errs[1].args == (2,)
+            assert type(fail()) is ZeroDivisionError
+            try:
+                raise errs[0]
+            except ValueError as e:
+                assert e.args[0].startswith("row 1")
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

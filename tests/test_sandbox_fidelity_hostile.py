@@ -1088,6 +1088,10 @@ ATTACKS += [
     ("forged reply: a pandas Interval whose left bound is past its right",
      _forge('b"q" + wire.encode(("v", 2, 1, "right"))'),
      "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a returned exception of a class that ends the tests (SystemExit)",
+     _forge('b"&" + wire.encode(("SystemExit", (0,)))'), SORT_TESTS),
+    ("forged reply: a returned exception of more arguments than the bound",
+     _forge('b"&" + wire.encode(("UnicodeError", tuple(range(65))))'), SORT_TESTS),
     ("forged reply: a pandas Period of a frequency pandas does not know",
      _forge('b"q" + wire.encode(("P", 5, "fortnightly"))'),
      "import pandas as pd\n" + SORT_TESTS),
@@ -1432,6 +1436,10 @@ REASONS = {
         "malformed pandas categorical"
     ),
     "forged reply: a pandas Interval bounded by a bool": "malformed pandas value",
+    "forged reply: a returned exception of a class that ends the tests (SystemExit)": (
+        "bad exception"
+    ),
+    "forged reply: a returned exception of more arguments than the bound": "bad exception",
     "forged reply: a pandas Period of a frequency pandas does not know": (
         "malformed pandas value (ValueError)"
     ),

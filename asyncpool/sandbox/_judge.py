@@ -45,9 +45,10 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA``,
   ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back), named tuples with
   nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked name and
-  fields), ``dict`` views (:data:`_VIEW_TAGS`), the built-in classes (:data:`_BUILTIN_TYPES`, by
-  name: the receiver's own). Exact types only: a subclass (a ``Counter`` with its own ``__eq__``)
-  is not a value.
+  fields), exception objects (not raised) of :data:`_PASSED_THROUGH`'s classes with only their
+  ``args`` (:func:`_plain_exception`), ``dict`` views (:data:`_VIEW_TAGS`), the built-in classes
+  (:data:`_BUILTIN_TYPES`, by name: the receiver's own). Exact types only: a subclass (a
+  ``Counter`` with its own ``__eq__``) is not a value.
 * **value-backed handles**: an instance of a subclass of a built-in value type
   (:data:`_BACKED_BASES`: an ``IntEnum`` member, a ``typing.NamedTuple`` with methods,
   ``class Path(list)``) is its exact base value plus a handle; the receiver's object
@@ -712,6 +713,9 @@ class _Encoder:
         ):
             out += (b"E", _U32.pack(self.peer.export(value)))
             self.value(spec, depth + 1)
+        elif kind in _PASSED_THROUGH_CLASSES and _plain_exception(value, kind):
+            out.append(b"&")  # ValueError("bad") returned, not raised: a list of errors
+            self.value((kind.__name__, value.args), depth + 1)
         elif peer is not None and peer.stand_in_of and (
             (base := peer.shared_base(kind)) is not None
         ):
@@ -1814,6 +1818,22 @@ class _Decoder:
             raise CodecError("not a built-in class")
         return found
 
+    def _exception(self, depth: int) -> Any:
+        spec = self.value(depth + 1)
+        if (
+            type(spec) is not tuple
+            or len(spec) != 2
+            or type(spec[0]) is not str
+            or spec[0] not in _PASSED_THROUGH
+            or type(spec[1]) is not tuple
+            or len(spec[1]) > 64
+        ):
+            raise CodecError("bad exception")
+        try:
+            return _PASSED_THROUGH[spec[0]](*spec[1])
+        except Exception as exc:  # its constructor refused those arguments
+            raise CodecError(f"bad exception ({type(exc).__name__})") from None
+
     def _exception_class(self, depth: int) -> Any:
         if self.peer is None or not self.peer.trusted:
             raise CodecError("an exception class where none may be")
@@ -1920,6 +1940,7 @@ _TAGS: dict[bytes, Any] = {
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
     b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"#": _Decoder._typing,
+    b"&": _Decoder._exception,
 }  # fmt: skip
 #: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the
 #: check of their types costs about what packing saves.
@@ -2111,6 +2132,17 @@ def _passed_through_base(kind: type) -> str | None:
 
 
 _PASSED_THROUGH_CLASSES = frozenset(_PASSED_THROUGH.values())
+
+
+def _plain_exception(value: Any, kind: type) -> bool:
+    """Whether an exception object (returned or passed, not raised) crosses as a value: one of
+    :data:`_PASSED_THROUGH`'s classes with nothing but its ``args`` (no attribute of its own,
+    no ``OSError`` or ``ImportError``, whose ``filename`` or ``path`` are not in them, no
+    ``AttributeError``'s or ``NameError``'s ``name``); rebuilt as ``kind(*args)``. Its
+    traceback, cause and context stay behind."""
+    if vars(value) or issubclass(kind, (OSError, ImportError)) or len(value.args) > 64:
+        return False
+    return getattr(value, "name", None) is None and getattr(value, "obj", None) is None
 
 
 def _exception_class_spec(
