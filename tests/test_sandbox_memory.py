@@ -95,6 +95,28 @@ def test_a_run_using_most_of_its_memory_in_one_process_still_passes() -> None:
     assert (result.status, result.stdout_tail) == ("passed", "150\n"), result
 
 
+def test_a_correct_answers_output_is_not_the_runs_memory() -> None:
+    # 220 MiB held at memory_mb=256 and 48 MB printed: judges do not count the output as the
+    # program's memory (before the stdout file's pages were reserved outside the run, this was
+    # "memory": they were charged to the run's cgroup). Past the limit without output it still is.
+    line = "123456789\n"
+    program = textwrap.dedent("""
+        import sys
+        block = b"x" * (220 << 20)
+        chunk = "123456789\\n" * 1000
+        n = int(input())
+        for _ in range(n // 1000):
+            sys.stdout.write(chunk)
+        print(len(block) >> 30, end="")
+    """)
+    n = 4_800_000
+    result = run_stdio(program, [(f"{n}\n", line * n + "0")], memory_mb=256, timeout=30)
+    assert (result.status, result.cases[0].verdict) == ("passed", "accepted"), result.cases[0]
+    over = program.replace("220 << 20", "300 << 20")
+    result = run_stdio(over, [(f"{n}\n", line * n + "0")], memory_mb=256, timeout=30)
+    assert result.cases[0].verdict == "memory_limit", result.cases[0]
+
+
 def test_children_under_the_limit_together_pass() -> None:
     result = run_python(_hogs(2, 60), memory_mb=256, timeout=20)
     assert (result.status, result.stdout_tail) == ("passed", "[0, 0]\n"), result

@@ -987,11 +987,14 @@ def run_stdio(
     results: list[StdioCaseResult] = []
     for stdin, expected, mode in checked:
         limit = OUTPUT_LIMIT_BYTES + 2 * len(expected)
+        # The expected output and a page more, allocated outside the run: see _reserve_output.
+        reserve = len(expected) + 4096
         raw = run(
             Spec(code, float(timeout), memory_mb, merged_output=False, stdout_head=limit + 1,
-                  stdin=stdin)
+                  stdin=stdin, output_reserve=reserve)
             if prepared is None
-            else prepared.case_spec(stdin, float(timeout), memory_mb, stdout_head=limit + 1)
+            else prepared.case_spec(stdin, float(timeout), memory_mb, stdout_head=limit + 1,
+                                    output_reserve=reserve)
         )  # fmt: skip
         if prepared is not None:  # a runtime that said it ran out of memory: "memory"
             raw.status = prepared.status(raw.status, raw.stderr)

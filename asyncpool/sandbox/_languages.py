@@ -491,6 +491,7 @@ class Prepared:
     def case_spec(
         self, stdin: bytes, timeout: float, memory_mb: int, *, stdout_head: int,
         files: Mapping[str, bytes] | None = None, fetch: Sequence[str] = (),
+        output_reserve: int = 0,
     ) -> Spec:  # fmt: skip
         """The sandbox run of one case: the prologue that execs the artefact's copy."""
         argv, env = _run_argv(self.spec, self.tools, memory_mb)
@@ -503,6 +504,7 @@ class Prepared:
             prologue.encode(), timeout, memory_mb + self.spec.extra_address_mb,
             merged_output=False, stdout_head=stdout_head, stdin=stdin, files=all_files,
             fetch=fetch, nproc=self.spec.run_nproc, resident_mb=memory_mb,
+            output_reserve=output_reserve,
         )  # fmt: skip
 
     def status(self, status: SandboxStatus, stderr: bytes) -> SandboxStatus:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import array
 import atexit
 import contextlib
+import ctypes
 import fcntl
 import math
 import os
@@ -30,7 +31,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from asyncpool.errors import SandboxError
 from asyncpool.sandbox import _zygote, _zygote_wire
@@ -289,6 +290,9 @@ class Spec:
     # A trusted toolchain (a compile), whose processes wait for one another in turn: their
     # waits for a CPU are not its own time (_zygote_wire.FLAG_TOOLCHAIN). Never a program's.
     toolchain: bool = False
+    # Bytes of the stdout file (stdout_head) allocated by the caller before the run: output up
+    # to there is not the run's memory (see _reserve_output).
+    output_reserve: int = 0
 
 
 @dataclass
@@ -337,12 +341,43 @@ def _output_file(name: str) -> int:
     Through a pipe, a correct program with 1.3 MB of output was judged ``time_limit`` (own time
     1.0 s, CPU time 0.025 s) whenever the reader was slow, because every full pipe made it wait
     and waiting counts as own time: a verdict that depended on the machine's load. Writes to a
-    memory file never wait. Its pages count toward the run's memory cgroup, and
+    memory file never wait. Its pages count toward the run's memory cgroup beyond what the
+    caller reserved (:func:`_reserve_output`: ``run_stdio``'s expected output), and
     ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`) bounds it; the file is read once every process
     of the run is dead. No seal can be added (``MFD_ALLOW_SEALING`` is not given), so the
     program cannot make it unwritable or unreadable for this process.
     """
     return os.memfd_create(name, os.MFD_CLOEXEC)
+
+
+_FALLOC_FL_KEEP_SIZE = 1
+_fallocate: list[Any] = []
+
+
+def _reserve_output(fd: int, size: int) -> None:
+    """Allocate the first ``size`` bytes of a stdout memory file here, in the caller, beyond its
+    end (``fallocate(FALLOC_FL_KEEP_SIZE)``: its size stays 0), so that output up to there is
+    not counted in the run's memory cgroup (a page is charged to the cgroup of the process that
+    allocates it).
+
+    Why: ``run_stdio``'s stdout file is memory; its pages, allocated by the program's writes,
+    counted toward the run's ``memory_mb``. A correct C++ program holding a 244 MiB array and
+    printing 10 MB was "memory" at ``memory_mb=256`` (its resident size 251 MiB; with 1 MB of
+    output it passed), where judges do not count output as memory. The reserve is the case's
+    expected output and a little more: a correct answer's output is never the run's memory.
+    Best effort: without ``fallocate`` (an old kernel, no libc) nothing is reserved."""
+    if not _fallocate:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            call = libc.fallocate
+            call.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long)
+            call.restype = ctypes.c_int
+            _fallocate.append(call)
+        except (OSError, AttributeError):
+            _fallocate.append(None)
+    call = _fallocate[0]
+    if call is not None:
+        call(fd, _FALLOC_FL_KEEP_SIZE, 0, size)  # an error leaves the file as it was
 
 
 def _read_output_file(fd: int, head: int) -> bytes:
@@ -437,6 +472,8 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         out_file = -1
         if spec.stdout_head:
             out_file = new_fd(_output_file("asyncpool-stdout"))
+            if spec.output_reserve:
+                _reserve_output(out_file, spec.output_reserve)
             out_r, out_w = -1, out_file
         else:
             out_r, out_w = (new_fd(fd) for fd in _pipe())
