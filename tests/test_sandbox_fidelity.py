@@ -2331,6 +2331,52 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "collections.abc classes of the solution: isinstance(obj, Mapping), MutableSequence",
+        _d("""
+            from collections.abc import Mapping, MutableSequence
+            class Frozen(Mapping):
+                def __init__(self, d):
+                    self._d = dict(d)
+                def __getitem__(self, k):
+                    return self._d[k]
+                def __iter__(self):
+                    return iter(self._d)
+                def __len__(self):
+                    return len(self._d)
+            class Lst(MutableSequence):
+                def __init__(self):
+                    self._x = []
+                def __getitem__(self, i):
+                    return self._x[i]
+                def __setitem__(self, i, v):
+                    self._x[i] = v
+                def __delitem__(self, i):
+                    del self._x[i]
+                def __len__(self):
+                    return len(self._x)
+                def insert(self, i, v):
+                    self._x.insert(i, v)
+            class Plain:
+                def __getitem__(self, k):
+                    return 1
+                def __len__(self):
+                    return 1
+        """),
+        ("        self._x.insert(i, v)\n", "        self._x.insert(0, v)\n"),
+        _d("""
+            from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence, Set
+            f = Frozen({"a": 1})
+            assert isinstance(f, Mapping) and not isinstance(f, MutableMapping)
+            assert f == {"a": 1}
+            items = Lst()
+            items.append(3)
+            items.append(4)
+            assert isinstance(items, MutableSequence) and isinstance(items, Sequence)
+            assert list(items) == [3, 4]
+            assert not isinstance(Plain(), (Mapping, Sequence, Set))
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

@@ -142,7 +142,9 @@ untrusted bytes):
   ``len`` says), never learns the tests' value, and is never asked how it compares.
   A handle answers the protocols its object's class has and no others: ``callable(obj)``,
   ``isinstance(obj, Iterable)``, ``hasattr(obj, "__len__")`` and ``Hashable`` are as
-  in-process (numpy then makes an object array of the solution's objects, as in-process).
+  in-process (numpy then makes an object array of the solution's objects, as in-process), and
+  so is ``isinstance(obj, Mapping)`` (``Sequence``, ``Set`` and their mutable ones) for a class
+  derived from one.
   A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``) says that
   class, as the judge has it, as its ``__class__``: ``isinstance(ax, plt.Axes)`` holds (tests
   that import ``matplotlib`` get a judge that shares the run's files, since matplotlib needs a

@@ -5469,6 +5469,15 @@ _CAPABILITIES = (
     "__contains__", "__enter__", "__exit__", "__aenter__", "__aexit__",
 )  # fmt: skip
 _UNHASHABLE = 1 << len(_CAPABILITIES)
+#: The ``collections.abc`` classes that only inheritance or registration makes a class an
+#: instance of (not a method's presence, as ``Iterable``'s): a class of the solution's derived
+#: from one has its number (the most specific one) in bits 13-15 of its capabilities, and its
+#: handles' class is registered with it (``isinstance(obj, Mapping)`` as in-process).
+_ABCS = (
+    collections.abc.MutableMapping, collections.abc.Mapping, collections.abc.MutableSequence,
+    collections.abc.Sequence, collections.abc.MutableSet, collections.abc.Set,
+)  # fmt: skip
+_ABC_SHIFT = 13
 
 
 def _capabilities(kind: type) -> int:
@@ -5489,6 +5498,10 @@ def _capabilities(kind: type) -> int:
             bits |= 1 << i
     if "__hash__" in found and found["__hash__"] is None:
         bits |= _UNHASHABLE
+    for number, abc_class in enumerate(_ABCS, 1):
+        if issubclass(kind, abc_class):
+            bits |= number << _ABC_SHIFT
+            break
     return bits
 
 
@@ -5642,6 +5655,9 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                 namespace["__hash__"] = None
         made = type(text, (base,), namespace)
         _slots_forwarded(made)
+        number = (capabilities or 0) >> _ABC_SHIFT
+        if 0 < number <= len(_ABCS):
+            _ABCS[number - 1].register(made)
         _PROXY_TYPES.add(made)
         return made
 
