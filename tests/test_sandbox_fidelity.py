@@ -3880,6 +3880,10 @@ def _pytest_twin(
     return (case.name, case.solution, case.wrong, case.tests)
 
 
+#: A solution of the pytest-style cases about how the tests are collected, and its twin's change.
+IDENTITY = "def f(x):\n    return x\n"
+IDENTITY_WRONG_AT_2 = ("    return x\n", "    return x + (x == 2)\n")
+
 PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     (
         "pytest style: the tests read the solution module's state after each call",
@@ -4749,11 +4753,8 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     ),
     _pytest_twin(
         "unittest.main() under the main guard, beside pytest-style test functions",
-        _d("""
-            def f(x):
-                return x
-        """),
-        ("    return x\n", "    return x + (x == 2)\n"),
+        IDENTITY,
+        IDENTITY_WRONG_AT_2,
         _d("""
             import unittest
             from solution import f
@@ -4771,11 +4772,8 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     ),
     _pytest_twin(
         "only pytest-style test functions, and unittest.main() under the main guard",
-        _d("""
-            def f(x):
-                return x
-        """),
-        ("    return x\n", "    return x + (x == 2)\n"),
+        IDENTITY,
+        IDENTITY_WRONG_AT_2,
         _d("""
             import unittest
             from solution import f
@@ -4789,11 +4787,8 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     ),
     _pytest_twin(
         "sys.exit(pytest.main([__file__])) under the main guard",
-        _d("""
-            def f(x):
-                return x
-        """),
-        ("    return x\n", "    return x + (x == 2)\n"),
+        IDENTITY,
+        IDENTITY_WRONG_AT_2,
         _d("""
             import sys
             import pytest
@@ -4853,10 +4848,7 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
     *(
         _pytest_twin(
             f"test classes as pytest collects them: {what}",
-            _d("""
-                def f(x):
-                    return x
-            """),
+            IDENTITY,
             ("    return x\n", f"    return x if x != {n} else 0\n"),
             _d("""
                 import pytest

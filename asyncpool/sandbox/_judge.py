@@ -924,6 +924,17 @@ def _import_pandas() -> Any:
         raise CodecError("a pandas value, and pandas cannot be imported here") from exc
 
 
+def _vector(value: Any, kinds: str) -> bool:
+    """Whether ``value`` is a one-dimensional numpy array of one of the dtype ``kinds``."""
+    np: Any = sys.modules.get("numpy")
+    return (
+        np is not None
+        and type(value) is np.ndarray
+        and value.ndim == 1
+        and value.dtype.kind in kinds
+    )
+
+
 def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
     """The values of a column (see :func:`_pandas_column`) as an array of that dtype."""
     np = _import_numpy()
@@ -937,9 +948,7 @@ def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
         if (
             type(values) is not tuple
             or len(values) != 3
-            or type(values[0]) is not np.ndarray
-            or values[0].ndim != 1
-            or values[0].dtype.kind != "i"
+            or not _vector(values[0], "i")
             or type(values[2]) is not bool
         ):
             raise CodecError("malformed pandas categorical")
@@ -952,10 +961,8 @@ def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
         if (
             type(values) is not tuple
             or len(values) != 2
-            or type(values[0]) is not np.ndarray
-            or values[0].ndim != 1
+            or not _vector(values[0], "M")
             or values[0].dtype.str not in _numpy_dtypes()
-            or values[0].dtype.kind != "M"
         ):
             raise CodecError("malformed pandas times in a time zone")
         tz = _timezone(values[1])
@@ -966,8 +973,7 @@ def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
         if (
             type(values) is not tuple
             or len(values) != 2
-            or type(values[0]) is not np.ndarray
-            or values[0].ndim != 1
+            or not _vector(values[0], "i")
             or values[0].dtype != np.int64
             or type(values[1]) is not str
             or not (len(values[1]) <= 40 and values[1].isascii())
@@ -1023,7 +1029,7 @@ def _pandas_value(spec: Any, depth: int) -> Any:
     ):
         left = _pandas_array(pd, rest[0][0], rest[0][1], depth)
         right = _pandas_array(pd, rest[1][0], rest[1][1], depth)
-        if type(left) is not _import_numpy().ndarray or left.dtype.kind not in "iufmM":
+        if not _vector(left, "iufmM"):
             raise CodecError("malformed pandas IntervalIndex")
         return pd.IntervalIndex.from_arrays(left, right, closed=rest[2], name=rest[3])
     if kind == "R" and len(rest) == 4 and all(type(v) is int for v in rest[:3]):
