@@ -2377,6 +2377,34 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the tests' callback raises the solution's exception class, which the solution catches",
+        _d("""
+            class Retry(Exception):
+                pass
+            def attempts(action, limit):
+                for n in range(1, limit + 1):
+                    try:
+                        return action(n)
+                    except Retry:
+                        continue
+                return None
+        """),
+        ("        except Retry:\n", "        except KeyError:\n"),
+        _d("""
+            def flaky(n):
+                if n < 3:
+                    raise Retry()
+                return n * 10
+            assert attempts(flaky, 5) == 30
+            assert attempts(flaky, 2) is None
+            class Fatal(Retry):
+                pass
+            def fatal(n):
+                raise Fatal()
+            assert attempts(fatal, 3) is None
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

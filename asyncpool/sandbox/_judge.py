@@ -2241,6 +2241,9 @@ def _handle_getattr(self: Any, name: str) -> Any:
 #: The mark of an exception raised ``from`` another in an ``X`` reply (see _Peer.exception),
 #: and how deep such causes nest at most.
 _CAUSED = "<caused>"
+#: The mark of a tests' exception of one of the solution's classes (or of a class the tests
+#: derived from one) in an ``X`` reply: ``(name, "", OWN_CLASS, that class)``.
+_OWN_CLASS = "<own>"
 MAX_CAUSES = 4
 #: The mark of an ``ExceptionGroup`` of the solution's (``asyncio.TaskGroup``'s failures) in an
 #: ``X`` reply, and how many exceptions one holds at most; the built-in class (Python 3.11+).
@@ -4410,7 +4413,9 @@ class _Peer:
 
     def exception(self, value: Any, depth: int = 0) -> BaseException:
         """The exception of an ``X`` reply, checked: one of the tests' as the solution is told
-        of it, ``(name, "")``; one of the solution's as the judge is: ``(name, message,
+        of it, ``(name, "")``, or ``(name, "", OWN_CLASS, class)`` when its class is (or derives
+        from) one of the solution's (an exception of that class, made without arguments); one
+        of the solution's as the judge is: ``(name, message,
         detail)``, ``(name, message, handle, class, detail)`` for one of its own classes
         (``detail``: see :func:`_exception_detail`), ``("SystemExit", "", code)``, or
         ``(CAUSED, exception, cause, context, suppress)`` for one raised ``from`` another or
@@ -4433,6 +4438,19 @@ class _Peer:
             return exc
         if type(value) is tuple and len(value) == 3 and value[0] == _GROUPED:
             return self._exception_group(value, depth)
+        if type(value) is tuple and len(value) == 4 and value[2] == _OWN_CLASS:
+            kind = value[3]
+            if (
+                self.trusted
+                or not isinstance(kind, type)
+                or type(kind) in _PROXY_TYPES
+                or not issubclass(kind, Exception)
+            ):
+                raise CodecError("malformed exception")
+            try:
+                return _new_exception(kind, ())
+            except Exception:  # its class wants arguments the tests' message would have given
+                return SolutionError(f"{value[0]}: ")
         if (
             type(value) is tuple
             and len(value) == 3
@@ -4662,6 +4680,14 @@ class _Peer:
         if self.trusted:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
+            # A class of the solution's (the judge's mirror of it) or one the tests derived
+            # from one: the solution gets an exception of its own class (``except Stop``
+            # there catches what the tests' callback raised), without the tests' arguments.
+            own = next(
+                (k for k in type(exc).__mro__ if type(k) is _Mirror and self.mirrored(k)), None
+            )
+            if own is not None:
+                return (type(exc).__name__, "", _OWN_CLASS, own)
             return (type(exc).__name__, "")
         described = self._describe_group(exc, depth) or self._describe(exc)
         if depth + 1 >= MAX_CAUSES:
