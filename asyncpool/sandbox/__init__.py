@@ -180,8 +180,9 @@ untrusted bytes):
   of their ``Point``s, ``isinstance(x, TheirClass)``: the tests' own methods decide), and the
   call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
-  tests' exceptions; a ``with`` or ``async with`` block of the solution never swallows an
-``AssertionError``.
+  tests' exceptions (it gets their built-in class, or its own class when they raised one of its
+  exception classes, ``except Retry`` there catching it, without arguments); a ``with`` or
+  ``async with`` block of the solution never swallows an ``AssertionError``.
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
 own process only (threads on either side may call the other: the tests' threads a thread-safe
