@@ -2405,6 +2405,84 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "bigcodebench mocks: requests raising through a patch, CalledProcessError, uuid4",
+        _d("""
+            import subprocess
+            import uuid
+            import requests
+            def status(url):
+                try:
+                    return requests.get(url, timeout=5).status_code
+                except requests.exceptions.ConnectionError:
+                    return None
+            def run(cmd):
+                try:
+                    subprocess.run(cmd, check=True)
+                except subprocess.CalledProcessError as e:
+                    return e.returncode
+                return 0
+            def token():
+                return uuid.uuid4().hex
+        """),
+        (
+            "    except requests.exceptions.ConnectionError:\n",
+            "    except ConnectionError:\n",
+        ),
+        _d("""
+            import subprocess
+            import uuid
+            from unittest.mock import MagicMock, patch
+            import requests
+            down = requests.exceptions.ConnectionError("down")
+            with patch("requests.get", side_effect=down):
+                assert status("http://x") is None
+            with patch("requests.get", return_value=MagicMock(status_code=200)):
+                assert status("http://x") == 200
+            with patch("subprocess.run", side_effect=subprocess.CalledProcessError(3, "x")):
+                assert run(["x"]) == 3
+            with patch("uuid.uuid4", return_value=uuid.UUID(int=5)):
+                assert token() == uuid.UUID(int=5).hex
+        """),
+    ),
+    Case.twin(
+        "a library's exceptions the solution raises (numpy, pandas), pyplot.show patched",
+        _d("""
+            import io
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            import numpy as np
+            import pandas as pd
+            def solve(a, b):
+                return np.linalg.solve(np.array(a, dtype=float), np.array(b, dtype=float))
+            def load(text):
+                return pd.read_csv(io.StringIO(text))
+            def plot(xs):
+                fig, ax = plt.subplots()
+                ax.plot(xs)
+                plt.show()
+                return len(ax.get_lines())
+        """),
+        (
+            "    return np.linalg.solve(np.array(a, dtype=float), np.array(b, dtype=float))\n",
+            "    return np.linalg.lstsq(np.array(a, dtype=float), np.array(b, dtype=float))[0]\n",
+        ),
+        _d("""
+            from unittest.mock import patch
+            import numpy as np
+            import pandas as pd
+            import pytest
+            assert solve([[2, 0], [0, 4]], [2, 4]).tolist() == [1.0, 1.0]
+            with pytest.raises(np.linalg.LinAlgError):
+                solve([[0, 0], [0, 0]], [1, 1])
+            with pytest.raises(pd.errors.EmptyDataError):
+                load("")
+            with patch("matplotlib.pyplot.show") as show:
+                assert plot([1, 2, 3]) == 1
+                show.assert_called_once()
+        """),
+    ),
+    Case.twin(
         "a class with __slots__: the tests read them and cannot add an attribute",
         _d("""
             class Point:

@@ -180,8 +180,11 @@ untrusted bytes):
   of their ``Point``s, ``isinstance(x, TheirClass)``: the tests' own methods decide), and the
   call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
-  tests' exceptions (it gets their built-in class, or its own class when they raised one of its
-  exception classes, ``except Retry`` there catching it, without arguments); a ``with`` or
+  tests' exceptions (it gets an exception of their class's nearest built-in class, never of a
+  built-in merely named alike, a standard library's or a library's class itself when the
+  solution has it, ``except requests.ConnectionError`` catching what a patched ``requests.get``
+  raised, or its own class when they raised one of its exception classes, ``except Retry``
+  catching it: without arguments, their numbers kept and their strings emptied); a ``with`` or
   ``async with`` block of the solution never swallows an ``AssertionError``.
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
@@ -208,8 +211,10 @@ with its ``args`` when they are plain data (``KeyError('k').args``, ``E('a', 2).
 ``OSError``'s ``errno`` and ``filename``, its notes (``add_note``), and the exceptions it was
 raised ``from`` or while handling (``__cause__``, ``__context__``, ``__suppress_context__``, made
 the same way, at most ``_judge.MAX_CAUSES`` deep); one of a standard library class the tests
-can name (``json.JSONDecodeError``, ``UnicodeDecodeError``, ``decimal.InvalidOperation``) is
-that class with its plain attributes (never ``StopIteration``, ``unittest.SkipTest``); an
+can name (``json.JSONDecodeError``, ``UnicodeDecodeError``, ``decimal.InvalidOperation``), or of
+a library's the tests imported too (``np.linalg.LinAlgError``, ``pd.errors.EmptyDataError``,
+``requests.HTTPError``), is that class with its plain attributes (never ``StopIteration``,
+``unittest.SkipTest``, pytest's); an
 ``ExceptionGroup`` is a group of its exceptions, each so made, for the tests' ``except*``. (The
 tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is the
 judge's exception, whose message is its arguments', as a built-in's; the solution's ``__init__``

@@ -2253,7 +2253,12 @@ _EXCEPTION_GROUP: Any = vars(builtins).get("ExceptionGroup")
 
 
 def _solution_exception(
-    name: str, message: str, handle: Any = None, kind: Any = None, detail: Any = None
+    name: str,
+    message: str,
+    handle: Any = None,
+    kind: Any = None,
+    detail: Any = None,
+    exact: bool = True,
 ) -> Exception:
     """The solution's exception as the tests see it: the built-in type of that name when it is
     one of :data:`_PASSED_THROUGH`, else :class:`SolutionError`; or, for one of the solution's
@@ -2265,17 +2270,21 @@ def _solution_exception(
     attributes when they are plain values (``detail``, see :func:`_exception_detail`:
     ``KeyError('x').args``, an ``OSError``'s ``errno`` and ``filename``), so ``e.args`` and
     ``str(e)`` read as in-process, and its notes (``add_note``); the attributes one of its own
-    has are read from ``handle``, the solution's exception."""
+    has are read from ``handle``, the solution's exception. Not ``exact`` (the solution's side:
+    one of the tests' exceptions, whose message and arguments never cross): a class named by
+    ``detail`` is made even when its ``str()`` is not the empty message (``CalledProcessError``
+    formats its ``returncode``)."""
     args, attributes, where, notes = _checked_detail(detail)
     exc: Exception | None = None
-    if kind is not None:
+    if where is not None:  # args that are no plain values: its message as its one arg
+        made_args = (message,) if args is None else args
+        exc = _rebuilt_exception(where, message, made_args, attributes, exact)
+    if exc is None and kind is not None:
         exc = _rebuilt_exception(kind, message, args, attributes) or _new_exception(
             kind, (message,)
         )
         vars(exc)[_HANDLE] = handle
         vars(exc)[_MESSAGE] = message
-    elif where is not None:  # args that are no plain values: its message as its one arg
-        exc = _rebuilt_exception(where, message, (message,) if args is None else args, attributes)
     if exc is None:
         cls = _PASSED_THROUGH.get(name)
         if cls is None:
@@ -2285,6 +2294,22 @@ def _solution_exception(
     if notes:
         exc.__notes__ = list(notes)
     return exc
+
+
+def _tests_exception_attributes(exc: BaseException) -> tuple[tuple[str, Any], ...]:
+    """The attributes of one of the tests' exceptions of a library or standard library class
+    (a ``CalledProcessError`` a mock raised) the solution's side sets on the exception it
+    makes: its numbers, bools and Nones (``returncode``), and its strings and bytes emptied
+    (``cmd``, ``output``: they may quote what the tests expect, as its message may)."""
+    found: list[tuple[str, Any]] = []
+    for key, value in list(getattr(exc, "__dict__", {}).items())[:MAX_EXCEPTION_ARGS]:
+        if type(key) is not str or not _plain_name(key):
+            continue
+        if type(value) in (int, float, bool, type(None)):
+            found.append((key, value))
+        elif type(value) in (str, bytes):
+            found.append((key, type(value)()))
+    return tuple(found)
 
 
 #: Where a :meth:`_Peer.mirror` exception keeps the solution's ``str()`` of it (its class may
@@ -2413,15 +2438,38 @@ def _loaded_class(module: str, qualname: str) -> type | None:
     return found if isinstance(found, type) else None
 
 
+#: Modules whose classes never cross by name (:func:`_named_class`): the solution's, the
+#: tests', the judge's.
+_OWN_MODULES = frozenset({"solution", "__main__", "_asyncpool_judge", "asyncpool"})
+
+
+def _named_class(cls: type) -> tuple[str, str] | None:
+    """``(module, qualname)`` of a class of the standard library or of a library (numpy's
+    ``LinAlgError``, requests' ``ConnectionError``) that is not one of :data:`_PASSED_THROUGH`
+    (those cross by name already), nor the solution's, the tests' or the judge's; else None."""
+    module, qualname = cls.__module__, cls.__qualname__
+    if (
+        type(module) is not str
+        or type(qualname) is not str
+        or _PASSED_THROUGH.get(cls.__name__) is cls
+        or module.partition(".")[0] in _OWN_MODULES
+        or not all(p.isidentifier() for p in module.split("."))
+        or len(module) + len(qualname) >= 500
+    ):
+        return None
+    return (module, qualname)
+
+
 def _standard_exception_class(module: str, name: str) -> type | None:
-    """The class ``name`` of the standard library module ``module`` (``json.decoder``,
-    ``builtins``) when it is an ``Exception`` the tests could name (``except
-    json.JSONDecodeError``), already imported here (nothing is imported for it), and not one
-    whose raising means more than a failure (``StopIteration``, ``SkipTest``, an exception
-    group); else None. The solution may claim any class this way: it gains nothing it would
-    not by raising that class itself."""
+    """The class ``name`` of the module ``module`` of the standard library (``json.decoder``,
+    ``builtins``) or of a library (``numpy.linalg``, ``requests.exceptions``) when it is an
+    ``Exception`` the tests could name (``except json.JSONDecodeError``,
+    ``assertRaises(np.linalg.LinAlgError)``), already imported here (nothing is imported for
+    it), and not one whose raising means more than a failure (``StopIteration``, ``SkipTest``,
+    pytest's and unittest's, an exception group); else None. The solution may claim any class
+    this way: it gains nothing it would not by raising that class itself."""
     top = module.partition(".")[0]
-    if top not in sys.stdlib_module_names or top in _UNRESOLVED_MODULES:
+    if top in _UNRESOLVED_MODULES or top in _OWN_MODULES:
         return None
     found = _loaded_class(module, name)
     if (
@@ -2451,7 +2499,11 @@ def _new_exception(cls: type[Exception], args: tuple[Any, ...]) -> Exception:
 
 
 def _rebuilt_exception(
-    cls: type[Exception], message: str, args: Any, attributes: tuple[tuple[str, Any], ...]
+    cls: type[Exception],
+    message: str,
+    args: Any,
+    attributes: tuple[tuple[str, Any], ...],
+    exact: bool = True,
 ) -> Exception | None:
     """An exception of ``cls`` with the solution's ``args`` and plain attributes, or None when
     it cannot be made so that its ``str()`` is the solution's ``message`` (only a built-in
@@ -2468,7 +2520,7 @@ def _rebuilt_exception(
             made.args = args
         for key, value in attributes:
             setattr(made, key, value)
-        if type(cls) is not _Mirror and _message(made) != message:
+        if exact and type(cls) is not _Mirror and _message(made) != message:
             return None
     except Exception:
         return None
@@ -2858,7 +2910,7 @@ _PATCH_COUNT = [0]
 #: wire, not the solution (a test checks that this and :data:`_UNFORWARDED_ATTRS` cover every
 #: such use in this module).
 _UNFORWARDED = frozenset({
-    "sys", "_asyncpool_judge", "__main__", "decimal", "fractions", "uuid",
+    "sys", "_asyncpool_judge", "__main__", "decimal", "fractions",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
@@ -2871,6 +2923,7 @@ _UNFORWARDED = frozenset({
 _UNFORWARDED_ATTRS = frozenset({
     ("os", "read"), ("os", "write"), ("os", "_exit"), ("os", "environ"),
     ("os", "sched_setaffinity"), ("builtins", "input"),
+    ("uuid", "UUID"),  # the class its values cross as (uuid4, uuid1 may be patched)
     # the solution's warnings and log records (see _Peer.reissue) and the levels and filters
     # that decide which are sent
     ("logging", "Formatter"), ("logging", "LogRecord"), ("logging", "Logger"),
@@ -3581,11 +3634,17 @@ def _set_generator_state(label: str, state: Any) -> None:
     numpy.random.set_state((name, keys, pos, has_gauss, cached))
 
 
-def _mock_context(op: str, obj: Any) -> bool:
+def _mock_context(op: str, obj: Any, args: tuple[Any, ...] = ()) -> bool:
     """Whether the solution may enter or exit this object of the tests: one of
-    ``unittest.mock``'s (``with open(path) as f`` on the ``mock_open`` the tests patched in)."""
+    ``unittest.mock``'s (``with open(path) as f`` on the ``mock_open`` the tests patched in);
+    or set its ``__signature__`` (matplotlib's ``switch_backend`` sets ``pyplot.show``'s, which
+    the tests patched: ``@patch("matplotlib.pyplot.show")``, BigCodeBench's most common
+    decorator, failed the first ``plt.figure()``). A mock's signature is no record of its calls
+    (``assert_called_once`` reads none of it)."""
     base = _mock_class()
-    return op in ("enter", "exit") and base is not None and isinstance(obj, base)
+    if base is None or not isinstance(obj, base):
+        return False
+    return op in ("enter", "exit") or (op == "setattr" and args[:1] == ("__signature__",))
 
 
 _BINARY = {
@@ -4469,8 +4528,9 @@ class _Peer:
             raise CodecError("malformed exception")
         if len(value) < 5:  # the tests' exceptions reach the solution by type: (name, "")
             return _solution_exception(
-                value[0], value[1], detail=value[2] if len(value) == 3 else None
-            )
+                value[0], value[1], detail=value[2] if len(value) == 3 else None,
+                exact=self.trusted,
+            )  # fmt: skip
         return _solution_exception(*value)
 
     def _exception_group(self, value: tuple[Any, ...], depth: int) -> BaseException:
@@ -4550,7 +4610,7 @@ class _Peer:
                 self.trusted
                 and not _OPS[op]
                 and not _settable(op, target, args)
-                and not _mock_context(op, target)
+                and not _mock_context(op, target, args)
             ):
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
@@ -4688,7 +4748,16 @@ class _Peer:
             )
             if own is not None:
                 return (type(exc).__name__, "", _OWN_CLASS, own)
-            return (type(exc).__name__, "")
+            # Else its nearest built-in class (a tests' ``class MyErr(KeyError)``: KeyError; a
+            # requests ``ConnectionError``: OSError, never the built-in of the same name) and
+            # a standard library's or library's class by name, which the solution's side makes
+            # when it has it (``except requests.ConnectionError``, ``json.JSONDecodeError``).
+            kind = type(exc)
+            base = _passed_through_base(kind) or kind.__name__
+            where = _named_class(kind)
+            if where is None:
+                return (base, "")
+            return (base, "", (None, _tests_exception_attributes(exc), where, ()))
         described = self._describe_group(exc, depth) or self._describe(exc)
         if depth + 1 >= MAX_CAUSES:
             return described
@@ -4736,8 +4805,9 @@ class _Peer:
         ):  # named oddly, or a class of the standard library: its built-in base will do,
             # or that class itself if the judge has it (see _standard_exception_class)
             return (passed, message, _exception_detail(exc, False))
-        # exc: a handle, for its attributes; its class: the judge's class of its own for it
-        return (passed, message, exc, kind, _exception_detail(exc, True))
+        # exc: a handle, for its attributes; its class: the judge's class of its own for it, or
+        # a library's class (numpy's LinAlgError) by name, the judge's when it has it
+        return (passed, message, exc, kind, _exception_detail(exc, _named_class(kind) is None))
 
     def perform(self, op: str, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if op == "call":
@@ -4780,6 +4850,7 @@ class _Peer:
                 self.trusted and name.startswith(_HIDDEN)
                 and not (name[:1] == "_" and name[:2] != "__" and _shared(obj))
                 and not (op == "getattr" and name in _NAMES_SHOWN)
+                and not (op == "setattr" and _mock_context(op, obj, args))  # __signature__
             ):
                 raise AttributeError(name if type(name) is str else "?")
             if op == "getattr":
