@@ -4951,6 +4951,176 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                         assert three.size() == 3
         """),
     ),
+    (
+        "a filterwarnings('error') mark on the test: the solution's warning fails it",
+        _d("""
+            def mean(xs):
+                return sum(xs) / len(xs)
+        """),
+        _d("""
+            import warnings
+            def mean(xs):
+                warnings.warn('mean() will change', FutureWarning)
+                return sum(xs) / len(xs)
+        """),
+        _d("""
+            import pytest
+            from solution import mean
+
+            @pytest.mark.filterwarnings("error")
+            def test_mean_no_warnings():
+                assert mean([1, 2, 3]) == 2
+        """),
+    ),
+    (
+        'functions marked __test__ = True are tests, a helper marked False is not',
+        _d("""
+            def sort_desc(xs):
+                return sorted(xs, reverse=True)
+        """),
+        _d("""
+            def sort_desc(xs):
+                return sorted(xs)[::-1] if len(xs) < 4 else sorted(xs)
+        """),
+        _d("""
+            from solution import sort_desc
+
+            def basic_check():
+                assert sort_desc([1, 3, 2]) == [3, 2, 1]
+
+            def long_check():
+                assert sort_desc([4, 1, 3, 2]) == [4, 3, 2, 1]
+
+            basic_check.__test__ = True
+            long_check.__test__ = True
+
+            def test_empty():
+                assert sort_desc([]) == []
+        """),
+    ),
+    (
+        'a strict xfail mark on a unittest.TestCase class, as pytest applies it',
+        _d("""
+            def add(a, b):
+                return a + b
+        """),
+        _d("""
+            def add(a, b):
+                return round(a + b, 10)
+        """),
+        _d("""
+            import unittest
+            import pytest
+            from solution import add
+
+            @pytest.mark.xfail(strict=True, reason="floating point")
+            class TestFloat(unittest.TestCase):
+                def test_float_exact(self):
+                    self.assertEqual(add(0.1, 0.2), 0.3)
+
+            class TestInts(unittest.TestCase):
+                def test_ints(self):
+                    self.assertEqual(add(2, 3), 5)
+        """),
+    ),
+    (
+        "an autouse fixture's teardown assertion around a TestCase test",
+        _d("""
+            _handles = set()
+            def open_handle(name):
+                _handles.add(name)
+                return name
+            def close_handle(name):
+                _handles.discard(name)
+            def leaks():
+                return sorted(_handles)
+        """),
+        _d("""
+            _handles = set()
+            def open_handle(name):
+                _handles.add(name)
+                return name
+            def close_handle(name):
+                pass
+            def leaks():
+                return sorted(_handles)
+        """),
+        _d("""
+            import unittest
+            import pytest
+            import solution
+
+            @pytest.fixture(autouse=True)
+            def no_leaks():
+                yield
+                assert solution.leaks() == []
+
+            class TestHandles(unittest.TestCase):
+                def test_open_close(self):
+                    h = solution.open_handle("a")
+                    self.assertEqual(h, "a")
+                    solution.close_handle(h)
+        """),
+    ),
+    (
+        "an indirect parametrize: the value is the fixture's request.param",
+        _d("""
+            def normalize_email(s):
+                return s.strip().lower()
+        """),
+        _d("""
+            def normalize_email(s):
+                return s.strip()
+        """),
+        _d("""
+            import pytest
+            from solution import normalize_email
+
+            @pytest.fixture
+            def email(request):
+                raw = request.param
+                out = normalize_email(raw)
+                assert out == out.lower()
+                return raw
+
+            @pytest.mark.parametrize("email", [" A@B.com "], indirect=True)
+            def test_email_has_at(email):
+                assert "@" in normalize_email(email)
+        """),
+    ),
+    (
+        "tearDownModule (unittest's spelling) after pytest-style tests",
+        _d("""
+            _open = []
+            def acquire(name):
+                _open.append(name)
+                return name
+            def release(name):
+                _open.remove(name)
+            def open_count():
+                return len(_open)
+        """),
+        _d("""
+            _open = []
+            def acquire(name):
+                _open.append(name)
+                return name
+            def release(name):
+                pass
+            def open_count():
+                return len(_open)
+        """),
+        _d("""
+            import solution
+
+            def tearDownModule():
+                assert solution.open_count() == 0
+
+            def test_cycle():
+                assert solution.acquire("a") == "a"
+                solution.release("a")
+        """),
+    ),
     *(
         _pytest_twin(
             f"test classes as pytest collects them: {what}",
@@ -5020,6 +5190,12 @@ PYTEST_SLOW = {
     "only pytest-style test functions, and unittest.main() under the main guard",
     "sys.exit(pytest.main([__file__])) under the main guard",
     "fixtures that are methods of the test class, an autouse one, seen by a nested class",
+    "a filterwarnings('error') mark on the test: the solution's warning fails it",
+    'functions marked __test__ = True are tests, a helper marked False is not',
+    'a strict xfail mark on a unittest.TestCase class, as pytest applies it',
+    "an autouse fixture's teardown assertion around a TestCase test",
+    "an indirect parametrize: the value is the fixture's request.param",
+    "tearDownModule (unittest's spelling) after pytest-style tests",
     "test classes as pytest collects them: a static test method",
     "test classes as pytest collects them: a nested Test class",
     "test classes as pytest collects them: a parametrize mark on the class",

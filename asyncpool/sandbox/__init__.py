@@ -370,12 +370,16 @@ no arguments (``unittest.main()`` runs their TestCases; ``pytest.main()`` runs n
 ``entry_point``, the judge then runs what pytest would collect (after an exit status 0 too,
 the TestCases ``unittest.main()`` ran aside: a file that ends in ``unittest.main()`` is judged
 by all its tests): ``test*`` functions and the ``test*`` methods (static and class ones too,
-inherited ones included) of ``Test*`` classes and of the ``Test*`` classes nested in them
-(``@pytest.mark.parametrize`` on the test, its class or the module expanded; the tests'
-fixtures, of function, class or module scope, and ``capsys`` given; the xunit-style
-``setup_module``, ``setup_function``, ``setup_class``, ``setup_method`` and their teardowns
-called; the ``skip``, ``skipif``, ``xfail`` and ``usefixtures`` marks and ``pytest.skip()``
-obeyed), and ``unittest.TestCase`` classes by ``unittest``'s runner; a ``yield`` or ``async
+inherited ones included) of ``Test*`` classes (not abstract ones) and of the ``Test*`` classes
+nested in them, and what ``__test__ = True`` marks (not what ``__test__ = False`` does)
+(``@pytest.mark.parametrize`` on the test, its class or the module expanded, ``indirect`` ones
+through their fixture's ``request.param``; the tests' fixtures, of function, class or module
+scope, methods of a test class included, and ``capsys`` given; the xunit-style
+``setup_module`` (or ``setUpModule``), ``setup_function``, ``setup_class``, ``setup_method`` and
+their teardowns called; the ``skip``, ``skipif``, ``xfail``, ``usefixtures`` and
+``filterwarnings`` marks and ``pytest.skip()`` obeyed), and ``unittest.TestCase`` classes by
+``unittest``'s runner (each test inside pytest's fixtures and marks where the tests give
+any); a ``yield`` or ``async
 def`` test fails the check. The solution's prints during a test reach ``redirect_stdout`` and
 ``capsys``. ``doctest.testmod(solution)`` and ``doctest.run_docstring_examples`` of the
 solution's function run in the solution's process (its docstrings' examples are its code);

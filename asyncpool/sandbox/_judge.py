@@ -7401,7 +7401,7 @@ def judge_check(
             _watch_patches()
         if "log" in tests or "Log" in tests:
             _watch_logging()
-        if "warn" in tests:
+        if "warn" in tests or "deprecated_call" in tests:
             _watch_warnings()
         if "yaml" in tests:
             _guard_yaml()
@@ -7636,27 +7636,35 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
         if isinstance(obj, types.FunctionType) and obj.__module__ == module
     }
     fixture_functions = {id(f.function) for f in fixtures.values()}
+    # pytest takes unittest's spellings too; unittest's own runner calls those for TestCases.
+    camel = not _testcases(namespace)
+    setup = own.get("setup_module") or (own.get("setUpModule") if camel else None)
+    teardown = own.get("teardown_module") or (own.get("tearDownModule") if camel else None)
     try:
-        _xunit(own.get("setup_module"), main)
+        _xunit(setup, main)
         for name, obj in list(namespace.items()):
             if not isinstance(name, str) or name in fixtures:
                 continue
-            if name.startswith("test") and isinstance(obj, types.FunctionType):
-                if obj.__module__ == module and id(obj) not in fixture_functions:
+            if isinstance(obj, types.FunctionType):
+                if (
+                    obj.__module__ == module
+                    and id(obj) not in fixture_functions
+                    and _is_test(obj, name, "test")
+                ):
                     xunit = (own.get("setup_function"), own.get("teardown_function"))
                     _TestRun(name, obj, fixtures, autouse, scopes, module_marks, xunit).call()
             elif not isinstance(obj, type) or obj.__module__ != module:
                 continue
             elif isinstance(testcase, type) and issubclass(obj, testcase):
-                if testcases:
-                    _run_testcase(name, obj)
-            elif name.startswith("Test") and _collected_class(obj):
+                if testcases and getattr(obj, "__test__", True):
+                    _run_testcase(name, obj, fixtures, autouse, scopes, module_marks)
+            elif _is_test(obj, name, "Test") and _collected_class(obj):
                 _run_test_class(name, obj, fixtures, autouse, scopes, module_marks)
     finally:
         try:
             scopes.end("module")
         finally:
-            _xunit(own.get("teardown_module"), main)
+            _xunit(teardown, main)
 
 
 def _run_test_class(
@@ -7687,17 +7695,17 @@ def _run_test_class(
                 continue  # a fixture, not a test (pytest collects none named test_)
             if isinstance(member, type):
                 inner = f"{name}.{attr}"
-                if not attr.startswith("Test"):
+                if not _is_test(member, attr, "Test"):
                     continue
                 if isinstance(testcase, type) and issubclass(member, testcase):
-                    _run_testcase(inner, member)
+                    _run_testcase(inner, member, fixtures, autouse, scopes, marks)
                 elif _collected_class(member):
                     _run_test_class(inner, member, fixtures, autouse, scopes, marks, own)
                 continue
             static = isinstance(member, staticmethod)
             wrapped = isinstance(member, (staticmethod, classmethod))
             function = member.__func__ if wrapped else member
-            if attr.startswith("test") and isinstance(function, types.FunctionType):
+            if isinstance(function, types.FunctionType) and _is_test(function, attr, "test"):
                 instance = cls()
                 xunit = (
                     getattr(instance, "setup_method", None),
@@ -7719,8 +7727,18 @@ def _run_test_class(
 
 def _collected_class(cls: type) -> bool:
     """Whether pytest collects a ``Test*`` class: one without an ``__init__`` of its own or of
-    a base (it warns and skips one that has)."""
-    return not any("__init__" in vars(c) for c in cls.__mro__[:-1])
+    a base (it warns and skips one that has), and not abstract."""
+    return not getattr(cls, "__abstractmethods__", None) and not any(
+        "__init__" in vars(c) for c in cls.__mro__[:-1]
+    )
+
+
+def _is_test(obj: Any, name: str, prefix: str) -> bool:
+    """Whether pytest takes the tests' ``obj`` for a test (a function) or a test class: named
+    with ``prefix`` or marked ``__test__ = True`` (nose's way), and not ``__test__ = False``
+    (a helper named ``test_case(w, h, expected)``)."""
+    flag = getattr(obj, "__test__", None)
+    return (name.startswith(prefix) or flag is True) and (flag is None or bool(flag))
 
 
 def _class_members(cls: type) -> list[tuple[str, Any]]:
@@ -7754,10 +7772,35 @@ def _xunit(fn: Any, arg: Any) -> None:
         fn()
 
 
-def _run_testcase(name: str, cls: type) -> None:
-    """A ``unittest.TestCase`` of the tests, run by ``unittest`` (setUp, tearDown, subTest...)."""
+def _run_testcase(
+    name: str,
+    cls: type,
+    fixtures: dict[str, _FixtureDef] | None = None,
+    autouse: list[str] | None = None,
+    scopes: _Scopes | None = None,
+    module_marks: list[Any] | None = None,
+) -> None:
+    """A ``unittest.TestCase`` of the tests, run by ``unittest`` (setUp, tearDown, subTest...).
+
+    Where pytest would add to it (the tests' ``autouse`` fixtures, its own fixture methods, a
+    ``skip``, ``skipif``, ``xfail``, ``usefixtures`` or ``filterwarnings`` mark on the
+    module, the class or a method), each of its tests runs as pytest runs one: unittest's
+    run of that test inside a :class:`_TestRun` that gives the fixtures and obeys the marks,
+    between the class's ``setUpClass`` and ``tearDownClass``. A wrong solution an ``xfail(
+    strict=True)`` test or a fixture's teardown assertion would fail no longer passes."""
     import unittest
 
+    marks = (module_marks or []) + _marks(vars(cls).get("pytestmark"))
+    cases: list[Any] = list(unittest.defaultTestLoader.loadTestsFromTestCase(cls))
+    methods = [getattr(cls, case._testMethodName, None) for case in cases]
+    own = [f for _, member in _class_members(cls) if (f := _fixture(member)) is not None]
+    pytest_marks = {"skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
+    method_marks = [m for f in methods for m in _marks(getattr(f, "pytestmark", None))]
+    if fixtures is not None and scopes is not None and (
+        autouse or own or any(m.name in pytest_marks for m in (*marks, *method_marks))
+    ):
+        _run_testcase_as_pytest(name, cls, cases, marks, own, fixtures, autouse or [], scopes)
+        return
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(cls).run(result)
     problems = result.failures + result.errors + result.unexpectedSuccesses
@@ -7766,6 +7809,52 @@ def _run_testcase(name: str, cls: type) -> None:
         detail = first[1] if isinstance(first, tuple) else ""
         raise AssertionError(f"{name}: {detail}"[:4000])
     if result.testsRun == 0:
+        raise AssertionError(f"{name}: no test ran")
+
+
+def _run_testcase_as_pytest(
+    name: str,
+    cls: Any,
+    cases: list[Any],
+    marks: list[Any],
+    own: list[_FixtureDef],
+    fixtures: dict[str, _FixtureDef],
+    autouse: list[str],
+    scopes: _Scopes,
+) -> None:
+    """:func:`_run_testcase`'s tests one by one, each a :class:`_TestRun` (see there)."""
+    import unittest
+
+    if _skipped(marks):
+        return
+    cls.setUpClass()
+    try:
+        for case in cases:
+            test = f"{name}.{case._testMethodName}"
+
+            def run_one(case: Any = case, test: str = test) -> None:
+                result = unittest.TestResult()
+                case.run(result)
+                problems = result.failures + result.errors + result.unexpectedSuccesses
+                if problems:
+                    first = problems[0]
+                    detail = first[1] if isinstance(first, tuple) else ""
+                    raise AssertionError(f"{test}: {detail}"[:4000])
+
+            method = getattr(cls, case._testMethodName, None)
+            bound = {f.name: f.bind(case) for f in own}
+            _TestRun(
+                test, run_one, {**fixtures, **bound} if bound else fixtures,
+                [*autouse, *(f.name for f in own if f.autouse)], scopes,
+                marks + _marks(getattr(method, "pytestmark", None)), (None, None),
+            ).call()  # fmt: skip
+    finally:
+        try:
+            scopes.end("class")
+        finally:
+            cls.tearDownClass()
+            cls.doClassCleanups()
+    if not cases:
         raise AssertionError(f"{name}: no test ran")
 
 
@@ -7850,6 +7939,8 @@ class _Request:
         index = run.chosen.get(fixture) if fixture is not None else None
         if fixture is not None and index is not None:
             self.param = run.fixtures[fixture].params[index]  # type: ignore[index]
+        if fixture is not None and fixture in run.indirect:
+            self.param = run.indirect[fixture]
 
     def addfinalizer(self, finalizer: Any) -> None:
         self._teardown.append(_calling(finalizer))
@@ -7968,6 +8059,15 @@ def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
     return params, required
 
 
+class _Indirect:
+    """A value of an ``indirect`` parametrize: its fixture's ``request.param``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def _parametrized(marks: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
     """The keyword sets the ``parametrize`` marks among ``marks`` (a test's, its class's and
     its module's) give (one empty set when none), each with the marks of its
@@ -7979,6 +8079,10 @@ def _parametrized(marks: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
         args, kw = tuple(mark.args), dict(mark.kwargs)
         argnames = args[0] if args else kw.get("argnames")
         argvalues = args[1] if len(args) > 1 else kw.get("argvalues", ())
+        # One name in a string takes each value whole; names in a tuple or list unpack each
+        # (``("x",)`` with ``[(1,)]`` gives x=1), as pytest reads them.
+        unpack = not isinstance(argnames, str)
+        indirect = kw.get("indirect", False)
         if isinstance(argnames, str):
             argnames = [a.strip() for a in argnames.split(",") if a.strip()]
         argnames = list(argnames or ())
@@ -7990,10 +8094,17 @@ def _parametrized(marks: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
                 values = values.values
                 if len(argnames) == 1:
                     values = values[0]
-            if len(argnames) == 1:
-                sets.append(({argnames[0]: values}, own))
-            else:
-                sets.append((dict(zip(argnames, values, strict=True)), own))
+            elif unpack and len(argnames) == 1:
+                values = values[0]
+            one = (
+                {argnames[0]: values}
+                if len(argnames) == 1
+                else dict(zip(argnames, values, strict=True))
+            )
+            if indirect:
+                names = one if indirect is True else [n for n in indirect if n in one]
+                one = {**one, **{n: _Indirect(one[n]) for n in names}}
+            sets.append((one, own))
         runs = [({**run, **one}, before + more) for run, before in runs for one, more in sets]
     return runs
 
@@ -8023,6 +8134,10 @@ class _TestRun:
         self.xunit = xunit  # its setup and teardown (setup_function or setup_method), or None
         #: fixture -> index of its param in this run (fixtures with ``params``).
         self.chosen: dict[str, int] = {}
+        #: The ``filterwarnings`` marks' filters of this run (module's first, the test's last).
+        self.filters: list[Any] = []
+        #: fixture -> its ``request.param`` from an ``indirect`` parametrize, in this run.
+        self.indirect: dict[str, Any] = {}
 
     def call(self) -> None:
         fn = self.fn
@@ -8040,6 +8155,9 @@ class _TestRun:
                 continue
             needed = required + [
                 str(a) for m in marks if m.name == "usefixtures" for a in m.args
+            ]  # fmt: skip
+            self.filters = [
+                arg for m in marks if m.name == "filterwarnings" for arg in m.args
             ]  # fmt: skip
             for chosen in self.fixture_params(needed, given):
                 self.chosen = chosen
@@ -8073,9 +8191,11 @@ class _TestRun:
         if xfail is None:
             self.once(params, needed, given)
             return
+        outcomes = sys.modules.get("_pytest.outcomes")
+        failed: Any = getattr(outcomes, "Failed", Exception)
         try:
             self.once(params, needed, given)
-        except Exception as exc:  # a broken wire or bound (no Exception) always fails
+        except (Exception, failed) as exc:  # a broken wire or bound (no Exception) always fails
             raises = xfail.kwargs.get("raises")
             if raises is not None and not isinstance(exc, raises):
                 raise
@@ -8090,10 +8210,20 @@ class _TestRun:
         outcomes = sys.modules.get("_pytest.outcomes")
         skipped = getattr(outcomes, "Skipped", None)
         xfailed = getattr(outcomes, "XFailed", None)
-        values: dict[str, Any] = dict(given)
+        # ``indirect`` parametrize values are their fixtures' ``request.param``, not the test's
+        values: dict[str, Any] = {k: v for k, v in given.items() if type(v) is not _Indirect}
+        self.indirect = {k: v.value for k, v in given.items() if type(v) is _Indirect}
         teardown: list[Any] = []
         saved = sys.stdout, sys.stderr
         setup, finish = self.xunit
+        filters = contextlib.ExitStack()
+        if self.filters:
+            # as pytest applies them around the test: the test's own mark wins
+            from _pytest.config import parse_warning_filter
+
+            filters.enter_context(warnings.catch_warnings())
+            for arg in self.filters:
+                warnings.filterwarnings(*parse_warning_filter(str(arg), escape=False))
         try:
             for fixture in (*self.autouse, *required):
                 _fixture_value(self, fixture, values, teardown, 0)
@@ -8109,8 +8239,11 @@ class _TestRun:
                 raise
         finally:
             sys.stdout, sys.stderr = saved
-            for gen in reversed(teardown):
-                next(gen, None)
+            try:
+                for gen in reversed(teardown):
+                    next(gen, None)
+            finally:
+                filters.close()
 
 
 def _fixture_value(
