@@ -5121,6 +5121,61 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
                 solution.release("a")
         """),
     ),
+    (
+        'a @patch decorator on a parametrized test: the mock is the first argument',
+        _d("""
+            def helper(x):
+                raise RuntimeError("real helper")
+
+            def compute(x):
+                return helper(x) * 2
+        """),
+        _d("""
+            def helper(x):
+                raise RuntimeError("real helper")
+
+            def compute(x):
+                return helper(x) + 2
+        """),
+        _d("""
+            import pytest
+            from unittest.mock import patch
+            from solution import compute
+
+            @pytest.mark.parametrize("n", [1, 5])
+            @patch("solution.helper")
+            def test_compute(mock_helper, n):
+                mock_helper.return_value = n
+                assert compute(0) == 2 * n
+        """),
+    ),
+    (
+        'a functools.wraps decorator on a test that takes a fixture',
+        _d("""
+            def add(a, b):
+                return a + b
+        """),
+        _d("""
+            def add(a, b):
+                return a - b
+        """),
+        _d("""
+            import functools
+            import pytest
+            from solution import add
+
+            def logged(fn):
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    return fn(*args, **kwargs)
+                return wrapper
+
+            @pytest.mark.parametrize("a, b", [(1, 2), (3, 4)])
+            @logged
+            def test_add(a, b):
+                assert add(a, b) == a + b
+        """),
+    ),
     *(
         _pytest_twin(
             f"test classes as pytest collects them: {what}",
@@ -5196,6 +5251,8 @@ PYTEST_SLOW = {
     "an autouse fixture's teardown assertion around a TestCase test",
     "an indirect parametrize: the value is the fixture's request.param",
     "tearDownModule (unittest's spelling) after pytest-style tests",
+    'a @patch decorator on a parametrized test: the mock is the first argument',
+    'a functools.wraps decorator on a test that takes a fixture',
     "test classes as pytest collects them: a static test method",
     "test classes as pytest collects them: a nested Test class",
     "test classes as pytest collects them: a parametrize mark on the class",

@@ -374,7 +374,8 @@ inherited ones included) of ``Test*`` classes (not abstract ones) and of the ``T
 nested in them, and what ``__test__ = True`` marks (not what ``__test__ = False`` does)
 (``@pytest.mark.parametrize`` on the test, its class or the module expanded, ``indirect`` ones
 through their fixture's ``request.param``; the tests' fixtures, of function, class or module
-scope, methods of a test class included, and ``capsys`` given; the xunit-style
+scope, methods of a test class included, and ``capsys`` given, to a test under
+``functools.wraps`` decorators or ``@patch`` ones as pytest gives them; the xunit-style
 ``setup_module`` (or ``setUpModule``), ``setup_function``, ``setup_class``, ``setup_method`` and
 their teardowns called; the ``skip``, ``skipif``, ``xfail``, ``usefixtures`` and
 ``filterwarnings`` marks and ``pytest.skip()`` obeyed), and ``unittest.TestCase`` classes by

@@ -8048,7 +8048,17 @@ _GENERATOR = 0x20
 
 
 def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
-    """The names of ``fn``'s parameters, and of those without a default."""
+    """The names of ``fn``'s parameters, and of those without a default. Through a decorator
+    that says what it wraps (``functools.wraps``: ``__wrapped__``), the wrapped function's; the
+    first ones that ``unittest.mock.patch`` decorators fill (one per patch without ``new``) are
+    not the test's, as pytest reads them."""
+    wrapped = getattr(fn, "__wrapped__", None)
+    if isinstance(wrapped, types.FunctionType) or (
+        isinstance(wrapped, types.MethodType) and isinstance(wrapped.__func__, types.FunctionType)
+    ):
+        patched = _mock_patched(fn)
+        params, required = _parameters(wrapped, bound and not isinstance(wrapped, types.MethodType))
+        return params[patched:], [r for r in required if r not in params[:patched]]
     code = fn.__code__
     params = list(code.co_varnames[int(bound) : code.co_argcount + code.co_kwonlyargcount])
     defaults = len(fn.__defaults__ or ())
@@ -8066,6 +8076,21 @@ class _Indirect:
 
     def __init__(self, value: Any) -> None:
         self.value = value
+
+
+def _mock_patched(fn: Any) -> int:
+    """How many positional arguments ``unittest.mock.patch`` decorators of ``fn`` pass (their
+    patchings that make a mock: without ``new``, not ``patch.dict``)."""
+    mock = sys.modules.get("unittest.mock")
+    default = getattr(mock, "DEFAULT", None)
+    patchings = getattr(fn, "patchings", None)
+    if mock is None or type(patchings) is not list:
+        return 0
+    return sum(
+        1
+        for p in patchings
+        if getattr(p, "attribute_name", 1) is None and getattr(p, "new", None) is default
+    )
 
 
 def _parametrized(marks: list[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
@@ -8257,7 +8282,11 @@ def _fixture_value(
     if name == "request":
         request = values[name] = _Request(run, None, values, teardown)
         return request
-    if name in ("tmp_path", "tmpdir", "tmp_path_factory") and _WORKDIR is not None:
+    if (
+        name in ("tmp_path", "tmpdir", "tmp_path_factory")
+        and _WORKDIR is not None
+        and name not in run.fixtures  # the tests' own fixture of that name wins, as in pytest
+    ):
         value = values[name] = _tmp_fixture(name, run.name)
         return value
     if name in ("capsys", "capfd"):
