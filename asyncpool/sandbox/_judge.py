@@ -2929,6 +2929,7 @@ _UNFORWARDED_ATTRS = frozenset({
     ("logging", "Formatter"), ("logging", "LogRecord"), ("logging", "Logger"),
     ("logging", "disable"), ("logging", "root"), ("warnings", "filters"),
     ("warnings", "showwarning"), ("warnings", "simplefilter"), ("warnings", "warn_explicit"),
+    ("warnings", "catch_warnings"), ("warnings", "filterwarnings"),  # filterwarnings marks
     ("abc", "ABCMeta"),  # the stand-ins of the solution's abstract classes (_stand_in_class)
     ("abc", "ABC"),  # a base a library class may have (_library_class)
     # the judge's guard (guard_judge: in judges only; the solution's eval and pickle are its own)
