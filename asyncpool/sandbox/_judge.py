@@ -902,6 +902,10 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     return None
 
 
+#: The sides a pandas interval may be closed on.
+_INTERVAL_CLOSED = ("left", "right", "both", "neither")
+
+
 def _interval_bound(pd: Any, bound: Any) -> bool:
     """Whether ``bound`` may bound a ``pd.Interval`` that crosses as a value: an ``int`` or a
     ``float``, a numpy number, a ``Timestamp`` without a time zone or a ``Timedelta`` (exact
@@ -1025,7 +1029,7 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         kind == "V"
         and len(rest) == 4
         and all(type(side) is tuple and len(side) == 2 for side in rest[:2])
-        and rest[2] in ("left", "right", "both", "neither")
+        and rest[2] in _INTERVAL_CLOSED
     ):
         left = _pandas_array(pd, rest[0][0], rest[0][1], depth)
         right = _pandas_array(pd, rest[1][0], rest[1][1], depth)
@@ -1054,7 +1058,7 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         and len(rest) == 3
         and _interval_bound(pd, rest[0])
         and _interval_bound(pd, rest[1])
-        and rest[2] in ("left", "right", "both", "neither")
+        and rest[2] in _INTERVAL_CLOSED
     ):
         return pd.Interval(rest[0], rest[1], closed=rest[2])
     if (
@@ -2188,16 +2192,12 @@ def _exception_class_spec(
 
 def _standard_name(cls: type) -> tuple[str, str] | None:
     """``(module, qualname)`` of a standard library class that is not one of
-    :data:`_PASSED_THROUGH` (those cross by name already), else None."""
-    module, qualname = cls.__module__, cls.__qualname__
-    if (
-        type(module) is not str
-        or type(qualname) is not str
-        or module.partition(".")[0] not in sys.stdlib_module_names
-        or _PASSED_THROUGH.get(cls.__name__) is cls
-    ):
+    :data:`_PASSED_THROUGH` (those cross by name already), else None: :func:`_named_class`'s
+    name, of the standard library only."""
+    named = _named_class(cls)
+    if named is None or named[0].partition(".")[0] not in sys.stdlib_module_names:
         return None
-    return (module, qualname)
+    return named
 
 
 class _Mirror(type):
@@ -7792,7 +7792,8 @@ def _run_testcase(
     import unittest
 
     marks = (module_marks or []) + _marks(vars(cls).get("pytestmark"))
-    cases: list[Any] = list(unittest.defaultTestLoader.loadTestsFromTestCase(cls))
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(cls)
+    cases: list[Any] = list(suite)
     methods = [getattr(cls, case._testMethodName, None) for case in cases]
     own = [f for _, member in _class_members(cls) if (f := _fixture(member)) is not None]
     pytest_marks = {"skip", "skipif", "xfail", "usefixtures", "filterwarnings"}
@@ -7803,14 +7804,20 @@ def _run_testcase(
         _run_testcase_as_pytest(name, cls, cases, marks, own, fixtures, autouse or [], scopes)
         return
     result = unittest.TestResult()
-    unittest.defaultTestLoader.loadTestsFromTestCase(cls).run(result)
+    suite.run(result)
+    _unittest_failed(result, name)
+    if result.testsRun == 0:
+        raise AssertionError(f"{name}: no test ran")
+
+
+def _unittest_failed(result: Any, name: str) -> None:
+    """Raise the first failure, error or unexpected success of a ``unittest`` result as the
+    check's failure (``name``: the TestCase, or its test)."""
     problems = result.failures + result.errors + result.unexpectedSuccesses
     if problems:
         first = problems[0]
         detail = first[1] if isinstance(first, tuple) else ""
         raise AssertionError(f"{name}: {detail}"[:4000])
-    if result.testsRun == 0:
-        raise AssertionError(f"{name}: no test ran")
 
 
 def _run_testcase_as_pytest(
@@ -7836,11 +7843,7 @@ def _run_testcase_as_pytest(
             def run_one(case: Any = case, test: str = test) -> None:
                 result = unittest.TestResult()
                 case.run(result)
-                problems = result.failures + result.errors + result.unexpectedSuccesses
-                if problems:
-                    first = problems[0]
-                    detail = first[1] if isinstance(first, tuple) else ""
-                    raise AssertionError(f"{test}: {detail}"[:4000])
+                _unittest_failed(result, test)
 
             method = getattr(cls, case._testMethodName, None)
             bound = {f.name: f.bind(case) for f in own}
