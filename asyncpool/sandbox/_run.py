@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import ctypes
 import fcntl
+import functools
 import math
 import os
 import re
@@ -351,7 +352,18 @@ def _output_file(name: str) -> int:
 
 
 _FALLOC_FL_KEEP_SIZE = 1
-_fallocate: list[Any] = []
+
+
+@functools.cache
+def _fallocate() -> Any:
+    """libc's ``fallocate``, or None where there is none (looked up once)."""
+    try:
+        call = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long)
+    call.restype = ctypes.c_int
+    return call
 
 
 def _reserve_output(fd: int, size: int) -> None:
@@ -366,16 +378,7 @@ def _reserve_output(fd: int, size: int) -> None:
     output it passed), where judges do not count output as memory. The reserve is the case's
     expected output and a little more: a correct answer's output is never the run's memory.
     Best effort: without ``fallocate`` (an old kernel, no libc) nothing is reserved."""
-    if not _fallocate:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            call = libc.fallocate
-            call.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long)
-            call.restype = ctypes.c_int
-            _fallocate.append(call)
-        except (OSError, AttributeError):
-            _fallocate.append(None)
-    call = _fallocate[0]
+    call = _fallocate()
     if call is not None:
         call(fd, _FALLOC_FL_KEEP_SIZE, 0, size)  # an error leaves the file as it was
 
