@@ -5,7 +5,9 @@ The test starts a head (``ray start --head --block``) and two worker nodes
 ``--temp-dir``, ports and a custom resource naming it, with token authentication on (a fresh
 token for this cluster, handed to every process in ``RAY_AUTH_TOKEN``). Drivers are
 subprocesses (this test process is already connected to the session cluster) that find the
-cluster through ``ASYNCPOOL_ADDRESS`` alone.
+cluster through ``ASYNCPOOL_ADDRESS`` alone. Nodes start one after another; a node whose
+``ray start`` gives up at Ray's fixed 30 s wait for its raylet to register (a loaded machine,
+as in CI) is killed whole and started again.
 
 Teardown never runs ``ray stop`` (it would stop every Ray cluster on the machine): it kills the
 process groups it started, every descendant of them, and every process carrying this cluster's
@@ -180,9 +182,18 @@ def _kill_all(cluster: RayStartCluster) -> set[int]:
         time.sleep(0.1)  # reaping is not instantaneous; polled with a deadline
 
 
-def _start_node(cluster: RayStartCluster, index: int, head_port: int | None) -> None:
+# What ``ray start`` prints when its raylet has not registered with the GCS within Ray's own
+# fixed 30 s (``raylet_start_wait_time_s`` in ray/_private/node.py, no setting): a loaded
+# machine's startup, not a failure of the cluster under test.
+RAY_START_TIMED_OUT = "timed out during startup"
+START_ATTEMPTS = 4
+
+
+def _start_node(
+    cluster: RayStartCluster, index: int, head_port: int | None, attempt: int
+) -> subprocess.Popen[bytes]:
     agent, agent_grpc, runtime_env, metrics, dashboard, client = _free_ports(6)
-    temp = cluster.root / f"node{index}"
+    temp = cluster.root / f"node{index}-{attempt}"
     temp.mkdir()
     args = [
         sys.executable, "-m", "ray.scripts.scripts", "start", "--block",
@@ -205,27 +216,99 @@ def _start_node(cluster: RayStartCluster, index: int, head_port: int | None) -> 
         ]  # fmt: skip
     else:
         args += ["--address", f"127.0.0.1:{head_port}"]
-    with (cluster.root / f"node{index}.log").open("wb") as log:
-        cluster.procs.append(
-            subprocess.Popen(
-                args,
-                env=cluster.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,  # its own process group, killed whole
-            )
+    with (cluster.root / f"node{index}-{attempt}.log").open("wb") as log:
+        proc = subprocess.Popen(
+            args,
+            env=cluster.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, killed whole
         )
+    cluster.procs.append(proc)
+    return proc
 
 
-def _wait_started(cluster: RayStartCluster, index: int) -> None:
-    """Until ``ray start`` of node ``index`` says so, or exits (the test's timeout is the guard)."""
-    log = cluster.root / f"node{index}.log"
-    proc = cluster.procs[index]
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive (a zombie is not: it runs nothing)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a failed ``ray start``'s process group (its raylet outlives it) and wait until
+    nothing of it runs, so a late registration cannot add a second node of the same name."""
+    deadline = time.monotonic() + 20
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
+        proc.poll()  # reaps ray start itself
+        if not _group_alive(proc.pid):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process group {proc.pid} of a failed ray start still runs")
+        time.sleep(0.1)  # reaping is not instantaneous; polled with a deadline
+
+
+def _started(
+    cluster: RayStartCluster, index: int, attempt: int, proc: subprocess.Popen[bytes]
+) -> bool:
+    """Wait until ``ray start`` of node ``index`` says it started (True) or exits: False when
+    it hit Ray's own startup limit (see ``RAY_START_TIMED_OUT``), an error otherwise. The
+    test's timeout is the guard of the wait."""
+    log = cluster.root / f"node{index}-{attempt}.log"
     while "Ray runtime started" not in log.read_text(errors="replace"):
         if proc.poll() is not None:
+            if RAY_START_TIMED_OUT in log.read_text(errors="replace"):
+                return False
             raise AssertionError(f"ray start of node {index} exited:\n{cluster.log_tail()}")
         time.sleep(0.1)
+    return True
+
+
+def _start_and_wait(cluster: RayStartCluster, index: int, head_port: int | None) -> bool:
+    """Start node ``index`` and wait for it, again from a fresh temp dir when Ray's startup
+    limit was hit (then True); nodes are started one after another so that they do not
+    compete."""
+    for attempt in range(START_ATTEMPTS):
+        proc = _start_node(cluster, index, head_port, attempt)
+        if _started(cluster, index, attempt, proc):
+            return attempt > 0
+        _kill_group(proc)
+    raise AssertionError(
+        f"ray start of node {index} timed out {START_ATTEMPTS} times:\n{cluster.log_tail()}"
+    )
+
+
+NODES_PROBE = textwrap.dedent(
+    """
+    import sys, time
+    import ray
+
+    ray.init(log_to_driver=False)  # RAY_ADDRESS
+    while sorted(r for x in ray.nodes() if x["Alive"] for r in x["Resources"]
+                 if r.startswith("asyncpool_mn_")) != sys.argv[1:]:
+        time.sleep(0.2)  # polled; the test's timeout is the guard
+    """
+)
+
+
+def _wait_for_exact_nodes(cluster: RayStartCluster) -> None:
+    """Until the GCS lists one live node per name: a node killed after a failed start may
+    have registered late, and is listed alive until the GCS's health check finds it dead."""
+    names = [NODE_RESOURCE.format(i) for i in range(WORKERS + 1)]
+    subprocess.run(
+        [sys.executable, "-c", NODES_PROBE, *names],
+        env={**cluster.env, "RAY_ADDRESS": cluster.address},
+        check=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -248,12 +331,11 @@ def ray_start_cluster() -> Iterator[RayStartCluster]:
     )
     cluster = RayStartCluster(f"127.0.0.1:{head_port}", env, marker, root)
     try:
-        _start_node(cluster, 0, None)
-        _wait_started(cluster, 0)
+        restarted = _start_and_wait(cluster, 0, None)
         for i in range(1, WORKERS + 1):
-            _start_node(cluster, i, head_port)
-        for i in range(1, WORKERS + 1):
-            _wait_started(cluster, i)
+            restarted |= _start_and_wait(cluster, i, head_port)
+        if restarted:
+            _wait_for_exact_nodes(cluster)
         yield cluster
     finally:
         left = _kill_all(cluster)
