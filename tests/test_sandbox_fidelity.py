@@ -5268,6 +5268,50 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             (6, "a parametrize mark on the class"),
         )
     ),
+    *(
+        _pytest_twin(
+            f"request.node.get_closest_marker in a fixture: {what}",
+            IDENTITY,
+            ("    return x\n", f"    return x if x != {n} else 0\n"),
+            _d("""
+                import pytest
+                from solution import f
+
+                pytestmark = pytest.mark.value(5)
+
+                @pytest.fixture
+                def v(request):
+                    mark = request.node.get_closest_marker("value")
+                    return mark.args[0] if mark is not None else 0
+
+                @pytest.mark.value(1)
+                def test_own(v):
+                    assert f(v) == 1
+
+                def test_module(v):
+                    assert f(v) == 5
+
+                @pytest.mark.value(9)
+                class TestK:
+                    def test_class(self, v):
+                        assert f(v) == 9
+
+                @pytest.mark.parametrize("w", [pytest.param(3, marks=pytest.mark.value(3))])
+                def test_param(v, w):
+                    assert f(v) == w
+
+                def test_listed(request):
+                    assert [m.args for m in request.node.iter_markers("value")] == [(5,)]
+                    assert request.node.get_closest_marker("other") is None
+            """),
+        )
+        for n, what in (
+            (1, "the test's own mark"),
+            (5, "the module's mark"),
+            (9, "the class's mark"),
+            (3, "a parameter set's mark"),
+        )
+    ),
 ]
 
 
@@ -5285,6 +5329,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    *(name for name, *_ in PYTEST_CORPUS if name.startswith("request.node.get_closest_marker")),
     "bigcodebench: tests that import matplotlib alone name matplotlib.axes.Axes and .figure",
     "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",
     "xunit setup and teardown: module, function, class and method",

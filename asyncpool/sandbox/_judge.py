@@ -152,7 +152,7 @@ import warnings
 import weakref
 import zoneinfo
 from array import array as _array
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
 from collections.abc import Set as _AbcSet
 from datetime import date as _Date  # bound once: the tests' patches of datetime are forwarded
@@ -8013,15 +8013,15 @@ def _parameter_set(value: Any) -> bool:
 
 class _Request:
     """pytest's ``request`` fixture, the part tests use: ``param`` (of a fixture with
-    ``params``), ``fixturename``, ``node.name``, ``function``, ``addfinalizer`` and
-    ``getfixturevalue``."""
+    ``params``), ``fixturename``, ``node`` (:class:`_Node`), ``function``, ``addfinalizer``
+    and ``getfixturevalue``."""
 
     def __init__(self, run: _TestRun, fixture: str | None, values: dict[str, Any],
                  teardown: list[Any]) -> None:  # fmt: skip
         self._run, self._values, self._teardown = run, values, teardown
         self.fixturename = fixture
         self.function = run.fn
-        self.node = types.SimpleNamespace(name=run.name)
+        self.node = _Node(run)
         index = run.chosen.get(fixture) if fixture is not None else None
         if fixture is not None and index is not None:
             self.param = run.fixtures[fixture].params[index]  # type: ignore[index]
@@ -8033,6 +8033,25 @@ class _Request:
 
     def getfixturevalue(self, name: str) -> Any:
         return _fixture_value(self._run, name, self._values, self._teardown, 1)
+
+
+class _Node:
+    """``request.node``, the test's: its ``name`` and its marks, closest first (its parameter
+    set's, its own, then its classes' and module's), as pytest's item answers
+    ``get_closest_marker`` and ``iter_markers``."""
+
+    def __init__(self, run: _TestRun) -> None:
+        self.name = run.name
+        self._run = run
+
+    def iter_markers(self, name: str | None = None) -> Iterator[Any]:
+        run = self._run
+        for mark in (*run.param_marks, *run.own_marks, *reversed(run.outer_marks)):
+            if name is None or mark.name == name:
+                yield mark
+
+    def get_closest_marker(self, name: str, default: Any = None) -> Any:
+        return next(self.iter_markers(name), default)
 
 
 class _Scopes:
@@ -8240,7 +8259,11 @@ class _TestRun:
         self.fixtures = fixtures
         self.autouse = autouse
         self.scopes = scopes
-        self.marks = marks + _marks(getattr(fn, "pytestmark", None))
+        self.own_marks = _marks(getattr(fn, "pytestmark", None))
+        self.outer_marks = marks  # its module's, then its classes'
+        self.marks = marks + self.own_marks
+        #: The marks of this run's parameter set (``pytest.param(..., marks=...)``).
+        self.param_marks: list[Any] = []
         self.bound = bound
         self.xunit = xunit  # its setup and teardown (setup_function or setup_method), or None
         #: fixture -> index of its param in this run (fixtures with ``params``).
@@ -8258,6 +8281,7 @@ class _TestRun:
             )
         params, required = _parameters(fn, self.bound)
         for given, param_marks in _parametrized(self.marks):
+            self.param_marks = param_marks
             marks = self.marks + param_marks
             if _skipped(marks):
                 continue
