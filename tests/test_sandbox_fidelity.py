@@ -5312,6 +5312,39 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
             (3, "a parameter set's mark"),
         )
     ),
+    _pytest_twin(
+        "pytest_generate_tests parametrizes by fixturenames and by the class's table",
+        "def f(x):\n    return 2 * x\n",
+        ("return 2 * x", "return 2 * x + (x == 3)"),
+        _d("""
+            import unittest
+            from solution import f
+
+            def pytest_generate_tests(metafunc):
+                if metafunc.cls is None:
+                    if "x" in metafunc.fixturenames:
+                        metafunc.parametrize("x", [1, 2])
+                    return
+                funcarglist = metafunc.cls.params[metafunc.function.__name__]
+                argnames = sorted(funcarglist[0])
+                metafunc.parametrize(
+                    argnames, [[funcargs[name] for name in argnames] for funcargs in funcarglist]
+                )
+
+            def test_f(x):
+                assert f(x) == x + x
+
+            class TestClass:
+                params = {"test_equals": [dict(a=1, b=2), dict(a=3, b=6)]}
+
+                def test_equals(self, a, b):
+                    assert f(a) == b
+
+            class TestPlain(unittest.TestCase):
+                def test_plain(self):
+                    self.assertEqual(f(0), 0)
+        """),
+    ),
 ]
 
 
@@ -5329,6 +5362,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "pytest_generate_tests parametrizes by fixturenames and by the class's table",
     *(name for name, *_ in PYTEST_CORPUS if name.startswith("request.node.get_closest_marker")),
     "bigcodebench: tests that import matplotlib alone name matplotlib.axes.Axes and .figure",
     "bigcodebench: a matplotlib Axes the tests check with assertIsInstance(ax, plt.Axes)",

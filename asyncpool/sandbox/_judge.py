@@ -7700,7 +7700,8 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
     ``session``; ``autouse`` ones set up for every test), and pytest's own ``caplog`` and
     ``recwarn`` (:func:`_caplog`, :func:`_recwarn`). A test that needs another (a parameter
     nothing gives: ``capsysbinary``, ``pytestconfig``) fails the check, naming it: skipping the
-    test would judge less than the tests ask."""
+    test would judge less than the tests ask. The module's ``pytest_generate_tests`` hook is
+    called for each pytest-style test (:class:`_Metafunc`), not for a TestCase's."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
     for obj in list(namespace.values()):
@@ -7708,7 +7709,6 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
         if found is not None:
             fixtures[found.name] = found
     autouse = [name for name, fixture in fixtures.items() if fixture.autouse]
-    scopes = _Scopes()
     module_marks = _marks(namespace.get("pytestmark"))
     unittest = sys.modules.get("unittest")
     testcase = getattr(unittest, "TestCase", None)
@@ -7719,6 +7719,7 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
         if isinstance(obj, types.FunctionType) and obj.__module__ == module
     }
     fixture_functions = {id(f.function) for f in fixtures.values()}
+    scopes = _Scopes(own.get("pytest_generate_tests"))
     # pytest takes unittest's spellings too; unittest's own runner calls those for TestCases.
     camel = not _testcases(namespace)
     setup = own.get("setup_module") or (own.get("setUpModule") if camel else None)
@@ -7933,6 +7934,7 @@ def _run_testcase_as_pytest(
                 test, run_one, {**fixtures, **bound} if bound else fixtures,
                 [*autouse, *(f.name for f in own if f.autouse)], scopes,
                 marks + _marks(getattr(method, "pytestmark", None)), (None, None),
+                generated=False,
             ).call()  # fmt: skip
     finally:
         try:
@@ -8035,6 +8037,36 @@ class _Request:
         return _fixture_value(self._run, name, self._values, self._teardown, 1)
 
 
+class _Metafunc:
+    """What the tests' ``pytest_generate_tests(metafunc)`` hook gets for each test, the part
+    tests use: ``fixturenames`` (the test's parameters and the fixtures it uses, through
+    other fixtures too), ``function``, ``cls``, ``module``, and ``parametrize``, which gives
+    the test a ``parametrize`` mark of those arguments, as pytest parametrizes it."""
+
+    def __init__(self, run: _TestRun, required: list[str]) -> None:
+        fn = run.fn
+        self.function = getattr(fn, "__func__", fn)
+        owner = getattr(fn, "__self__", None)
+        self.cls = owner if isinstance(owner, type) or owner is None else type(owner)
+        self.module = sys.modules.get("__main__")
+        names: list[str] = []
+        pending = [*run.autouse, *required]
+        pending += [str(a) for m in run.marks if m.name == "usefixtures" for a in m.args]
+        while pending:
+            name = pending.pop(0)
+            if name not in names:
+                names.append(name)
+                fixture = run.fixtures.get(name)
+                pending.extend(fixture.requires if fixture is not None else ())
+        self.fixturenames = names
+        self.marks: list[Any] = []
+
+    def parametrize(self, *args: Any, **kwargs: Any) -> None:
+        import pytest
+
+        self.marks.append(pytest.mark.parametrize(*args, **kwargs).mark)
+
+
 class _Node:
     """``request.node``, the test's: its ``name`` and its marks, closest first (its parameter
     set's, its own, then its classes' and module's), as pytest's item answers
@@ -8058,9 +8090,11 @@ class _Scopes:
     """The values of the tests' fixtures of a wider scope than one test, and their teardowns
     (a ``yield`` fixture's generator), until their class or the module ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, generate: Any = None) -> None:
         self.values: dict[str, dict[tuple[str, int | None], Any]] = {"class": {}, "module": {}}
         self.teardown: dict[str, list[Any]] = {"class": [], "module": []}
+        #: The module's ``pytest_generate_tests`` hook, called for each test (:class:`_Metafunc`).
+        self.generate = generate
 
     def end(self, scope: str) -> None:
         """Tear down ``scope``'s fixtures (a class's at its end, then the module's too)."""
@@ -8253,6 +8287,7 @@ class _TestRun:
         marks: list[Any],
         xunit: tuple[Any, Any],
         bound: bool = False,
+        generated: bool = True,
     ) -> None:
         self.name = name
         self.fn = fn
@@ -8265,6 +8300,9 @@ class _TestRun:
         #: The marks of this run's parameter set (``pytest.param(..., marks=...)``).
         self.param_marks: list[Any] = []
         self.bound = bound
+        #: Whether the module's ``pytest_generate_tests`` is called for it (not for the
+        #: tests of a ``unittest.TestCase``, as pytest does not).
+        self.generated = generated
         self.xunit = xunit  # its setup and teardown (setup_function or setup_method), or None
         #: fixture -> index of its param in this run (fixtures with ``params``).
         self.chosen: dict[str, int] = {}
@@ -8280,6 +8318,11 @@ class _TestRun:
                 f"{self.name} is a generator or a coroutine: the judge runs plain tests only"
             )
         params, required = _parameters(fn, self.bound)
+        if self.scopes.generate is not None and self.generated:
+            metafunc = _Metafunc(self, required)
+            self.scopes.generate(metafunc)
+            self.own_marks += metafunc.marks
+            self.marks += metafunc.marks
         for given, param_marks in _parametrized(self.marks):
             self.param_marks = param_marks
             marks = self.marks + param_marks
