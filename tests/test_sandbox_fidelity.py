@@ -5313,6 +5313,23 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         )
     ),
     _pytest_twin(
+        "pytest 9's subtests fixture: a failed subtest fails the test, a skipped one does not",
+        IDENTITY,
+        IDENTITY_WRONG_AT_2,
+        _d("""
+            import pytest
+            from solution import f
+
+            def test_f(subtests):
+                with subtests.test("skipped"):
+                    pytest.skip("not this one")
+                for x in (1, 2, 3):
+                    with subtests.test(x=x):
+                        assert f(x) == x
+                assert f(0) == 0
+        """),
+    ),
+    _pytest_twin(
         "pytest_generate_tests parametrizes by fixturenames and by the class's table",
         "def f(x):\n    return 2 * x\n",
         ("return 2 * x", "return 2 * x + (x == 3)"),
@@ -5362,6 +5379,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "pytest 9's subtests fixture: a failed subtest fails the test, a skipped one does not",
     "pytest_generate_tests parametrizes by fixturenames and by the class's table",
     *(name for name, *_ in PYTEST_CORPUS if name.startswith("request.node.get_closest_marker")),
     "bigcodebench: tests that import matplotlib alone name matplotlib.axes.Axes and .figure",
