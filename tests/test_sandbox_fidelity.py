@@ -5330,6 +5330,29 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "a fixture's params given as pytest.param with skip and strict xfail marks",
+        "def inv(x):\n    return 1 / x\n",
+        ("return 1 / x", "return 1 / x + (x == 2)"),
+        _d("""
+            import pytest
+            from solution import inv
+
+            @pytest.fixture(
+                params=[
+                    pytest.param(4, id="four"),
+                    2,
+                    pytest.param(0, marks=pytest.mark.skip),
+                    pytest.param(0, marks=pytest.mark.xfail(raises=ZeroDivisionError, strict=True)),
+                ]
+            )
+            def v(request):
+                return request.param
+
+            def test_inv(v):
+                assert inv(v) * v == 1
+        """),
+    ),
+    _pytest_twin(
         "pytest_generate_tests parametrizes by fixturenames and by the class's table",
         "def f(x):\n    return 2 * x\n",
         ("return 2 * x", "return 2 * x + (x == 3)"),
@@ -5379,6 +5402,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "a fixture's params given as pytest.param with skip and strict xfail marks",
     "pytest 9's subtests fixture: a failed subtest fails the test, a skipped one does not",
     "pytest_generate_tests parametrizes by fixturenames and by the class's table",
     *(name for name, *_ in PYTEST_CORPUS if name.startswith("request.node.get_closest_marker")),

@@ -7698,10 +7698,11 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
     tests' own ``@pytest.fixture`` functions (by their ``name=``; ``yield`` fixtures torn down
     after their scope: the test, its class, or the module for ``module``, ``package`` and
     ``session``; ``autouse`` ones set up for every test), pytest's own ``caplog`` and
-    ``recwarn`` (:func:`_caplog`, :func:`_recwarn`), and ``subtests`` (:class:`_SubTests`). A test that needs another (a parameter
-    nothing gives: ``capsysbinary``, ``pytestconfig``) fails the check, naming it: skipping the
-    test would judge less than the tests ask. The module's ``pytest_generate_tests`` hook is
-    called for each pytest-style test (:class:`_Metafunc`), not for a TestCase's."""
+    ``recwarn`` (:func:`_caplog`, :func:`_recwarn`), and ``subtests`` (:class:`_SubTests`).
+    A test that needs another (a parameter nothing gives: ``capsysbinary``, ``pytestconfig``)
+    fails the check, naming it: skipping the test would judge less than the tests ask. The
+    module's ``pytest_generate_tests`` hook is called for each pytest-style test
+    (:class:`_Metafunc`), not for a TestCase's."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
     for obj in list(namespace.values()):
@@ -7948,7 +7949,9 @@ def _run_testcase_as_pytest(
 
 class _FixtureDef:
     """A ``@pytest.fixture`` of the tests: its function, name, ``autouse``, scope and
-    ``params`` (each test that needs it runs once per param, ``request.param``)."""
+    ``params`` (each test that needs it runs once per param, ``request.param``; as the tests
+    give them, ``pytest.param(v, marks=...)`` included: :func:`_param_value`,
+    :func:`_param_marks`)."""
 
     __slots__ = ("autouse", "function", "name", "params", "requires", "scope")
 
@@ -7997,7 +8000,7 @@ def _fixture(obj: Any) -> _FixtureDef | None:
         name if isinstance(name, str) and name else function.__name__,
         bool(getattr(marker, "autouse", False)),
         scope if scope in ("class", "module", "package", "session") else "function",
-        None if params is None else [_param_value(p) for p in params],
+        None if params is None else list(params),
     )
 
 
@@ -8013,6 +8016,11 @@ def _parameter_set(value: Any) -> bool:
     return type(value).__name__ == "ParameterSet" and type(value) not in _PROXY_TYPES
 
 
+def _param_marks(param: Any) -> list[Any]:
+    """The marks of a fixture's param given as ``pytest.param(..., marks=...)``, else none."""
+    return _marks(list(param.marks)) if _parameter_set(param) else []
+
+
 class _Request:
     """pytest's ``request`` fixture, the part tests use: ``param`` (of a fixture with
     ``params``), ``fixturename``, ``node`` (:class:`_Node`), ``function``, ``addfinalizer``
@@ -8026,7 +8034,7 @@ class _Request:
         self.node = _Node(run)
         index = run.chosen.get(fixture) if fixture is not None else None
         if fixture is not None and index is not None:
-            self.param = run.fixtures[fixture].params[index]  # type: ignore[index]
+            self.param = _param_value(run.fixtures[fixture].params[index])  # type: ignore[index]
         if fixture is not None and fixture in run.indirect:
             self.param = run.indirect[fixture]
 
@@ -8324,21 +8332,26 @@ class _TestRun:
             self.own_marks += metafunc.marks
             self.marks += metafunc.marks
         for given, param_marks in _parametrized(self.marks):
-            self.param_marks = param_marks
-            marks = self.marks + param_marks
-            if _skipped(marks):
-                continue
-            xfail = next((m for m in marks if m.name == "xfail" and _condition(m)), None)
-            if xfail is not None and xfail.kwargs.get("run", True) is False:
-                continue
             needed = required + [
-                str(a) for m in marks if m.name == "usefixtures" for a in m.args
-            ]  # fmt: skip
-            self.filters = [
-                arg for m in marks if m.name == "filterwarnings" for arg in m.args
+                str(a) for m in self.marks + param_marks if m.name == "usefixtures"
+                for a in m.args
             ]  # fmt: skip
             for chosen in self.fixture_params(needed, given):
                 self.chosen = chosen
+                # (a fixture's ``pytest.param(0, marks=pytest.mark.skip)`` marks its runs)
+                self.param_marks = param_marks + [
+                    mark for name, index in chosen.items()
+                    for mark in _param_marks((self.fixtures[name].params or ())[index])
+                ]  # fmt: skip
+                marks = self.marks + self.param_marks
+                if _skipped(marks):
+                    continue
+                xfail = next((m for m in marks if m.name == "xfail" and _condition(m)), None)
+                if xfail is not None and xfail.kwargs.get("run", True) is False:
+                    continue
+                self.filters = [
+                    arg for m in marks if m.name == "filterwarnings" for arg in m.args
+                ]  # fmt: skip
                 self.attempt(params, needed, given, xfail)
 
     def fixture_params(self, needed: list[str], given: dict[str, Any]) -> list[dict[str, int]]:
