@@ -5353,6 +5353,35 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "request.cls and request.instance: fixtures that give a TestCase and a class data",
+        "def total(xs):\n    return sum(xs)\n",
+        ("return sum(xs)", "return sum(xs[1:])"),
+        _d("""
+            import unittest
+            import pytest
+            from solution import total
+
+            @pytest.fixture(scope="class")
+            def shared(request):
+                assert request.instance is None
+                request.cls.xs = [1, 2, 3]
+
+            @pytest.fixture
+            def own(request):
+                request.instance.ys = [4]
+
+            @pytest.mark.usefixtures("shared")
+            class TestCaseTotal(unittest.TestCase):
+                def test_total(self):
+                    self.assertEqual(total(self.xs), 6)
+
+            @pytest.mark.usefixtures("shared", "own")
+            class TestTotal:
+                def test_total(self):
+                    assert total(self.ys) == 4 and total(self.xs) == 6
+        """),
+    ),
+    _pytest_twin(
         "pytest_generate_tests parametrizes by fixturenames and by the class's table",
         "def f(x):\n    return 2 * x\n",
         ("return 2 * x", "return 2 * x + (x == 3)"),
@@ -5402,6 +5431,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "request.cls and request.instance: fixtures that give a TestCase and a class data",
     "a fixture's params given as pytest.param with skip and strict xfail marks",
     "pytest 9's subtests fixture: a failed subtest fails the test, a skipped one does not",
     "pytest_generate_tests parametrizes by fixturenames and by the class's table",

@@ -7801,7 +7801,7 @@ def _run_test_class(
                 run_autouse = [*autouse, *(f.name for f in own if f.autouse)]
                 _TestRun(
                     f"{name}.{attr}", getattr(instance, attr), run_fixtures, run_autouse,
-                    scopes, marks, xunit, bound=not static,
+                    scopes, marks, xunit, bound=not static, owner=(cls, instance),
                 ).call()  # fmt: skip
     finally:
         try:
@@ -7935,7 +7935,7 @@ def _run_testcase_as_pytest(
                 test, run_one, {**fixtures, **bound} if bound else fixtures,
                 [*autouse, *(f.name for f in own if f.autouse)], scopes,
                 marks + _marks(getattr(method, "pytestmark", None)), (None, None),
-                generated=False,
+                generated=False, owner=(cls, case),
             ).call()  # fmt: skip
     finally:
         try:
@@ -8023,8 +8023,9 @@ def _param_marks(param: Any) -> list[Any]:
 
 class _Request:
     """pytest's ``request`` fixture, the part tests use: ``param`` (of a fixture with
-    ``params``), ``fixturename``, ``node`` (:class:`_Node`), ``function``, ``addfinalizer``
-    and ``getfixturevalue``."""
+    ``params``), ``fixturename``, ``node`` (:class:`_Node`), ``function``, ``module``,
+    ``cls`` and ``instance`` (of a test of a class; no instance for a fixture of a wider
+    scope), ``addfinalizer`` and ``getfixturevalue``."""
 
     def __init__(self, run: _TestRun, fixture: str | None, values: dict[str, Any],
                  teardown: list[Any]) -> None:  # fmt: skip
@@ -8032,6 +8033,10 @@ class _Request:
         self.fixturename = fixture
         self.function = run.fn
         self.node = _Node(run)
+        self.module = sys.modules.get("__main__")
+        self.cls = run.cls
+        scope = run.fixtures[fixture].scope if fixture in run.fixtures else "function"
+        self.instance = run.instance if scope == "function" else None
         index = run.chosen.get(fixture) if fixture is not None else None
         if fixture is not None and index is not None:
             self.param = _param_value(run.fixtures[fixture].params[index])  # type: ignore[index]
@@ -8296,6 +8301,7 @@ class _TestRun:
         xunit: tuple[Any, Any],
         bound: bool = False,
         generated: bool = True,
+        owner: tuple[Any, Any] = (None, None),
     ) -> None:
         self.name = name
         self.fn = fn
@@ -8311,6 +8317,8 @@ class _TestRun:
         #: Whether the module's ``pytest_generate_tests`` is called for it (not for the
         #: tests of a ``unittest.TestCase``, as pytest does not).
         self.generated = generated
+        #: The test's class and the instance it runs on (``request.cls``, ``request.instance``).
+        self.cls, self.instance = owner
         self.xunit = xunit  # its setup and teardown (setup_function or setup_method), or None
         #: fixture -> index of its param in this run (fixtures with ``params``).
         self.chosen: dict[str, int] = {}
