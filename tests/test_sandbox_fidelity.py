@@ -3947,6 +3947,30 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "pandas: a Categorical from pd.cut of a list, and an ordered one",
+        _d("""
+            import pandas as pd
+            def bins(xs):
+                return pd.cut(xs, bins=[0, 5, 10], labels=["low", "high"])
+            def ordered():
+                return pd.Categorical(["b", "a", "b"], categories=["b", "a"], ordered=True)
+        """),
+        ('labels=["low", "high"]', 'labels=["high", "low"]'),
+        _d("""
+            import pandas as pd
+            r = bins([1, 7, 3])
+            assert isinstance(r, pd.Categorical)
+            assert list(r) == ["low", "high", "low"] and r.codes.tolist() == [0, 1, 0]
+            o = ordered()
+            assert o.ordered and o.max() == "a"
+            expected = pd.Categorical(["b", "a", "b"], categories=["b", "a"], ordered=True)
+            pd.testing.assert_extension_array_equal(o, expected)
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

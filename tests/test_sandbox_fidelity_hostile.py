@@ -1155,6 +1155,15 @@ ATTACKS += [
     )
     for name, (spec, _) in FORGED_CATEGORICALS.items()
 ]
+ATTACKS += [
+    (
+        f"forged reply: a pandas Categorical of {name}",
+        _forge(f'b"q" + wire.encode(("C", {spec}))')
+        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        "import pandas as pd\n" + SORT_TESTS,
+    )
+    for name, (spec, _) in FORGED_CATEGORICALS.items()
+]
 def _notifying(notice: str) -> str:
     """A solution that sends the judge a forged warning or log record (``notice``: the
     arguments of ``_Peer.notify``) and answers wrong."""
@@ -1456,6 +1465,10 @@ REASONS = {
     ),
     **{
         f"forged reply: a pandas categorical of {name}": reason
+        for name, (_, reason) in FORGED_CATEGORICALS.items()
+    },
+    **{
+        f"forged reply: a pandas Categorical of {name}": reason
         for name, (_, reason) in FORGED_CATEGORICALS.items()
     },
     "forged reply: a pandas frame whose columns are fewer than its data": (

@@ -41,7 +41,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``Series`` and ``Index``es (range, multi, date, period, interval, categorical and plain ones)
   of those dtypes and of Python objects, strings, nullable numbers, categories, times in a time
   zone and periods (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and
-  values, never unpickled; a DataFrame is written back like the containers below), ``Timestamp``,
+  values, never unpickled; a DataFrame is written back like the containers below), a
+  ``Categorical`` (``pd.cut`` of a list), ``Timestamp``,
   ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA``,
   ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back), named tuples with
   nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked name and
@@ -863,10 +864,11 @@ def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
 def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
     dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` (in a time
-    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA``, a ``Period`` or an
-    ``Interval`` (of numbers or times, :func:`_interval_bound`) crosses: as a value (a tuple
-    of names, dtypes, numpy arrays and plain values, :func:`_pandas_value` rebuilds it), never
-    pickled; None for anything else (it crosses as a handle). ``attrs`` and flags stay."""
+    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA``, a ``Period``, an
+    ``Interval`` (of numbers or times, :func:`_interval_bound`) or a ``Categorical`` crosses:
+    as a value (a tuple of names, dtypes, numpy arrays and plain values, :func:`_pandas_value`
+    rebuilds it), never pickled; None for anything else (it crosses as a handle). ``attrs``
+    and flags stay."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
         return None
@@ -895,6 +897,9 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
         return ("T", value.to_datetime64(), _tz_spec(value.tzinfo))
     if kind is pd.Interval and _interval_bound(pd, value.left):
         return ("v", value.left, value.right, value.closed)
+    if kind is pd.Categorical:  # pd.cut of a list or an array
+        column = _pandas_column(pd, pd.Series(value, copy=False))
+        return None if column is None or column[0] != "category" else ("C", column[1])
     if kind is pd.Period:
         return ("P", value.ordinal, value.freqstr)
     if value is pd.NaT:
@@ -1038,6 +1043,8 @@ def _pandas_value(spec: Any, depth: int) -> Any:
         if not _vector(left, "iufmM"):
             raise CodecError("malformed pandas IntervalIndex")
         return pd.IntervalIndex.from_arrays(left, right, closed=rest[2], name=rest[3])
+    if kind == "C" and len(rest) == 1:
+        return _pandas_array(pd, "category", rest[0], depth)
     if kind == "R" and len(rest) == 4 and all(type(v) is int for v in rest[:3]):
         return pd.RangeIndex(rest[0], rest[1], rest[2], name=rest[3])
     if kind == "X" and len(rest) == 2 and type(rest[0]) is tuple and type(rest[1]) is tuple:
