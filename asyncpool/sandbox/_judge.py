@@ -2180,16 +2180,17 @@ def _exception_class_spec(
     """What one of the solution's own exception classes crosses with (the solution's side),
     so that the judge stands a class of its own for it (:meth:`_Peer.mirror`): its name, the
     name of its nearest base of :data:`_PASSED_THROUGH`, and its direct bases that are such
-    classes or more of its own, a standard library class among them by its ``(module,
-    qualname)`` (``json.JSONDecodeError``: the judge derives from its own, see
-    :func:`_standard_exception_class`); None for any other class (a handle, as before)."""
+    classes or more of its own, a class of the standard library or of a library among them by
+    its ``(module, qualname)`` (``json.JSONDecodeError``, ``requests.HTTPError``: the judge
+    derives from its own, see :func:`_standard_exception_class`); None for any other class (a
+    handle, as before)."""
     try:
         if not issubclass(cls, Exception) or _PASSED_THROUGH.get(cls.__name__) is cls:
             return None
         base = _passed_through_base(cls)
         name = cls.__name__
         bases = tuple(
-            _standard_name(b) or b for b in cls.__bases__
+            _named_class(b) or b for b in cls.__bases__
             if issubclass(type(b), type) and _passed_through_base(b) is not None
         )  # fmt: skip
     except Exception:  # a class of the solution's whose metaclass answers oddly
@@ -2197,16 +2198,6 @@ def _exception_class_spec(
     if base is None or type(name) is not str or not name.isidentifier() or len(name) > 200:
         return None
     return (name, base, bases)
-
-
-def _standard_name(cls: type) -> tuple[str, str] | None:
-    """``(module, qualname)`` of a standard library class that is not one of
-    :data:`_PASSED_THROUGH` (those cross by name already), else None: :func:`_named_class`'s
-    name, of the standard library only."""
-    named = _named_class(cls)
-    if named is None or named[0].partition(".")[0] not in sys.stdlib_module_names:
-        return None
-    return named
 
 
 class _Mirror(type):
@@ -2467,6 +2458,37 @@ def _named_class(cls: type) -> tuple[str, str] | None:
     ):
         return None
     return (module, qualname)
+
+
+def _imported_by_tests(module: str, tests: str) -> bool:
+    """Whether the tests' code imports ``module``'s package (``import requests`` for
+    ``requests.exceptions``), so that the judge may import ``module`` before the tests run:
+    they will import that library themselves. Never a package of :data:`_UNRESOLVED_MODULES`
+    or :data:`_OWN_MODULES`; read from the bytecode (``IMPORT_NAME``), only when asked."""
+    top = module.partition(".")[0]
+    if (
+        not tests
+        or top in _UNRESOLVED_MODULES
+        or top in _OWN_MODULES
+        or not all(part.isidentifier() for part in module.split("."))
+    ):
+        return False
+    try:
+        code = _compiled(tests)[0]
+    except Exception:  # (their syntax error is reported when they run)
+        return False
+    import dis
+
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+        for instruction in dis.get_instructions(current):
+            if instruction.opname == "IMPORT_NAME":
+                name = str(instruction.argval)
+                if name == top or name.startswith(top + "."):
+                    return True
+    return False
 
 
 def _standard_exception_class(module: str, name: str) -> type | None:
@@ -3738,6 +3760,8 @@ class _Peer:
         self.patched: list[tuple[MutableMapping[str, Any], str, Any]] = []
         # The judge's classes for the solution's exception classes, by number (see mirror).
         self.mirrors: dict[int, type] = {}
+        #: The judge's: the tests' source, whose imports :meth:`mirror` may make early.
+        self.tests = ""
         # The judge's stand-ins for the solution's classes the tests derived from, by number.
         self.stand_ins: dict[int, type] = {}
         self.stand_in_bases: dict[type, tuple[_Proxy, ...]] = {}
@@ -3849,9 +3873,14 @@ class _Peer:
             raise CodecError(f"more than {MAX_MADE_CLASSES} exception classes")
         parents: tuple[type, ...] = ()
         for b in bases:
-            if type(b) is tuple:  # a standard library class, by name: the judge's own
-                b = _standard_exception_class(*b)
-                parents += () if b is None else (b,)
+            if type(b) is tuple:  # a class of a library, by name: the judge's own
+                found = _standard_exception_class(*b)
+                if found is None and _imported_by_tests(b[0], self.tests):
+                    # made before the tests ran (a name of the solution's): their import now
+                    with contextlib.suppress(Exception):
+                        importlib.import_module(b[0])
+                    found = _standard_exception_class(*b)
+                parents += () if found is None else (found,)
             elif (type(b) is type and b in _PASSED_THROUGH_CLASSES) or self.mirrored(b):
                 parents += (b,)
         namespace = {
@@ -7452,6 +7481,7 @@ def judge_check(
     roots: frozenset[str] = frozenset()
     namespace: dict[str, Any] = {}
     try:
+        peer.tests = tests
         try:
             kind, body = _recv(sock_fd)
             if kind != b"H":
