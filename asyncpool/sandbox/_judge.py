@@ -5579,6 +5579,8 @@ def _class_name(kind: type) -> bytes:
         return _GENERATOR_NAME
     if kind is types.AsyncGeneratorType:
         return _ASYNC_GENERATOR_NAME
+    if kind is types.FunctionType:
+        return b"\2" + _capabilities(kind).to_bytes(2, "big") + _FUNCTION_NAME
     name = kind.__name__
     if type(name) is not str:
         return b""
@@ -5714,6 +5716,19 @@ def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
 #: only a real generator's handle is a :class:`_GeneratorProxy`.
 _GENERATOR_NAME = b"generator\0"
 _ASYNC_GENERATOR_NAME = b"async_generator\0"
+#: ... and a plain function's (a ``def`` or a ``lambda``): in the judge, its handle's
+#: ``__class__`` says ``FunctionType`` (:func:`_function_type`; ``inspect.isfunction``,
+#: ``isgeneratorfunction``, ``iscoroutinefunction`` then read its ``__code__``'s flags, a
+#: request), as :class:`_GeneratorProxy`'s says its type.
+_FUNCTION_NAME = b"function\0"
+
+
+def _function_type(self: Any) -> type:
+    """The ``__class__`` of a plain function's handle (see :data:`_FUNCTION_NAME`): in the
+    judge only. A handle of the tests' function has no ``__code__`` for the solution, whose
+    ``inspect.iscoroutinefunction(callback)`` must answer False there, as before."""
+    peer = _PEER
+    return types.FunctionType if peer is not None and peer.trusted else type(self)
 
 
 def _tests_function(value: Any) -> bool:
@@ -5778,6 +5793,8 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
         module, _, qualname = where.decode("utf-8", "replace").partition(":")
         if _library_module(module) and all(p.isidentifier() for p in qualname.split(".")):
             namespace["__class__"] = property(_library_class_getter(module, qualname))
+        if name == _FUNCTION_NAME:
+            namespace["__class__"] = property(_function_type)
         if text in _FUNCTION_CLASS_NAMES and capabilities is None:
             # Not iterable, as a function is not: libraries tell a function from a list of
             # them by ``__iter__`` (pandas' ``is_list_like``: ``s.apply(fn)`` with the other
@@ -7754,7 +7771,7 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
     own = {
         name: obj
         for name, obj in namespace.items()
-        if isinstance(obj, types.FunctionType) and obj.__module__ == module
+        if type(obj) is types.FunctionType and obj.__module__ == module  # (not a handle's)
     }
     fixture_functions = {id(f.function) for f in fixtures.values()}
     scopes = _Scopes(own.get("pytest_generate_tests"))
@@ -7767,7 +7784,7 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
         for name, obj in list(namespace.items()):
             if not isinstance(name, str) or name in fixtures:
                 continue
-            if isinstance(obj, types.FunctionType):
+            if type(obj) is types.FunctionType:
                 if (
                     obj.__module__ == module
                     and id(obj) not in fixture_functions
@@ -7827,7 +7844,7 @@ def _run_test_class(
             static = isinstance(member, staticmethod)
             wrapped = isinstance(member, (staticmethod, classmethod))
             function = member.__func__ if wrapped else member
-            if isinstance(function, types.FunctionType) and _is_test(function, attr, "test"):
+            if type(function) is types.FunctionType and _is_test(function, attr, "test"):
                 instance = cls()
                 xunit = (
                     getattr(instance, "setup_method", None),
@@ -8242,8 +8259,8 @@ def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
     first ones that ``unittest.mock.patch`` decorators fill (one per patch without ``new``) are
     not the test's, as pytest reads them."""
     wrapped = getattr(fn, "__wrapped__", None)
-    if isinstance(wrapped, types.FunctionType) or (
-        isinstance(wrapped, types.MethodType) and isinstance(wrapped.__func__, types.FunctionType)
+    if type(wrapped) is types.FunctionType or (
+        type(wrapped) is types.MethodType and type(wrapped.__func__) is types.FunctionType
     ):
         patched = _mock_patched(fn)
         params, required = _parameters(wrapped, bound and not isinstance(wrapped, types.MethodType))
