@@ -5728,6 +5728,21 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
         peer.take_held(_judge.MAX_HELD, [])
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("limit", [None, 3000])
+def test_a_recursion_goes_as_deep_as_in_process_and_no_deeper(limit: int | None) -> None:
+    """At the default limit and at one the tests set, the deepest recursion of the solution's
+    that passes in-process passes, and one level deeper fails as there (RecursionError)."""
+    solution = "def rec(n):\n    return 0 if n == 0 else 1 + rec(n - 1)\n"
+    setting = "" if limit is None else f"import sys\nsys.setrecursionlimit({limit})\n"
+    verdicts = {}
+    for n in range((limit or 1000) - 8, (limit or 1000)):
+        tests = f"{setting}assert rec({n}) == {n}\n"
+        verdicts[n] = (reference_verdict(solution, tests, None), run_tests(solution, tests).status)
+    assert {ref for ref, _ in verdicts.values()} == {"passed", "failed"}, verdicts
+    assert all(ref == judged for ref, judged in verdicts.values()), verdicts
+
+
 def test_a_structure_that_keeps_hundreds_of_the_tests_lists_is_judged() -> None:
     # Each row the tests hand in is kept by the solution (and kept in step, up to
     # MAX_KEPT_ARGS of them): past the bound the rows stay the solution's copies, and the

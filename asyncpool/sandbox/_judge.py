@@ -4626,7 +4626,7 @@ class _Peer:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
             with contextlib.suppress(ValueError, RecursionError):  # below the current depth
-                sys.setrecursionlimit(limit)
+                sys.setrecursionlimit(limit + _SERVING_FRAMES[0])
         if patches is not None:
             _apply_patches(self, patches)
         if not self.logging_hooked and not self.trusted and "logging" in sys.modules:
@@ -6871,6 +6871,12 @@ def _solution_peer(fd: int) -> _Peer:
     return peer
 
 
+#: The solution's side: how many more frames its stack holds below a call of the judge's
+#: than the tests' module does in-process (see :func:`serve_solution`); the recursion limits
+#: the tests set reach it raised by as many.
+_SERVING_FRAMES = [0]
+
+
 def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -> NoReturn:
     """Announce the solution's top-level callables (those that are a standard module's
     attribute of the same name, as ``from heapq import heappush`` makes, by that name), the
@@ -6881,6 +6887,18 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     _pin(cpu)
     peer = _PEER = _solution_peer(fd)
     _greet(peer, namespace)
+    # The levels below the solution's function when the judge calls it: this frame and those
+    # under it (the run's child), then _serve_requests, serve and perform. In-process the
+    # tests' call is 3 levels deep (measured: a harness's module exec-ing the tests' module
+    # recurses to rec(996) under the limit of 1,000): the limit grows by the difference, so
+    # that a recursion goes as deep as there.
+    frame: types.FrameType | None = sys._getframe()
+    depth = 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    _SERVING_FRAMES[0] = max(0, depth + 3 - 3)
+    with contextlib.suppress(ValueError, RecursionError):
+        sys.setrecursionlimit(sys.getrecursionlimit() + _SERVING_FRAMES[0])
     if "logging" in sys.modules:
         _hook_logging(peer)
     sys.stdout = _Tee(sys.stdout, 1, peer)
