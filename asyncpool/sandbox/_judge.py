@@ -8147,8 +8147,7 @@ class _Metafunc:
         self.marks: list[Any] = []
 
     def parametrize(self, *args: Any, **kwargs: Any) -> None:
-        import pytest
-
+        pytest: Any = importlib.import_module("pytest")  # (the tests' hook: they have it)
         self.marks.append(pytest.mark.parametrize(*args, **kwargs).mark)
 
 
