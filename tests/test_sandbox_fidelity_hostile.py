@@ -414,6 +414,23 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "os.readlink patched by the tests with a function that reads links for real",
+        # a tests' function reaching a real function through a global stays the tests' own
+        # (see _reaches_nothing_real): the solution's readlink("/proc/self") is its pid
+        _d("""
+            import os
+            def solve():
+                return int(os.readlink("/proc/self"))
+        """),
+        _d("""
+            import os
+            from unittest.mock import patch
+            real_readlink = os.readlink
+            with patch("os.readlink", side_effect=lambda p: real_readlink(p)):
+                assert solve() == os.getpid()
+        """),
+    ),
+    (
         "builtins.open patched by the tests with a mock wrapping the real one",
         PID_FROM_OPEN,
         _d("""
@@ -1761,6 +1778,38 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     assert "__class__" not in vars(proxy)
 
 
+def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record() -> None:
+    """A spy the tests make of a strictly guarded function (``wraps=os.getpid``) records the
+    solution's calls on the tests' mock and runs the solution's own function (its pid, not the
+    judge's); a ``record`` the solution forges on another of the tests' mocks is refused, and
+    the mock stays uncalled."""
+    solution = _d("""
+        import os, sys
+        def pid():
+            return os.getpid()
+        def forge(mock):
+            wire = sys.modules["_asyncpool_judge"]
+            try:
+                wire._peer().request("record", mock, ((), {}))
+            except TypeError:
+                return "refused"
+            return "recorded"
+    """)
+    tests = _d("""
+        import os
+        from unittest.mock import MagicMock, patch
+        own = os.getpid()
+        with patch("os.getpid", wraps=os.getpid) as spy:
+            assert pid() != own
+        spy.assert_called_once_with()
+        other = MagicMock()
+        assert forge(other) == "refused"
+        other.assert_not_called()
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
 @pytest.mark.slow
 def test_an_exceptions_library_base_is_imported_only_when_the_tests_import_it() -> None:
     """The judge stands a class for each exception class of the solution's, derived from the
@@ -1968,7 +2017,7 @@ def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
     assert run_tests(wrong, tests, timeout=60).status == "failed"
 
 
-@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext", "type"])
+@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext", "type", "record"])
 def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_it(
     op: str,
 ) -> None:

@@ -2648,7 +2648,7 @@ _OPS: dict[str, bool] = {
     "members": False, "collection": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
     "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
-    "type": False,
+    "type": False, "record": False,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
     "iadd": True, "isub": True, "imul": True, "itruediv": True, "ifloordiv": True,
@@ -2951,7 +2951,7 @@ def _inert_mock(value: Any) -> bool:
 #: The tests' ``unittest.mock`` patches of a module's attribute in force, in the order they
 #: began: ``(patch, module, attribute)``, kept by :func:`_watch_patches`; ``_PATCH_COUNT[0]``
 #: counts their changes (a request carries them only after one).
-_PATCHES: list[tuple[Any, types.ModuleType, str]] = []
+_PATCHES: list[tuple[Any, Any, str]] = []  # (its target: a module or a library's class)
 _PATCH_COUNT = [0]
 #: Modules whose patches stay the tests' own: ``sys`` (the solution's output already reaches
 #: the tests' ``sys.stdout``), the judge's and the tests', and every module whose attributes
@@ -2989,8 +2989,9 @@ _UNFORWARDED_ATTRS = frozenset({
     # a seeded generator's state (see _SEEDED): read in the judge, set in the solution
     ("random", "getstate"), ("random", "setstate"),
 })  # fmt: skip
-#: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`):
-#: called with the solution's arguments, anything else could open, run or read, in the judge,
+#: Patched attributes that reach the solution only as an inert mock (:func:`_inert_mock`), the
+#: tests' own function (:func:`_tests_callable`) or a spy (:func:`_spy`): called with the
+#: solution's arguments, a real function of the judge's could open, run or read, in the judge,
 #: what the solution chose (``open("/proc/self/mem")`` through a spy of the real ``open``).
 _STRICT_MODULES = frozenset({
     "os", "posixpath", "os.path", "shutil", "io", "pathlib", "subprocess", "glob", "socket",
@@ -3003,12 +3004,12 @@ _STRICT_BUILTINS = frozenset({
 
 
 def _watch_patches() -> None:
-    """Record the tests' ``unittest.mock.patch``es of a module's attribute (``patch(
-    "random.randint", return_value=3)``, ``patch("builtins.open", mock_open(...))``,
-    ``patch("solution.fetch")``), however they are used (``with``, a decorator, ``start()``),
-    by wrapping ``_patch.__enter__``/``__exit__`` once per process: in-process they patch the
-    solution's module too, so each request of the judge carries them (see
-    :func:`_forwarded_patches`)."""
+    """Record the tests' ``unittest.mock.patch``es of a module's or a library class's
+    attribute (``patch("random.randint", return_value=3)``, ``patch("builtins.open",
+    mock_open(...))``, ``patch("solution.fetch")``, :func:`_patch_target`), however they are
+    used (``with``, a decorator, ``start()``), by wrapping ``_patch.__enter__``/``__exit__``
+    once per process: in-process they patch the solution's module too, so each request of the
+    judge carries them (see :func:`_forwarded_patches`)."""
     import unittest.mock
 
     cls: Any = getattr(unittest.mock, "_patch", None)
@@ -3019,7 +3020,7 @@ def _watch_patches() -> None:
     def __enter__(self: Any) -> Any:
         result = enter(self)
         target = getattr(self, "target", None)
-        if isinstance(target, types.ModuleType) and type(self.attribute) is str:
+        if _patch_target(target) and type(self.attribute) is str:
             _PATCHES.append((self, target, self.attribute))
             _PATCH_COUNT[0] += 1
         return result
@@ -3131,6 +3132,27 @@ class _Setting(MutableMapping[str, Any]):
 
     def __len__(self) -> int:
         return 0
+
+
+class _ClassAttributes(_Setting):
+    """A library class's own attributes in the solution's process, as :func:`_apply_patches`
+    sets and undoes the tests' patches of them (a class's ``vars()`` cannot be written)."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __getitem__(self, attr: str) -> Any:
+        found = vars(self.cls).get(attr, _UNSET)
+        if found is _UNSET:
+            raise KeyError(attr)
+        return found
+
+    def __setitem__(self, attr: str, value: Any) -> None:
+        setattr(self.cls, attr, value)
+
+    def __delitem__(self, attr: str) -> None:
+        with contextlib.suppress(AttributeError, TypeError):
+            delattr(self.cls, attr)
 
 
 def _cwd() -> str | None:
@@ -3507,27 +3529,163 @@ class _SolutionModule(types.ModuleType):
         ]  # fmt: skip
 
 
+def _patch_target(target: Any) -> bool:
+    """Whether a patch of ``target``'s attribute may reach the solution: a module's, or a
+    library's class's (:func:`_named_class`: not the tests' or the judge's; the solution's
+    classes are handles, patched through them)."""
+    return isinstance(target, types.ModuleType) or (
+        isinstance(target, type) and _named_class(target) is not None
+    )
+
+
+def _tests_callable(value: Any) -> bool:
+    """Whether ``value`` is a function of the tests' code, or a mock whose ``side_effect`` is
+    one (and that wraps nothing): called by the solution, it runs the tests' own code in the
+    judge, as every callback does, never a real function of the judge's with the solution's
+    arguments (see :data:`_STRICT_MODULES`)."""
+    base = _mock_class()
+    if base is not None and isinstance(value, base):
+        if vars(value).get("_mock_wraps") is not None:
+            return False
+        value = vars(value).get("_mock_side_effect")
+    code = getattr(value, "__code__", None) if type(value) is types.FunctionType else None
+    return (
+        isinstance(code, types.CodeType)
+        and code.co_filename == "<tests>"
+        and _reaches_nothing_real(value)
+    )
+
+
+#: Built-in functions a function of the tests given to the solution may call (see
+#: :func:`_reaches_nothing_real`): they compute; they open, run or read nothing.
+_COMPUTING_BUILTINS = frozenset({
+    "len", "str", "int", "float", "bool", "bytes", "list", "dict", "set", "tuple", "frozenset",
+    "sorted", "reversed", "min", "max", "sum", "any", "all", "abs", "round", "isinstance",
+    "range", "enumerate", "zip", "map", "filter", "repr", "iter", "next", "hash", "ord", "chr",
+    "None", "True", "False",
+})  # fmt: skip
+
+
+def _reaches_nothing_real(function: Any) -> bool:
+    """Whether a function of the tests (a ``side_effect`` or a ``monkeypatch`` stand-in of a
+    strictly guarded function, see :func:`_tests_callable`) can reach no real function of the
+    judge's through a global or a closure: every global it (or code nested in it) loads is
+    one of :data:`_COMPUTING_BUILTINS`, an exception class or an object of ``unittest.mock``;
+    every value its closure holds is no callable, or such a one. ``lambda p: p.endswith(
+    ".csv")`` and ``def boom(*a): raise AssertionError`` pass; ``lambda *a: real_open(*a)``
+    does not: through it the solution would open, in the judge, any path it chose."""
+    import dis
+
+    def harmless(value: Any) -> bool:
+        if not callable(value):
+            return True
+        if isinstance(value, type) and issubclass(value, BaseException):
+            return True
+        where = getattr(value, "__module__", None) if isinstance(value, type) else None
+        return where == "unittest.mock" or type(value).__module__ == "unittest.mock"
+
+    found = function.__globals__
+    cells = function.__closure__ or ()
+    if not all(harmless(cell.cell_contents) for cell in cells if cell.cell_contents is not None):
+        return False
+    stack = [function.__code__]
+    while stack:
+        code = stack.pop()
+        stack += (c for c in code.co_consts if isinstance(c, types.CodeType))
+        for instruction in dis.get_instructions(code):
+            if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            name = str(instruction.argval)
+            if name in found:
+                if not harmless(found[name]):
+                    return False
+            elif name not in _COMPUTING_BUILTINS and not harmless(vars(builtins).get(name)):
+                return False
+    return True
+
+
+def _patched_original(patcher: Any, target: Any, attr: str) -> Any:
+    """What a patch of the tests replaced: ``unittest.mock``'s ``temp_original``, or the old
+    value ``MonkeyPatch.setattr`` kept; :data:`_UNSET` when not known."""
+    original = vars(patcher).get("temp_original", _UNSET)
+    if original is _UNSET:
+        for kept_target, name, old in reversed(getattr(patcher, "_setattr", ())):
+            if kept_target is target and name == attr:
+                return old
+    return original
+
+
+def _spies(value: Any, original: Any) -> bool:
+    """Whether ``value`` is a mock that only spies on ``original``: it wraps it, or calls it
+    as its ``side_effect``."""
+    base = _mock_class()
+    if base is None or not isinstance(value, base) or original is _UNSET:
+        return False
+    found = vars(value)
+    return found.get("_mock_wraps") is original or found.get("_mock_side_effect") is original
+
+
+#: The prefix of a spy's module among the forwarded patches (see :func:`_spy`), and the spies
+#: of this check's last request: the only mocks whose calls the solution may record.
+_SPY = "<spy>"
+_SPIES: list[Any] = []
+
+
+def _spy(peer: _Peer, mock: Any, original: Any) -> Any:
+    """The solution's side of a spy (``patch("os.remove", wraps=os.remove)``): each call is
+    recorded on the tests' mock (a ``record`` request: its ``call_count``, ``call_args``),
+    then made with the solution's own ``original``, as the mock would call it in-process."""
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        peer.request("record", mock, (args, kwargs))
+        return original(*args, **kwargs)
+
+    for name in ("__name__", "__qualname__", "__doc__"):  # as functools.wraps copies them
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(spy, name, getattr(original, name))
+    spy.__wrapped__ = original  # type: ignore[attr-defined]
+    return spy
+
+
 def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     """The tests' patches in force that reach the solution: ``(module, attribute, value)``;
     first what they assigned to the ``solution`` module (:data:`_ASSIGNED`), then their
     patches, each value crossing as values do (a mock or a function of the tests as a handle,
-    which the solution calls back). Not those of :data:`_UNFORWARDED`; those of
-    :data:`_STRICT_MODULES` and :data:`_STRICT_BUILTINS` only with an inert mock. Then the
+    which the solution calls back); a library class's attribute too (``patch("pandas.DataFrame.
+    to_csv")``, by ``module:qualname``). Not those of :data:`_UNFORWARDED`; those of
+    :data:`_STRICT_MODULES` and :data:`_STRICT_BUILTINS` only with an inert mock, a function
+    of the tests' code or a mock calling one (:func:`_tests_callable`), or a spy of the real
+    function, whose calls the solution records and makes itself (:func:`_spy`). Then the
     environment's changes since the check began, ``(_ENVIRON, name, value or None)``: sent
     with the patches whenever they change (a ``monkeypatch.setenv`` or ``patch.dict`` changes
     them)."""
     out: list[tuple[str, str, Any]] = [("solution", k, v) for k, v in _ASSIGNED.items()]
-    for _, module, attr in _PATCHES:
-        name = getattr(module, "__name__", None)
+    _SPIES.clear()
+    for patcher, module, attr in _PATCHES:
+        if isinstance(module, type):  # a library's class (``patch("pandas.DataFrame.to_csv")``)
+            named = _named_class(module)
+            name = None if named is None else named[0]
+            where = None if named is None else ":".join(named)
+        else:
+            name = where = getattr(module, "__name__", None)
         if type(name) is not str or name in _UNFORWARDED or (name, attr) in _UNFORWARDED_ATTRS:
             continue
         value = vars(module).get(attr, _UNSET)
         if value is _UNSET:
             continue
-        strict = name in _STRICT_MODULES or (name == "builtins" and attr in _STRICT_BUILTINS)
-        if strict and not _inert_mock(value):
-            continue
-        out.append((name, attr, value))
+        strict = (
+            name in _STRICT_MODULES
+            or name.partition(".")[0] in _STRICT_MODULES
+            or (name == "builtins" and attr in _STRICT_BUILTINS)
+        )
+        if strict and not _inert_mock(value) and not _tests_callable(value):
+            # A spy of the real function (``wraps=os.remove``): the solution records each
+            # call on the tests' mock and runs its own function (see _spy), never the judge's.
+            if not _spies(value, _patched_original(patcher, module, attr)):
+                continue
+            _SPIES.append(value)
+            where = _SPY + str(where)
+        out.append((str(where), attr, value))
     if _WARNINGS_WATCHED:
         out.append((_WARNINGS, "forward", _warnings_changed()))
     logging: Any = sys.modules.get("logging") if _LOGGING_WATCHED else None
@@ -3638,16 +3796,29 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
                 else:
                     os.environ[attr] = value
             continue
+        spied = name.startswith(_SPY)
+        name = name.removeprefix(_SPY)
+        module, _, qualname = name.partition(":")
         if name == "solution":
             space = peer.namespace
+        elif qualname:  # a library's class the solution has (patch.object(pd.DataFrame, ...))
+            cls = _loaded_class(module, qualname)
+            if cls is None:
+                continue
+            space = _ClassAttributes(cls)
         else:
             try:
                 space = vars(importlib.import_module(name))
             except Exception:  # a module of the tests' alone: nothing of the solution's to patch
                 continue
-        if type(space) is not dict:
+        if not isinstance(space, (dict, _ClassAttributes)):
             continue
-        peer.patched.append((space, attr, space.get(attr, _UNSET)))
+        original = space.get(attr, _UNSET)
+        if spied:
+            if type(value) not in _PROXY_TYPES or not callable(original):
+                continue
+            value = _spy(peer, value, original)
+        peer.patched.append((space, attr, original))
         space[attr] = value
 
 
@@ -4668,6 +4839,7 @@ class _Peer:
             if (
                 self.trusted
                 and not _OPS[op]
+                and op != "record"  # (checked where it is made)
                 and not _settable(op, target, args)
                 and not _mock_context(op, target, args)
             ):
@@ -4982,6 +5154,18 @@ class _Peer:
             return obj.__exit__(kind, exc, None)
         if op == "type":  # the tests' type() of a handle (see _type_of)
             return type(obj)
+        if op == "record":  # a call of the solution on a spy of the tests' (see _spy)
+            if (
+                not self.trusted
+                or not any(obj is spy for spy in _SPIES)
+                or len(args) != 2
+                or type(args[0]) is not tuple
+                or type(args[1]) is not dict
+                or not all(type(k) is str for k in args[1])
+            ):
+                raise TypeError("malformed record")
+            obj._increment_mock_call(*args[0], **args[1])
+            return None
         if op == "isinstance":
             return isinstance(args[0], obj)
         if op == "issubclass":
@@ -7550,6 +7734,7 @@ def judge_check(
         _pin(cpu)
         code, used, roots = _compiled(tests)
         _PATCHES.clear()  # a long-lived judge's earlier check left none in force (or its own)
+        _SPIES.clear()
         _ASSIGNED.clear()
         _SOLUTIONS.clear()
         _PATCH_COUNT[0] = 0
@@ -8709,7 +8894,7 @@ def _monkeypatch() -> Any:
         def setattr(self, *args: Any, **kwargs: Any) -> None:
             super().setattr(*args, **kwargs)
             target, name, _ = self._setattr[-1]
-            if isinstance(target, types.ModuleType) and type(name) is str:
+            if _patch_target(target) and type(name) is str:
                 _PATCHES.append((self, target, name))
                 _PATCH_COUNT[0] += 1
 
