@@ -3472,7 +3472,8 @@ def _take_ambient(changes: Any) -> None:
 
 
 def _back_names(code: types.CodeType) -> set[str]:
-    """The environment variables the tests' code names in a string (see :data:`_BACK_NAMES`)."""
+    """The environment variables the tests' code names in a string (see :data:`_BACK_NAMES`):
+    names that are identifiers, at most :data:`MAX_BACK_NAMES`."""
     found: set[str] = set()
     stack = [code]
     while stack:
@@ -3482,14 +3483,17 @@ def _back_names(code: types.CodeType) -> set[str]:
                 stack.append(const)
             elif (
                 type(const) is str
-                and 0 < len(const) <= 200
-                and "=" not in const
-                and "\0" not in const
-                and const.isprintable()
+                and len(const) <= 100
+                and const.isidentifier()
                 and not const.startswith(("LD_", "PYTHON"))
+                and len(found) < MAX_BACK_NAMES
             ):
                 found.add(const)
     return found
+
+
+#: The most environment variables the judge follows in the solution (see _back_names).
+MAX_BACK_NAMES = 200
 
 
 def _note_ambient() -> None:
