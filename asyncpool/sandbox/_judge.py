@@ -3468,7 +3468,7 @@ def _take_ambient(changes: Any) -> None:
         if type(cwd) is not str or "\0" in cwd or not _AMBIENT_WATCHED["cwd"]:
             raise CodecError("malformed ambient changes")
         with contextlib.suppress(OSError):  # no such directory here
-            os.chdir(cwd)
+            _chdir(cwd)
 
 
 def _back_names(code: types.CodeType) -> set[str]:
@@ -4904,8 +4904,8 @@ class _Peer:
         if limit is not None:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
-            with contextlib.suppress(ValueError, RecursionError):  # below the current depth
-                sys.setrecursionlimit(limit + _SERVING_FRAMES[0])
+            with contextlib.suppress(ValueError, RecursionError, OverflowError):  # below the depth
+                sys.setrecursionlimit(min(limit + _SERVING_FRAMES[0], 2**31 - 1))
         if patches is not None:
             _apply_patches(self, patches)
         if not self.logging_hooked and not self.trusted and "logging" in sys.modules:
@@ -6035,6 +6035,34 @@ _ASYNC_GENERATOR_NAME = b"async_generator\0"
 _FUNCTION_NAME = b"function\0"
 
 
+def _class_type(self: Any) -> type:
+    """The ``__class__`` of a class's handle in the judge: ``type`` (``isinstance(A, type)``,
+    ``inspect.isclass``, ``inspect.isabstract`` then read the class's flags, a request); in the
+    solution, a handle of the tests' class stays what it is."""
+    peer = _PEER
+    return type if peer is not None and peer.trusted else type(self)
+
+
+#: Code of the judge's process whose reads of a handle's ``__class__`` are answered with the
+#: solution's class (see :func:`_instance_class`): the tests' own, and ``dataclasses.replace``.
+_CLASS_READERS = frozenset({"<tests>", dataclasses.__file__})
+
+
+def _instance_class(self: Any) -> Any:
+    """The ``__class__`` of an instance's handle in the judge: read by the tests' own code (or
+    ``dataclasses.replace``), the class handle of the solution's class (``p.__class__.X``,
+    ``p.__class__(1)``, as in-process); read by any other code, this proxy class, so that the
+    ABC machinery (which passes ``__class__`` to ``issubclass``, wanting a class) and the
+    judge's own checks see a class."""
+    peer = _PEER
+    if peer is None or not peer.trusted:
+        return type(self)
+    caller = sys._getframe(1).f_code.co_filename
+    if caller not in _CLASS_READERS:
+        return type(self)
+    return _type_of(self)
+
+
 def _function_type(self: Any) -> type:
     """The ``__class__`` of a plain function's handle (see :data:`_FUNCTION_NAME`): in the
     judge only. A handle of the tests' function has no ``__code__`` for the solution, whose
@@ -6107,6 +6135,17 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
             namespace["__class__"] = property(_library_class_getter(module, qualname))
         if name == _FUNCTION_NAME:
             namespace["__class__"] = property(_function_type)
+        elif (
+            capabilities is None
+            and "__class__" not in namespace
+            and name not in (_GENERATOR_NAME, _ASYNC_GENERATOR_NAME)
+            and text != "coroutine"
+        ):
+            # a class's handle (the name of an object whose class is a metaclass: no
+            # capabilities, see _class_name): a class to isinstance(A, type), inspect.isclass
+            namespace["__class__"] = property(_class_type)
+        elif capabilities is not None and "__class__" not in namespace:
+            namespace["__class__"] = property(_instance_class)
         if text in _FUNCTION_CLASS_NAMES and capabilities is None:
             # Not iterable, as a function is not: libraries tell a function from a list of
             # them by ``__iter__`` (pandas' ``is_list_like``: ``s.apply(fn)`` with the other
@@ -7209,8 +7248,8 @@ def serve_solution(fd: int, namespace: dict[str, Any], cpu: int | None = None) -
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     _SERVING_FRAMES[0] = max(0, depth + 3 - 3)
-    with contextlib.suppress(ValueError, RecursionError):
-        sys.setrecursionlimit(sys.getrecursionlimit() + _SERVING_FRAMES[0])
+    with contextlib.suppress(ValueError, RecursionError, OverflowError):  # (at C int's top)
+        sys.setrecursionlimit(min(sys.getrecursionlimit() + _SERVING_FRAMES[0], 2**31 - 1))
     if "logging" in sys.modules:
         _hook_logging(peer)
     sys.stdout = _Tee(sys.stdout, 1, peer)
