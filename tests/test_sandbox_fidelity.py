@@ -5629,6 +5629,21 @@ PYTEST_CORPUS: list[tuple[str, str, str, str]] = [
         """),
     ),
     _pytest_twin(
+        "a pytest-asyncio test (the asyncio mark) awaiting the solution's coroutines",
+        "import asyncio\nasync def fetch(x):\n    await asyncio.sleep(0)\n    return x * 2\n",
+        ("return x * 2", "return x * 2 if x < 3 else x"),
+        _d("""
+            import asyncio
+            import pytest
+            from solution import fetch
+
+            @pytest.mark.asyncio
+            async def test_fetch():
+                assert await fetch(2) == 4
+                assert await asyncio.gather(fetch(1), fetch(3)) == [2, 6]
+        """),
+    ),
+    _pytest_twin(
         "pytest_generate_tests parametrizes by fixturenames and by the class's table",
         "def f(x):\n    return 2 * x\n",
         ("return 2 * x", "return 2 * x + (x == 3)"),
@@ -5678,6 +5693,7 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
 
 #: pytest-style cases in the slow tier only (each runs pytest itself twice).
 PYTEST_SLOW = {
+    "a pytest-asyncio test (the asyncio mark) awaiting the solution's coroutines",
     "monkeypatch.setattr of os.remove with the tests' function that fails if called",
     "request.cls and request.instance: fixtures that give a TestCase and a class data",
     "a fixture's params given as pytest.param with skip and strict xfail marks",

@@ -8131,7 +8131,8 @@ def _run_test_functions(namespace: dict[str, Any], testcases: bool = True) -> No
     A test that needs another (a parameter nothing gives: ``capsysbinary``, ``pytestconfig``)
     fails the check, naming it: skipping the test would judge less than the tests ask. The
     module's ``pytest_generate_tests`` hook is called for each pytest-style test
-    (:class:`_Metafunc`), not for a TestCase's."""
+    (:class:`_Metafunc`), not for a TestCase's. An ``async def`` test runs when it has the
+    ``asyncio`` mark and pytest-asyncio is installed (:func:`_asyncio_test`)."""
     module = namespace.get("__name__")
     fixtures: dict[str, _FixtureDef] = {}
     for obj in list(namespace.values()):
@@ -8624,6 +8625,18 @@ def _skipped(marks: list[Any]) -> bool:
 #: ``co_flags`` of generator and coroutine functions: a test the judge cannot run to its end
 #: by calling it (pytest refuses ``yield`` tests; ``async def`` ones need a plugin).
 _NOT_CALLABLE_TESTS = 0x20 | 0x80 | 0x100 | 0x200
+_COROUTINE = 0x80
+
+
+def _asyncio_test(marks: list[Any]) -> bool:
+    """Whether an ``async def`` test runs as pytest-asyncio runs it (on an event loop of its
+    own, as ``asyncio.run`` gives it): it has the ``asyncio`` mark, and the plugin is installed
+    (without it pytest runs no coroutine test). Its fixtures stay the plain ones."""
+    import importlib.util
+
+    return any(m.name == "asyncio" for m in marks) and (
+        importlib.util.find_spec("pytest_asyncio") is not None
+    )
 _GENERATOR = 0x20
 
 
@@ -8757,7 +8770,8 @@ class _TestRun:
 
     def call(self) -> None:
         fn = self.fn
-        if fn.__code__.co_flags & _NOT_CALLABLE_TESTS:
+        flags = fn.__code__.co_flags & _NOT_CALLABLE_TESTS
+        if flags and not (flags == _COROUTINE and _asyncio_test(self.marks)):
             raise TypeError(
                 f"{self.name} is a generator or a coroutine: the judge runs plain tests only"
             )
@@ -8857,7 +8871,11 @@ class _TestRun:
             if setup is not None:
                 _xunit(setup, self.fn)
                 teardown.append(_calling(_xunit, finish, self.fn))
-            self.fn(**{k: values[k] for k in params if k in values})
+            outcome = self.fn(**{k: values[k] for k in params if k in values})
+            if type(outcome) is types.CoroutineType:  # a pytest-asyncio test (_asyncio_test)
+                import asyncio
+
+                asyncio.run(outcome)
         except BaseException as exc:
             if not (
                 (isinstance(skipped, type) and isinstance(exc, skipped))
