@@ -1233,7 +1233,7 @@ ATTACKS += [
             def __str__(self):
                 return "x"
         def solve(xs):
-            wire._PEER.notify(b"G", (Name(), 40, "m", "p", 1, "f", None, None))
+            wire._PEER.notify(b"G", (Name(), 40, "m", "p", 1, "f", None, None, None, None))
             return sorted(xs)
      """), "import logging\nlogging.basicConfig()\n" + SORT_TESTS),
 ]  # fmt: skip
@@ -1850,6 +1850,36 @@ def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() 
         got = names()
         assert got[0] == "/tmp/evil" and got[1] != "/tmp/evil" and got[2] != "/tmp/evil"
         assert "/tmp/evil" not in [v for k, v in os.environ.items() if k != "SEEN_BY_TESTS"]
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
+def test_a_log_records_args_and_extra_cross_only_as_plain_values() -> None:
+    """A record's ``args`` and ``extra=`` attributes reach the tests' handlers when they are
+    plain values (``caplog.records[0].args``, ``.user``); an object of the solution's among
+    them is left out, and forged arguments that do not give the record's text are dropped."""
+    solution = _d("""
+        import logging, sys
+        wire = sys.modules["_asyncpool_judge"]
+        log = logging.getLogger("app")
+        class Sneaky:
+            def __eq__(self, other):
+                return True
+        def act():
+            log.warning("n=%d", 3, extra={"user": "bob", "who": Sneaky()})
+            wire._PEER.notify(
+                b"G", ("app", 30, "forged", "p", 1, "f", None, None, ("%s", ("other",)), None)
+            )
+            return 1
+    """)
+    tests = _d("""
+        import logging
+        def test_records(caplog):
+            assert act() == 1
+            first, second = caplog.records
+            assert first.args == (3,) and first.user == "bob" and not hasattr(first, "who")
+            assert second.getMessage() == "forged" and not second.args
     """)
     result = run_tests(solution, tests, timeout=60)
     assert result.status == "passed", result.stdout_tail

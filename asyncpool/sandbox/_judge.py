@@ -6743,14 +6743,43 @@ def _record_value(record: Any) -> tuple[Any, ...] | None:
             logging: Any = sys.modules["logging"]
             exc_text = logging.Formatter().formatException(record.exc_info)
         stack = record.stack_info
+        args = record.args if _plain_log_value(record.args, 0) else None
+        template = record.msg if type(record.msg) is str and args else None
+        extra = {
+            k: v for k, v in list(vars(record).items())[:200]
+            if type(k) is str and k not in _RECORD_FIELDS and not k.startswith("_")
+            and _plain_log_value(v, 0)
+        }  # fmt: skip
         return (
             str(record.name)[:1000], int(record.levelno), str(message)[:100_000],
             str(record.pathname)[:1000], int(record.lineno), str(record.funcName)[:1000],
             None if exc_text is None else str(exc_text)[:100_000],
             None if stack is None else str(stack)[:100_000],
+            None if template is None else (template[:100_000], args), extra or None,
         )  # fmt: skip
     except Exception:
         return None
+
+
+#: A log record's own attributes (``extra=`` adds others, which cross when plain values).
+_RECORD_FIELDS = frozenset({
+    "name", "msg", "args", "levelname", "levelno", "pathname", "filename", "module",
+    "exc_info", "exc_text", "stack_info", "lineno", "funcName", "created", "msecs",
+    "relativeCreated", "thread", "threadName", "processName", "process", "message", "asctime",
+    "taskName",
+})  # fmt: skip
+
+
+def _plain_log_value(value: Any, depth: int) -> bool:
+    """Whether a log record's ``args`` or ``extra`` value crosses with it: plain data (numbers,
+    text, None, and tuples, lists and dicts of them, small and shallow)."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return kind is not str or len(value) <= 10_000
+    if depth >= 3 or kind not in (tuple, list, dict) or len(value) > 100:
+        return False
+    items = [*value.keys(), *value.values()] if kind is dict else value
+    return all(_plain_log_value(v, depth + 1) for v in items)
 
 
 def _reissue_record(value: Any) -> None:
@@ -6761,20 +6790,32 @@ def _reissue_record(value: Any) -> None:
     tests', forwarded); the logger's own filters apply here."""
     if (
         type(value) is not tuple
-        or len(value) != 8
+        or len(value) != 10
         or not all(type(v) is str for v in (value[0], value[2], value[3], value[5]))
         or type(value[1]) is not int
         or type(value[4]) is not int
-        or not all(v is None or type(v) is str for v in value[6:])
+        or not all(v is None or type(v) is str for v in value[6:8])
+        or not (value[8] is None or (type(value[8]) is tuple and len(value[8]) == 2))
+        or not (value[9] is None or type(value[9]) is dict)
     ):
         raise CodecError("malformed log record")
     logging: Any = sys.modules.get("logging")
     if logging is None:
         return
-    name, level, message, path, line, function, exc_text, stack = value
+    name, level, message, path, line, function, exc_text, stack, formatted, extra = value
     path = "solution.py" if path == "<program>" else path
     record = logging.LogRecord(name, level, path, line, message, None, None, function, stack)
+    if formatted is not None and type(formatted[0]) is str and _plain_log_value(formatted[1], 0):
+        # its message and arguments (``caplog.records[0].args``), when they give its text
+        with contextlib.suppress(Exception):
+            again = logging.LogRecord(name, level, path, line, *formatted, None, function, stack)
+            if again.getMessage() == message:
+                record = again
     record.exc_text = exc_text
+    for key, item in (extra or {}).items():  # ``extra=``: plain values, not the record's own
+        own = type(key) is not str or key in _RECORD_FIELDS or key.startswith("_")
+        if not own and _plain_log_value(item, 0):
+            setattr(record, key, item)
     loggers = logging.Logger.manager.loggerDict
     own = logging.root if name == "root" else loggers.get(name)
     if isinstance(own, logging.Logger):
