@@ -51,8 +51,12 @@ _FORGE = _d("""
 """)
 
 
-def _forge(body: str, kind: str = "R") -> str:
+def _forge(body: str, kind: str = "R", numpy: bool = False) -> str:
+    """A solution whose replies are ``body`` (of message kind ``kind``), the wire's tail
+    after it; ``numpy``: ``np`` is imported for ``body``."""
     code = _FORGE.replace("BODY", body)
+    if numpy:
+        code = code.replace("import struct, sys", "import struct, sys\nimport numpy as np")
     if kind != "R":
         # only the replies: the greeting ("H") goes out as it is
         code += "_send = wire._send\n"
@@ -995,8 +999,7 @@ ATTACKS += [
 ]  # fmt: skip
 ATTACKS.append(
     ("forged reply: a write-back that changes the shape of the tests' numpy array",
-     _forge('b"N" + U32(1) + U32(0) + wire.encode(np.zeros(5, dtype=np.int64))')
-     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+     _forge('b"N" + U32(1) + U32(0) + wire.encode(np.zeros(5, dtype=np.int64))', numpy=True),
      "import numpy as np\na = np.array([3, 1, 2])\nsolve(a)\nassert a.tolist() == [1, 2, 3]\n"),
 )  # fmt: skip
 #: A reply whose tail (after the result: the watched values, this result's kept-container
@@ -1068,15 +1071,14 @@ ATTACKS += [
      "import pandas as pd\n" + SORT_TESTS),
     ("forged reply: a pandas frame whose columns are fewer than its data",
      _forge('b"p" + wire.encode(("F", ("R", 0, 1, 1, None), ("R", 0, 1, 1, None), '
-            '(("int64", np.array([1])), ("int64", np.array([2])))))')
-     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+            '(("int64", np.array([1])), ("int64", np.array([2])))))', numpy=True),
      "import pandas as pd\n" + SORT_TESTS),
     ("forged reply: a pandas frame under the tag of the other pandas values",
      _forge('b"q" + wire.encode(("F", ("R", 0, 0, 1, None), ("R", 0, 0, 1, None), ()))'),
      "import pandas as pd\n" + SORT_TESTS),
     ("forged reply: a pandas Series under the tag of the other pandas values",
-     _forge('b"q" + wire.encode(("S", "int64", np.array([1]), ("R", 0, 1, 1, None), None))')
-     .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+     _forge('b"q" + wire.encode(("S", "int64", np.array([1]), ("R", 0, 1, 1, None), None))',
+            numpy=True),
      "import pandas as pd\n" + SORT_TESTS),
 ]  # fmt: skip
 #: Forged categorical Series (codes, categories, ordered): what each is refused as.
@@ -1177,8 +1179,7 @@ FORGED_COLUMNS = {
 ATTACKS += [
     (
         f"forged reply: a pandas Series of {name}",
-        _forge(f'b"p" + wire.encode(("S", {spec}, ("R", 0, 1, 1, None), None))')
-        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        _forge(f'b"p" + wire.encode(("S", {spec}, ("R", 0, 1, 1, None), None))', numpy=True),
         "import pandas as pd\n" + SORT_TESTS,
     )
     for name, (spec, _) in FORGED_COLUMNS.items()
@@ -1186,8 +1187,10 @@ ATTACKS += [
 ATTACKS += [
     (
         f"forged reply: a pandas categorical of {name}",
-        _forge(f'b"p" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))')
-        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        _forge(
+            f'b"p" + wire.encode(("S", "category", {spec}, ("R", 0, 1, 1, None), None))',
+            numpy=True,
+        ),
         "import pandas as pd\n" + SORT_TESTS,
     )
     for name, (spec, _) in FORGED_CATEGORICALS.items()
@@ -1195,8 +1198,7 @@ ATTACKS += [
 ATTACKS += [
     (
         f"forged reply: a pandas Categorical of {name}",
-        _forge(f'b"q" + wire.encode(("C", {spec}))')
-        .replace("import struct, sys", "import struct, sys\nimport numpy as np"),
+        _forge(f'b"q" + wire.encode(("C", {spec}))', numpy=True),
         "import pandas as pd\n" + SORT_TESTS,
     )
     for name, (spec, _) in FORGED_CATEGORICALS.items()
