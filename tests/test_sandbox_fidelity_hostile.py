@@ -422,6 +422,56 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "the solution's wire answers the tests' type() of its int subclass with float",
+        _d("""
+            import sys
+            Peer = sys.modules["_asyncpool_judge"]._Peer
+            perform = Peer.perform
+            def lying(self, op, obj, args, kwargs):
+                return float if op == "type" else perform(self, op, obj, args, kwargs)
+            Peer.perform = lying
+            class I(int):
+                pass
+            def half(n):
+                return I(n // 2)
+        """),
+        "assert type(half(4)) is float and half(4) == 2\n",
+    ),
+    (
+        "the solution's wire answers the tests' type() of its iterable with list",
+        _d("""
+            import sys
+            Peer = sys.modules["_asyncpool_judge"]._Peer
+            perform = Peer.perform
+            def lying(self, op, obj, args, kwargs):
+                return list if op == "type" else perform(self, op, obj, args, kwargs)
+            Peer.perform = lying
+            class Evens:
+                def __iter__(self):
+                    return iter([2, 4])
+            def evens(n):
+                return Evens()
+        """),
+        "r = evens(5)\nassert type(r) is list and list(r) == [2, 4]\n",
+    ),
+    (
+        "a class of the solution renamed as matplotlib's Axes, for isinstance and type()",
+        _d("""
+            class Axes:
+                def get_title(self):
+                    return "T"
+            Axes.__module__ = "matplotlib.axes._axes"
+            def make():
+                return Axes()
+        """),
+        _d("""
+            from matplotlib.axes import Axes
+            ax = make()
+            assert ax.get_title() == "T"
+            assert isinstance(ax, Axes) or type(ax) is Axes
+        """),
+    ),
+    (
         "forged reply: a change of an environment variable the tests do not name",
         _d("""
             import os, sys
@@ -1512,6 +1562,12 @@ REASONS = {
     },
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
+    ),
+    "the solution's wire answers the tests' type() of its int subclass with float": (
+        "answered type() with a class its object cannot be of"
+    ),
+    "the solution's wire answers the tests' type() of its iterable with list": (
+        "answered type() with a class its object cannot be of"
     ),
     "forged reply: a change of an environment variable the tests do not name": (
         "malformed ambient changes"

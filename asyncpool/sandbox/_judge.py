@@ -5903,6 +5903,7 @@ def _class_name(kind: type) -> bytes:
     if (
         type(module) is str and type(qualname) is str
         and _library_module(module) and len(module) + len(qualname) < 300
+        and _loaded_class(module, qualname) is kind  # not a class renamed as a library's
     ):  # fmt: skip
         out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
     return out + _field_names(kind)
@@ -6013,8 +6014,11 @@ def _library_class(module: str, qualname: str) -> type | None:
 def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
     """The ``__class__`` of the handles of a library class's objects (a matplotlib ``Axes``):
     that class when the tests' process has it (:func:`_library_class`), so that
-    ``isinstance(ax, plt.Axes)`` holds as in-process; else the handle's own class. A solution
-    may claim any library class this way: as one whose ``__class__`` says so in-process."""
+    ``isinstance(ax, plt.Axes)`` holds as in-process; else the handle's own class. The
+    solution's side names the library class only for an object of that very class (a class
+    renamed as one is not: :func:`_class_name`); a solution that rewrote its side of the wire
+    may claim any, as one whose ``__class__`` says so in-process may; ``type()`` never follows
+    the claim (:func:`_type_of`)."""
 
     def get(self: Any) -> Any:
         found = _library_class(module, qualname)
@@ -7657,16 +7661,58 @@ def _for_tests(name: str, value: Any) -> Any:
 def _type_of(obj: Any) -> Any:
     """``type(obj)`` as in-process, for the tests' ``type`` (:class:`_TestsType`): of a handle
     (or a value-backed one) the class of the solution's object, asked of the solution (a class
-    handle, the same one the tests name: ``type(p) is Point``); ``type`` itself is the tests'
-    ``type``; anything else's real class."""
+    handle, the same one the tests name: ``type(p) is Point``), and checked, since a solution
+    that rewrote its side of the wire may answer anything (:func:`_possible_type`); a
+    generator's, a coroutine's or a function's handle says its type itself; ``type`` itself is
+    the tests' ``type``; anything else's real class."""
     kind = type(obj)
-    if kind in _BACKED_CLASSES:
+    backed = kind in _BACKED_CLASSES
+    if backed:
         obj = vars(obj).get(_HANDLE, obj)
         kind = type(obj)
     if kind in _PROXY_TYPES:
-        library = obj.__class__  # a library's class the handle stands for (_library_class)
-        kind = library if library is not kind else _peer().request("type", obj)
+        claimed = obj.__class__  # (read here: the proxy class, or what such a handle says)
+        if claimed in _SAID_TYPES and not backed:
+            return claimed
+        answer = _peer().request("type", obj)
+        if not _possible_type(answer, kind, backed):
+            _peer().fail("the solution answered type() with a class its object cannot be of")
+        kind = answer
     return _TestsType if kind is type else kind
+
+
+#: The types a handle says by itself (its name at crossing: see :data:`_GENERATOR_NAME`); a
+#: solution that forges one gains nothing a test could tell by value (the items, the result).
+_SAID_TYPES = frozenset({
+    types.GeneratorType, types.AsyncGeneratorType, types.CoroutineType, types.FunctionType,
+})  # fmt: skip
+#: Built-in classes whose objects always cross as values, never as handles: never the type of
+#: a handle (a value-backed one's is a strict subclass of its base, a class of the solution or
+#: of a library, which crosses as a class handle).
+_VALUE_CLASSES = frozenset({
+    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+    type(None), range, slice, memoryview, object,
+})  # fmt: skip
+
+
+def _possible_type(answer: Any, kind: type, backed: bool) -> bool:
+    """Whether ``answer`` may be the type of the solution's object behind a handle of proxy
+    class ``kind``: a class handle or one of this check's classes for the solution's exception
+    classes; or, for a handle that is not value-backed, ``type`` (a class's) or a built-in class
+    named as the handle's class is (``map``, ``zip``: their objects cross as handles) that is
+    none of :data:`_VALUE_CLASSES`. Never a library class the judge has: a solution's class
+    renamed as one would otherwise pass for it, which in-process ``type()`` never does."""
+    if type(answer) in _PROXY_TYPES or _peer().mirrored(answer):
+        return True
+    if backed or not isinstance(answer, type):
+        return False
+    if answer is type:
+        return True
+    return (
+        getattr(answer, "__module__", None) == "builtins"
+        and answer not in _VALUE_CLASSES
+        and answer.__name__ == kind.__name__
+    )
 
 
 class _TestsTypeMeta(type):
