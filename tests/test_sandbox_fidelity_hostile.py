@@ -1857,6 +1857,7 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     assert getter is None or getter.fget in (_judge._class_type, _judge._instance_class)
 
 
+@pytest.mark.slow
 def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record() -> None:
     """A spy the tests make of a strictly guarded function (``wraps=os.getpid``) records the
     solution's calls on the tests' mock and runs the solution's own function (its pid, not the
@@ -1889,6 +1890,7 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
     assert result.status == "passed", result.stdout_tail
 
 
+@pytest.mark.slow
 def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() -> None:
     """The solution's environment variables reach the judge only when the tests' code names
     them, and never one that changes how a process loads code (``PYTHONPATH``, ``LD_*``), even
@@ -1913,6 +1915,7 @@ def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() 
     assert result.status == "passed", result.stdout_tail
 
 
+@pytest.mark.slow
 def test_a_log_records_args_and_extra_cross_only_as_plain_values() -> None:
     """A record's ``args`` and ``extra=`` attributes reach the tests' handlers when they are
     plain values (``caplog.records[0].args``, ``.user``); an object of the solution's among
