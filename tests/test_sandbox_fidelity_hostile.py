@@ -422,6 +422,20 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "a deep copy of the tests' object, read for its private expected answer",
+        _d("""
+            import copy
+            def answer(case):
+                return getattr(copy.deepcopy(case), "_expected")
+        """),
+        _d("""
+            class Case:
+                def __init__(self, question, expected):
+                    self.question, self._expected = question, expected
+            assert answer(Case("6 * 7", 42)) == 42
+        """),
+    ),
+    (
         "the solution's wire answers the tests' type() of its int subclass with float",
         _d("""
             import sys
@@ -1563,6 +1577,7 @@ REASONS = {
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
     ),
+    "a deep copy of the tests' object, read for its private expected answer": "AttributeError",
     "the solution's wire answers the tests' type() of its int subclass with float": (
         "answered type() with a class its object cannot be of"
     ),
@@ -2153,7 +2168,7 @@ def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
     assert run_tests(wrong, tests, timeout=60).status == "failed"
 
 
-@pytest.mark.parametrize("op", ["throw", "deepcopy", "setattr", "anext", "type", "record"])
+@pytest.mark.parametrize("op", ["throw", "delattr", "setattr", "anext", "type", "record"])
 def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_it(
     op: str,
 ) -> None:

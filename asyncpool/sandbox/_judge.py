@@ -2643,12 +2643,15 @@ def _solution_exit(code: Any) -> SystemExit:
 #: running here, as in-process (the solution sorting, deduplicating or summing the tests'
 #: ``Interval``s, ``Point``s or ``Money``): the judge computes them and the solution gets the
 #: result, never the other way round; they tell the solution nothing its inputs' public
-#: attributes do not.
+#: attributes do not. So do its copies (``copy.deepcopy(root)`` of the tests' tree).
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
     "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
-    "copy": False, "deepcopy": False, "signature": False, "dir": False,
+    # a copy of the tests' object is the tests' object too (made here by their classes'
+    # own copying; the solution holds a handle of it, as of the original)
+    "copy": True, "deepcopy": True,
+    "signature": False, "dir": False,
     "anext": False, "throw": False,
     "members": False, "collection": False,
     "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
