@@ -1259,6 +1259,9 @@ ATTACKS += [
     )
     for name, (spec, _) in FORGED_CATEGORICALS.items()
 ]
+#: A Categorical (tag ``C``) is checked by the categorical column's code above: two of its
+#: forgeries under that tag show the path.
+FORGED_CATEGORICAL_VALUES = ("codes past its categories", "an ordered flag that is not a bool")
 ATTACKS += [
     (
         f"forged reply: a pandas Categorical of {name}",
@@ -1266,6 +1269,7 @@ ATTACKS += [
         "import pandas as pd\n" + SORT_TESTS,
     )
     for name, (spec, _) in FORGED_CATEGORICALS.items()
+    if name in FORGED_CATEGORICAL_VALUES
 ]
 def _notifying(notice: str) -> str:
     """A solution that sends the judge a forged warning or log record (``notice``: the
@@ -1571,8 +1575,8 @@ REASONS = {
         for name, (_, reason) in FORGED_CATEGORICALS.items()
     },
     **{
-        f"forged reply: a pandas Categorical of {name}": reason
-        for name, (_, reason) in FORGED_CATEGORICALS.items()
+        f"forged reply: a pandas Categorical of {name}": FORGED_CATEGORICALS[name][1]
+        for name in FORGED_CATEGORICAL_VALUES
     },
     "forged reply: a pandas frame whose columns are fewer than its data": (
         "malformed pandas value (ValueError)"
