@@ -73,6 +73,19 @@ PID_FROM_OPEN = _d("""
 """)
 
 
+def _answering_type(kind: str) -> str:
+    """The head of a solution that rewrote its side of the wire to answer every ``type``
+    request of the judge with the built-in class ``kind``."""
+    return _d(f"""
+        import sys
+        Peer = sys.modules["_asyncpool_judge"]._Peer
+        perform = Peer.perform
+        def lying(self, op, obj, args, kwargs):
+            return {kind} if op == "type" else perform(self, op, obj, args, kwargs)
+        Peer.perform = lying
+    """)
+
+
 def _claimed_exception(module: str, name: str, args: tuple[object, ...] = ()) -> str:
     """A solution right everywhere but on ``[2, 1]``, where it raises a ``ValueError`` whose
     detail (see ``_judge._exception_detail``, rewritten in its own copy of the wire) claims
@@ -437,29 +450,12 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "the solution's wire answers the tests' type() of its int subclass with float",
-        _d("""
-            import sys
-            Peer = sys.modules["_asyncpool_judge"]._Peer
-            perform = Peer.perform
-            def lying(self, op, obj, args, kwargs):
-                return float if op == "type" else perform(self, op, obj, args, kwargs)
-            Peer.perform = lying
-            class I(int):
-                pass
-            def half(n):
-                return I(n // 2)
-        """),
+        _answering_type("float") + "class I(int):\n    pass\ndef half(n):\n    return I(n // 2)\n",
         "assert type(half(4)) is float and half(4) == 2\n",
     ),
     (
         "the solution's wire answers the tests' type() of its iterable with list",
-        _d("""
-            import sys
-            Peer = sys.modules["_asyncpool_judge"]._Peer
-            perform = Peer.perform
-            def lying(self, op, obj, args, kwargs):
-                return list if op == "type" else perform(self, op, obj, args, kwargs)
-            Peer.perform = lying
+        _answering_type("list") + _d("""
             class Evens:
                 def __iter__(self):
                     return iter([2, 4])
