@@ -168,6 +168,7 @@ from datetime import timedelta as _TimeDelta
 from datetime import timezone as _TimeZone
 from datetime import tzinfo as _TzInfo
 from decimal import getcontext as _getcontext  # bound once: the tests' patches are forwarded
+from importlib.util import find_spec as _find_spec  # bound once (the fork server loaded it)
 from itertools import chain as _chain  # bound once: the tests' patches are forwarded
 from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
@@ -2484,6 +2485,25 @@ def _named_class(cls: type) -> tuple[str, str] | None:
     return (module, qualname)
 
 
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    """``code`` and every code object nested in it (functions, classes, comprehensions of the
+    tests), depth first: the one walk of the tests' bytecode that the scans below share."""
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+
+
+def _installed(name: str) -> bool:
+    """Whether the module ``name`` can be imported here (``pytest_asyncio``, pytest's
+    ``_pytest.subtests``), asked of the real ``find_spec`` bound at load, so that the tests'
+    patches of ``importlib.util`` do not answer for the judge. Not cached: a module already
+    imported answers from ``sys.modules``, and a long-lived judge must not carry one check's
+    answer (under its ``sys.path``) into the next."""
+    return _find_spec(name) is not None
+
+
 def _imported_by_tests(module: str, tests: str) -> bool:
     """Whether the tests' code imports ``module``'s package (``import requests`` for
     ``requests.exceptions``), so that the judge may import ``module`` before the tests run:
@@ -2503,10 +2523,7 @@ def _imported_by_tests(module: str, tests: str) -> bool:
         return False
     import dis
 
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+    for current in _code_objects(code):
         for instruction in dis.get_instructions(current):
             if instruction.opname == "IMPORT_NAME":
                 name = str(instruction.argval)
@@ -3478,13 +3495,9 @@ def _back_names(code: types.CodeType) -> set[str]:
     """The environment variables the tests' code names in a string (see :data:`_BACK_NAMES`):
     names that are identifiers, at most :data:`MAX_BACK_NAMES`."""
     found: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
+    for current in _code_objects(code):
         for const in current.co_consts:
-            if isinstance(const, types.CodeType):
-                stack.append(const)
-            elif (
+            if (
                 type(const) is str
                 and len(const) <= 100
                 and const.isidentifier()
@@ -3657,10 +3670,7 @@ def _reaches_nothing_real(function: Any) -> bool:
     cells = function.__closure__ or ()
     if not all(harmless(cell.cell_contents) for cell in cells if cell.cell_contents is not None):
         return False
-    stack = [function.__code__]
-    while stack:
-        code = stack.pop()
-        stack += (c for c in code.co_consts if isinstance(c, types.CodeType))
+    for code in _code_objects(function.__code__):
         for instruction in dis.get_instructions(code):
             if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
                 continue
@@ -7821,14 +7831,10 @@ def _names_used(code: types.CodeType) -> set[str]:
     one the code names (each part of a dotted path of identifiers counts; strings of at most
     200 characters)."""
     found: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
+    for current in _code_objects(code):
         found.update(current.co_names)
         for const in current.co_consts:
-            if isinstance(const, types.CodeType):
-                stack.append(const)
-            elif type(const) is str and len(const) <= 200:
+            if type(const) is str and len(const) <= 200:
                 parts = const.split(".")
                 if all(part.isidentifier() for part in parts):
                     found.update(parts)
@@ -7852,10 +7858,7 @@ def _attribute_roots(code: types.CodeType) -> frozenset[str]:
     Read from the bytecode once per source (with the compiled code): tests that write no
     attribute (plain asserts, HumanEval's ``check``) cost one scan of their opcodes."""
     roots: set[str] = set()
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
+    for current in _code_objects(code):
         ops = current.co_code[::2]
         unclear = bool({"setattr", "delattr", "__dict__", "vars"} & set(current.co_names))
         if not unclear and not any(op in ops for op in _ATTRIBUTE_WRITES):
@@ -8696,15 +8699,10 @@ def _tests_strings() -> frozenset[str]:
     code = _CHECK[0]
     if code is None:
         return frozenset()
-    found: set[str] = set()
-    stack = [code]
-    while stack:
-        for const in stack.pop().co_consts:
-            if type(const) is str:
-                found.add(const)
-            elif isinstance(const, types.CodeType):
-                stack.append(const)
-    return frozenset(found)
+    return frozenset(
+        const for current in _code_objects(code) for const in current.co_consts
+        if type(const) is str
+    )  # fmt: skip
 
 
 def _skipped(marks: list[Any]) -> bool:
@@ -8722,11 +8720,9 @@ def _asyncio_test(marks: list[Any]) -> bool:
     """Whether an ``async def`` test runs as pytest-asyncio runs it (on an event loop of its
     own, as ``asyncio.run`` gives it): it has the ``asyncio`` mark, and the plugin is installed
     (without it pytest runs no coroutine test). Its fixtures stay the plain ones."""
-    import importlib.util
+    return any(m.name == "asyncio" for m in marks) and _installed("pytest_asyncio")
 
-    return any(m.name == "asyncio" for m in marks) and (
-        importlib.util.find_spec("pytest_asyncio") is not None
-    )
+
 _GENERATOR = 0x20
 
 
@@ -9183,9 +9179,7 @@ class _SubTests:
     @staticmethod
     def provided() -> bool:
         """Whether the tests' pytest has the fixture (a test using it errors otherwise)."""
-        import importlib.util
-
-        return importlib.util.find_spec("_pytest.subtests") is not None
+        return _installed("_pytest.subtests")
 
     @contextlib.contextmanager
     def test(self, msg: Any = None, **kwargs: Any) -> Iterator[None]:
