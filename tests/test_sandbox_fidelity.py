@@ -4033,6 +4033,121 @@ CORPUS.append(
     )
 )
 
+CORPUS.extend([
+    Case.twin(
+        "a decorator of the solution that tells the tests' async def from a def (@retry(3))",
+        _d("""
+            import functools, inspect
+            def retry(times):
+                def deco(fn):
+                    if inspect.iscoroutinefunction(fn):
+                        @functools.wraps(fn)
+                        async def awaiting(*args, **kwargs):
+                            for attempt in range(times):
+                                try:
+                                    return await fn(*args, **kwargs)
+                                except ValueError:
+                                    if attempt == times - 1:
+                                        raise
+                        return awaiting
+                    @functools.wraps(fn)
+                    def calling(*args, **kwargs):
+                        for attempt in range(times):
+                            try:
+                                return fn(*args, **kwargs)
+                            except ValueError:
+                                if attempt == times - 1:
+                                    raise
+                    return calling
+                return deco
+        """),
+        ("                for attempt in range(times):\n                    try:\n"
+         "                        return await",
+         "                for attempt in range(1):\n                    try:\n"
+         "                        return await"),
+        _d("""
+            import asyncio
+            calls = []
+            @retry(3)
+            async def flaky(x):
+                calls.append(x)
+                if len(calls) < 3:
+                    raise ValueError("not yet")
+                return x * 2
+            assert asyncio.run(flaky(5)) == 10 and calls == [5, 5, 5]
+            assert flaky.__name__ == "flaky"
+            @retry(2)
+            def steady(x):
+                return x + 1
+            assert steady(1) == 2
+        """),
+    ),
+    Case.twin(
+        "a memoizing decorator that binds the tests' arguments to their function's signature",
+        _d("""
+            import functools, inspect
+            def memoize(fn):
+                sig = inspect.signature(fn)
+                cache = {}
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    bound = sig.bind(*args, **kwargs)
+                    bound.apply_defaults()
+                    key = tuple(bound.arguments.items())
+                    if key not in cache:
+                        cache[key] = fn(*bound.args, **bound.kwargs)
+                    return cache[key]
+                return wrapper
+        """),
+        ("key = tuple(bound.arguments.items())", "key = tuple(bound.arguments)"),
+        _d("""
+            calls = []
+            @memoize
+            def power(base, exp=2):
+                calls.append((base, exp))
+                return base ** exp
+            assert power(3) == 9 and power(base=3) == 9 and power(3, 2) == 9
+            assert power(2, 5) == 32
+            assert calls == [(3, 2), (2, 5)]
+        """),
+    ),
+    Case.twin(
+        "a decorator that enforces the tests' function's annotations, and calls a callback "
+        "with as many arguments as it takes",
+        _d("""
+            import functools, inspect
+            def enforce(fn):
+                sig = inspect.signature(fn)
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    for name, value in sig.bind(*args, **kwargs).arguments.items():
+                        kind = sig.parameters[name].annotation
+                        if kind is not inspect.Parameter.empty and not isinstance(value, kind):
+                            raise TypeError(f"{name} must be {kind.__name__}")
+                    return fn(*args, **kwargs)
+                return wrapper
+            def each(items, callback):
+                if callback.__code__.co_argcount == 2:
+                    return [callback(i, x) for i, x in enumerate(items)]
+                return [callback(x) for x in items]
+        """),
+        ("if callback.__code__.co_argcount == 2:", "if callback.__code__.co_argcount == 3:"),
+        _d("""
+            @enforce
+            def add(a: int, b: int) -> int:
+                return a + b
+            assert add(1, 2) == 3
+            try:
+                add("1", 2)
+            except TypeError as exc:
+                assert "a must be int" in str(exc)
+            else:
+                raise AssertionError("no TypeError")
+            assert each("ab", lambda x: x * 2) == ["aa", "bb"]
+            assert each("ab", lambda i, x: f"{i}{x}") == ["0a", "1b"]
+        """),
+    ),
+])
 CORPUS.append(
     Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",

@@ -1906,6 +1906,57 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
 
 
 @pytest.mark.slow
+def test_the_tests_function_shows_the_solution_its_signature_and_kind_and_nothing_else() -> None:
+    """The solution's ``inspect.signature`` and ``__code__`` of a function the tests pass it
+    say its parameters, defaults and kind (``iscoroutinefunction``), as in-process; but the
+    code object is made in the solution's process and holds none of the tests' constants or
+    names, an annotation that is a class or a text of the tests' is not shown, and
+    ``__defaults__`` stays hidden."""
+    solution = _d("""
+        import inspect
+        def look(fn):
+            sig = inspect.signature(fn)
+            code = fn.__code__
+            try:
+                fn.__defaults__
+                defaults = "shown"
+            except AttributeError:
+                defaults = "hidden"
+            def shown(x):  # (the solution's inspect.Parameter.empty is not the tests')
+                return "-" if x is inspect.Parameter.empty else x
+            return (
+                [(p.name, p.kind.name, shown(p.default), shown(p.annotation))
+                 for p in sig.parameters.values()],
+                sig.return_annotation, inspect.iscoroutinefunction(fn),
+                inspect.isgeneratorfunction(fn), code.co_consts, code.co_names,
+                code.co_argcount, code.co_kwonlyargcount, fn.__name__, defaults,
+            )
+    """)
+    tests = _d("""
+        class Secret:
+            ANSWER = 4242
+        async def fetch(a: int, b: Secret = None, *rest, key: "answer 4242" = 7, **kw) -> str:
+            return "answer 4242"
+        params, ret, coro, gen, consts, names, argc, kwonly, name, defaults = look(fetch)
+        assert params == [
+            ("a", "POSITIONAL_OR_KEYWORD", "-", int),
+            ("b", "POSITIONAL_OR_KEYWORD", None, "-"),
+            ("rest", "VAR_POSITIONAL", "-", "-"),
+            ("key", "KEYWORD_ONLY", 7, "-"),
+            ("kw", "VAR_KEYWORD", "-", "-"),
+        ], params
+        assert ret is str and coro and not gen and (argc, kwonly, name) == (2, 1, "fetch")
+        assert "answer 4242" not in consts and 4242 not in consts and names == (), (consts, names)
+        assert defaults == "hidden"
+        def numbers(n):
+            yield n
+        assert look(numbers)[2:4] == (False, True)
+    """)
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
+@pytest.mark.slow
 def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() -> None:
     """The solution's environment variables reach the judge only when the tests' code names
     them, and never one that changes how a process loads code (``PYTHONPATH``, ``LD_*``), even
@@ -2168,7 +2219,9 @@ def test_a_million_item_list_is_judged_and_written_back_whole() -> None:
     assert run_tests(wrong, tests, timeout=60).status == "failed"
 
 
-@pytest.mark.parametrize("op", ["throw", "delattr", "setattr", "anext", "type", "record"])
+@pytest.mark.parametrize(
+    "op", ["throw", "delattr", "setattr", "anext", "type", "record", "signature"]
+)
 def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_it(
     op: str,
 ) -> None:

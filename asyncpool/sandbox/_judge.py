@@ -4942,6 +4942,7 @@ class _Peer:
                 self.trusted
                 and not _OPS[op]
                 and op != "record"  # (checked where it is made)
+                and not (op == "signature" and type(target) is types.FunctionType)
                 and not _settable(op, target, args)
                 and not _mock_context(op, target, args)
             ):
@@ -5261,7 +5262,9 @@ class _Peer:
             return copy.copy(obj) if op == "copy" else copy.deepcopy(obj)
         if op == "round":
             return round(obj, *args[:1])
-        if op == "signature":
+        if op == "signature":  # the judge's of the solution's object, or the other way round
+            if self.trusted:  # (only of the tests' plain function: see serve)
+                return _describe_tests_function(obj)
             return _describe_signature(obj)
         if op == "enter":
             return obj.__enter__()
@@ -6081,11 +6084,103 @@ def _instance_class(self: Any) -> Any:
 
 
 def _function_type(self: Any) -> type:
-    """The ``__class__`` of a plain function's handle (see :data:`_FUNCTION_NAME`): in the
-    judge only. A handle of the tests' function has no ``__code__`` for the solution, whose
-    ``inspect.iscoroutinefunction(callback)`` must answer False there, as before."""
-    peer = _PEER
-    return types.FunctionType if peer is not None and peer.trusted else type(self)
+    """The ``__class__`` of a plain function's handle (see :data:`_FUNCTION_NAME`), on both
+    sides: in the solution, ``inspect.iscoroutinefunction(callback)`` of the tests' ``async
+    def`` then reads :func:`_function_code`'s flags (a decorator that handles coroutine
+    functions apart, ``@retry(3)`` on the tests' ``async def flaky``, awaited it only so)."""
+    return types.FunctionType
+
+
+#: ``co_flags`` a tests' function's description carries: coroutine, generator, async
+#: generator (what ``inspect.iscoroutinefunction`` and its kin read).
+_FUNCTION_KINDS = 0x80 | 0x20 | 0x200
+
+
+def _describe_tests_function(function: types.FunctionType) -> tuple[Any, ...]:
+    """The judge's answer to the solution's ``inspect.signature`` of the tests' function (a
+    ``def`` or a ``lambda`` passed to it): what a decorator of the solution reads of it
+    (``@retry(3)``, ``@validate``, a callback called with one or two arguments as its
+    parameters say, a memoizer binding its arguments with ``apply_defaults()``) and nothing
+    else their code holds. Per parameter ``(name, kind, has a default, the default, has an
+    annotation, the annotation)`` as :func:`_describe_signature` gives them (a default as a
+    value or a handle, as in-process the solution reads it; ``__defaults__`` stays hidden), but
+    an annotation only when it is a built-in class or ``None`` (``x: int``, ``-> None``: a type
+    check of the tests' ``def add(a: int, b: int)``; a class or a text of theirs could carry
+    their data); then the return annotation's pair, and the code's kind
+    (:data:`_FUNCTION_KINDS`), its name and qualified name."""
+    import inspect
+
+    empty = inspect.Parameter.empty
+
+    def shown(note: Any) -> bool:
+        return note is None or (type(note) is type and note.__module__ == "builtins")
+
+    params = tuple(
+        (p.name, int(p.kind), p.default is not empty, None if p.default is empty else p.default,
+         shown(p.annotation), p.annotation if shown(p.annotation) else None)
+        for p in inspect.signature(function).parameters.values()
+    )  # fmt: skip
+    ret = function.__annotations__.get("return", empty)
+    code = function.__code__
+    return (
+        params, shown(ret), ret if shown(ret) else None, code.co_flags & _FUNCTION_KINDS,
+        function.__name__, function.__qualname__,
+    )  # fmt: skip
+
+
+def _tests_signature(self: Any) -> Any:
+    """``inspect.signature`` of a plain function's handle (see :data:`_FUNCTION_NAME`): in the
+    judge, the solution's signature (as any handle's); in the solution, the tests' function's
+    as the judge describes it (:func:`_describe_tests_function`)."""
+    peer = _peer()
+    described = peer.request("signature", self)
+    if not peer.trusted and type(described) is tuple and len(described) == 6:
+        described = described[:3]
+    return _signature(described)
+
+
+#: Code objects of :func:`_function_code`, per kind of code: compiled once per process.
+_CODE_TEMPLATES: dict[int, types.CodeType] = {}
+
+
+def _function_code(self: Any) -> types.CodeType:
+    """``__code__`` of a plain function's handle: in the judge, the solution's (a request, as
+    any attribute); in the solution, for the tests' function, a code object made here that
+    says its parameters and its kind and holds nothing of the tests' code (its body returns
+    None): ``inspect.iscoroutinefunction(cb)``, ``cb.__code__.co_argcount`` answer as
+    in-process."""
+    peer = _peer()
+    if peer.trusted:
+        raise AttributeError("__code__")  # (then __getattr__'s request)
+    described = peer.request("signature", self)
+    try:
+        params, _, _, kind, name, qualname = described
+        kind = _checked(kind, int, "a function's kind") & _FUNCTION_KINDS
+        pairs = [
+            (_checked(p[1], int, "a parameter kind"), _checked(p[0], str, "a parameter name"))
+            for p in params
+        ]
+        kinds = [k for k, _ in pairs]
+        ordered = [n for k, n in pairs if k in (0, 1)]
+        kwonly = [n for k, n in pairs if k == 3]
+        rest = [n for k, n in pairs if k == 2] + [n for k, n in pairs if k == 4]
+        template = _CODE_TEMPLATES.get(kind)
+        if template is None:
+            head = "async def" if kind & 0x280 else "def"
+            body = "yield" if kind & 0x220 else "pass"
+            module = compile(f"{head} f():\n    {body}\n", "<tests' function>", "exec")
+            template = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+            template = _CODE_TEMPLATES.setdefault(kind, template)
+        flags = template.co_flags | (0x04 if 2 in kinds else 0) | (0x08 if 4 in kinds else 0)
+        varnames = (*ordered, *kwonly, *rest)
+        return template.replace(
+            co_argcount=len(ordered), co_posonlyargcount=kinds.count(0),
+            co_kwonlyargcount=len(kwonly), co_nlocals=len(varnames), co_varnames=varnames,
+            co_flags=flags, co_name=_checked(name, str, "a name"),
+            co_qualname=_checked(qualname, str, "a name"),
+        )  # fmt: skip
+    except (TypeError, ValueError) as exc:
+        raise AttributeError(f"__code__ of the tests' function: {exc}") from None
 
 
 def _tests_function(value: Any) -> bool:
@@ -6152,6 +6247,8 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
             namespace["__class__"] = property(_library_class_getter(module, qualname))
         if name == _FUNCTION_NAME:
             namespace["__class__"] = property(_function_type)
+            namespace["__code__"] = property(_function_code)
+            namespace["__signature__"] = property(_tests_signature)
         elif (
             capabilities is None
             and "__class__" not in namespace
