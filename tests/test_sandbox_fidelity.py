@@ -4148,6 +4148,47 @@ CORPUS.extend([
         """),
     ),
 ])
+CORPUS.extend([
+    Case.twin(
+        "the solution leaves the tests' seeded random alone (its own Random), or reseeds it",
+        _d("""
+            import random
+            def shuffled(xs, seed):
+                rng = random.Random(seed)
+                out = list(xs)
+                rng.shuffle(out)
+                return out
+        """),
+        ("    rng = random.Random(seed)\n", "    random.seed(seed)\n    rng = random\n"),
+        _d("""
+            import random
+            random.seed(123)
+            assert sorted(shuffled(range(10), 1)) == list(range(10))
+            x = random.random()
+            random.seed(123)
+            assert x == random.random()
+        """),
+    ),
+    Case.twin(
+        "the solution leaves the tests' seeded numpy generator alone (default_rng), or draws "
+        "from it",
+        _d("""
+            import numpy as np
+            def noisy(values, seed):
+                rng = np.random.default_rng(seed)
+                return values + rng.normal(0, 1e-9, len(values))
+        """),
+        ("rng = np.random.default_rng(seed)", "rng = np.random"),
+        _d("""
+            import numpy as np
+            np.random.seed(7)
+            assert np.allclose(noisy(np.zeros(3), 0), 0)
+            x = np.random.rand()
+            np.random.seed(7)
+            assert x == np.random.rand()
+        """),
+    ),
+])
 CORPUS.append(
     Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",

@@ -494,6 +494,18 @@ ATTACKS: list[tuple[str, str, str]] = [
         'import os\nassert solve() == 1 and os.environ.get("APP") is None\n',
     ),
     (
+        "forged reply: a change of a generator the judge does not follow",
+        # only the labels of _SEEDED name a generator whose change the judge takes
+        _d("""
+            import sys
+            def solve():
+                wire = sys.modules["_asyncpool_judge"]
+                wire._Peer.ambient_changes = lambda self: (None, (), ("<argv>",))
+                return 1
+        """),
+        'import os\nassert solve() == 1 and os.environ.get("APP") is None\n',
+    ),
+    (
         "os.readlink patched by the tests with a function that reads links for real",
         # a tests' function reaching a real function through a global stays the tests' own
         # (see _reaches_nothing_real): the solution's readlink("/proc/self") is its pid
@@ -1585,6 +1597,9 @@ REASONS = {
         "answered type() with a class its object cannot be of"
     ),
     "forged reply: a change of an environment variable the tests do not name": (
+        "malformed ambient changes"
+    ),
+    "forged reply: a change of a generator the judge does not follow": (
         "malformed ambient changes"
     ),
     "forged reply: a pandas Series under the tag of the other pandas values": (

@@ -90,8 +90,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
 * **ambient state back**: the solution's working directory (when the tests' text names
   ``cwd`` or ``chdir``) and the environment variables the tests' code names in a string (when
   it names ``environ`` or ``getenv``) reach the judge after each request, as in-process where
-  one process has them (:data:`_AMBIENT_BACK`); its ``sys.path``, random state and library
-  settings do not.
+  one process has them (:data:`_AMBIENT_BACK`); so does a change of a generator the tests
+  seeded (``random``, numpy's global one), as a fresh start of the judge's (:func:`_reseed`);
+  its ``sys.path`` and library settings do not.
 * **output**: what the solution prints while it serves the judge (``O`` messages) is written
   to the tests' ``sys.stdout``/``sys.stderr`` where the tests redirected them
   (``redirect_stdout``, ``capsys``).
@@ -3405,7 +3406,8 @@ _TESTS_ARGV = ["tests"]
 #: that seed gives. The state crosses as the judge's generator has it before a request whenever
 #: it changed, numbered (the solution sets it once per number: re-sent with other patches, it
 #: does not rewind what it drew since); the solution's draws are not sent back (the tests' own
-#: numbers are never the solution's to choose). The state's words cross as one ``bytes``
+#: numbers are never the solution's to choose), but a change of its state makes the judge's
+#: start anew (:func:`_reseed`). The state's words cross as one ``bytes``
 #: (:data:`_MT_WORDS`, :data:`_NP_WORDS`): as 625 ints, tests that draw between calls
 #: (``x = random.randint(1, 99); assert f(x) == g(x)`` in a seeded loop) paid ~1 ms per call to
 #: encode, decode and check them, ~20x an unseeded call.
@@ -3465,11 +3467,20 @@ def _generator_state(label: str) -> Any:
 
 def _take_ambient(changes: Any) -> None:
     """The judge's side: the solution's changes of what it follows (see :data:`_AMBIENT_BACK`),
-    checked: a directory (changed to when it exists here), and values of the environment
-    variables of :data:`_BACK_NAMES` only."""
-    if type(changes) is not tuple or len(changes) != 2 or type(changes[1]) is not tuple:
+    checked: a directory (changed to when it exists here), values of the environment
+    variables of :data:`_BACK_NAMES` only, and the labels of the seeded generators whose state
+    the solution changed, each of which starts anew here (see :func:`_reseed`)."""
+    if (
+        type(changes) is not tuple
+        or len(changes) != 3
+        or type(changes[1]) is not tuple
+        or type(changes[2]) is not tuple
+        or not all(label in _SEEDED for label in changes[2])
+    ):
         raise CodecError("malformed ambient changes")
-    cwd, environ = changes
+    cwd, environ, drawn = changes
+    for label in drawn:
+        _reseed(label)
     for entry in environ:
         if (
             type(entry) is not tuple
@@ -3489,6 +3500,30 @@ def _take_ambient(changes: Any) -> None:
             raise CodecError("malformed ambient changes")
         with contextlib.suppress(OSError):  # no such directory here
             _chdir(cwd)
+
+
+def _reseed(label: str) -> None:
+    """The judge's side: the solution changed the state of a generator the tests seeded (it
+    drew from it, or seeded it itself). In-process the tests' next numbers would then not be
+    the ones their seed gave: ``random.seed(123); f(); x = random.random()`` and a check that
+    ``f`` left the generator alone fails there. Following the solution's state instead would
+    let it choose the tests' next numbers (a seeded loop of random inputs, steered to easy
+    ones), so the judge's generator starts anew from fresh entropy (through the generator
+    object itself, never a ``random.seed`` the tests may have patched). That state is not sent
+    to the solution, which draws on from its own, as one stream does in-process (``roll(5)``
+    then ``deal(cards)`` after one ``random.seed(42)``); the tests' own draws or seeds since
+    reach it with the next request, as before (:data:`_SEEDED`). Only a generator the tests
+    seeded in this check."""
+    sync = _SEEDED[label]
+    if not sync[0]:
+        return
+    if label == _RANDOM:
+        import random
+
+        random._inst.seed()
+    else:
+        _import_numpy().random.mtrand._rand.seed()
+    sync[2] = _generator_state(label)
 
 
 def _back_names(code: types.CodeType) -> set[str]:
@@ -3848,6 +3883,7 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
             if attr != peer.seeded.get(name):  # a new state (see _SEEDED)
                 _set_generator_state(name, value)
                 peer.seeded[name] = attr
+                peer.drawn_known[name] = _drawn_state(name)
             continue
         if name == _WARNINGS:
             if type(value) is not bool:
@@ -3915,6 +3951,18 @@ def _apply_patches(peer: _Peer, patches: Any) -> None:
     if peer.back is not None:  # what it follows, as the judge's patches left it
         watch_cwd, names = peer.back
         peer.back_known = (_cwd() if watch_cwd else None, {n: os.environ.get(n) for n in names})
+
+
+def _drawn_state(label: str) -> Any:
+    """The solution's side: its generator's state as :meth:`_Peer.ambient_changes` compares
+    it after each reply of a check whose tests seeded it: ``random``'s as ``getstate()`` gives
+    it (a tuple of ints, compared in a few microseconds; packed, as it crosses, it took ~10 µs
+    more per call of a seeded loop), numpy's as it crosses."""
+    if label == _RANDOM:
+        import random
+
+        return random.getstate()
+    return _generator_state(label)
 
 
 def _set_generator_state(label: str, state: Any) -> None:
@@ -4043,6 +4091,8 @@ class _Peer:
         self.back_known: tuple[str | None, dict[str, str | None]] = (None, {})
         # The solution's side: the number of each generator's state it last set (_SEEDED).
         self.seeded: dict[str, str] = {}
+        # ... and each such generator's state as it last set or reported it (ambient_changes).
+        self.drawn_known: dict[str, Any] = {}
         # The solution's side: its namespace, and what the judge's patches replaced there and
         # in other modules' (see _apply_patches).
         self.namespace: dict[str, Any] = {}
@@ -5065,15 +5115,22 @@ class _Peer:
             enc.value(key)
             enc.value(self.held_changes() if self.held else ())
             enc.value(tuple(kept) if kept else ())
-            enc.value(self.ambient_changes() if self.back is not None else None)
+            enc.value(self.ambient_changes() if self.back is not None or self.drawn_known else None)
         return enc.bytes()
 
-    def ambient_changes(self) -> tuple[str | None, tuple[tuple[str, str | None], ...]] | None:
+    def ambient_changes(self) -> tuple[Any, ...] | None:
         """The solution's side: its working directory, when it changed and the judge follows
-        it, and the followed environment variables that changed, since the last reply (see
-        :data:`_AMBIENT_BACK`); None when nothing did."""
+        it, the followed environment variables that changed, and the labels of the generators
+        the judge seeded whose state changed (:data:`_SEEDED`: drawn from, or seeded by the
+        solution), since the last reply (see :data:`_AMBIENT_BACK`); None when nothing did."""
+        drawn = []
+        for label, known_state in self.drawn_known.items():
+            state = _drawn_state(label)
+            if state != known_state:
+                self.drawn_known[label] = state
+                drawn.append(label)
         if self.back is None:
-            return None
+            return (None, (), tuple(drawn)) if drawn else None
         watch_cwd, names = self.back
         known_cwd, known = self.back_known
         cwd = _cwd() if watch_cwd else None
@@ -5081,11 +5138,11 @@ class _Peer:
         changed = tuple(
             (name, environ.get(name)) for name in names if environ.get(name) != known.get(name)
         )
-        if cwd == known_cwd and not changed:
+        if cwd == known_cwd and not changed and not drawn:
             return None
         known.update(changed)
         self.back_known = (cwd, known)
-        return (cwd if cwd != known_cwd else None, changed)
+        return (cwd if cwd != known_cwd else None, changed, tuple(drawn))
 
     def describe(self, exc: BaseException, depth: int = 0) -> tuple[Any, ...]:
         """An exception as the other side is told of it: the tests' exceptions by type only
