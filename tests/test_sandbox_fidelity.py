@@ -4191,6 +4191,38 @@ CORPUS.extend([
 ])
 CORPUS.append(
     Case.twin(
+        "standard-library classes the solution returns are the tests' own (type(x) of a "
+        "Fraction, collections.deque, inspect.Parameter.empty), and the tests' deque is the "
+        "solution's",
+        _d("""
+            import collections, inspect
+            def kind(x):
+                return type(x)
+            def container(fifo):
+                return collections.deque if fifo else list
+            def default_of(fn, name):
+                return inspect.signature(fn).parameters[name].default
+            def make(cls, items):
+                made = cls(items)
+                return made, isinstance(made, collections.deque)
+        """),
+        ("return collections.deque if fifo else list", "return list if fifo else list"),
+        _d("""
+            import collections, inspect
+            from fractions import Fraction
+            assert kind(Fraction(1, 3)) is Fraction
+            assert kind(collections.Counter()) is collections.Counter
+            assert container(True) is collections.deque and container(False) is list
+            def g(a, b=2):
+                return a + b
+            assert default_of(g, "a") is inspect.Parameter.empty and default_of(g, "b") == 2
+            made, is_deque = make(collections.deque, [1, 2])
+            assert is_deque and made == collections.deque([1, 2])
+        """),
+    )
+)
+CORPUS.append(
+    Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",
         _d("""
             def fill(s):

@@ -258,18 +258,23 @@ ATTACKS: list[tuple[str, str, str]] = [
         "assert solve(x for x in [3, 1, 2]) == [1, 2, 3]\n",
     ),
     (
-        "reading the tests' globals through a lambda",
+        "reading the tests' globals or constants through a lambda",
+        # its __code__ is made in the solution's process (see _function_code): none of theirs
         _d("""
             def solve(key, xs):
-                for name in ("__globals__", "__code__", "__closure__", "__dict__"):
+                for name in ("__globals__", "__closure__", "__dict__", "__defaults__"):
                     try:
                         getattr(key, name)
                         return sorted(xs, key=key)
                     except AttributeError:
                         pass
+                code = key.__code__
+                if "secret" in code.co_consts or "SECRET" in code.co_names:
+                    return sorted(xs, key=key)
                 return list(xs)
         """),
-        "assert solve(lambda x: x, [3, 1, 2]) == [1, 2, 3]\n",
+        "SECRET = 1\n"
+        "assert solve(lambda x: x if SECRET != 'secret' else 0, [3, 1, 2]) == [1, 2, 3]\n",
     ),
     (
         "a class named like a standard module for the tests to use",
@@ -504,6 +509,27 @@ ATTACKS: list[tuple[str, str, str]] = [
                 return 1
         """),
         'import os\nassert solve() == 1 and os.environ.get("APP") is None\n',
+    ),
+    (
+        "forged class names: a class of a module not on the list, an exception class, no class",
+        # only classes of _STANDARD_CLASS_MODULES, never an exception class, are the judge's own
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            NAMES = {"A": b"subprocess:Popen", "B": b"json.decoder:JSONDecodeError",
+                     "C": b"collections:abc"}
+            wire._standard_class_name = lambda cls: NAMES.get(cls.__name__)
+            class A: pass
+            class B: pass
+            class C: pass
+            def f():
+                return A, B, C
+        """),
+        _d("""
+            import collections, json, subprocess
+            a, b, c = f()
+            assert a is subprocess.Popen or b is json.JSONDecodeError or c is collections.abc
+        """),
     ),
     (
         "os.readlink patched by the tests with a function that reads links for real",

@@ -754,6 +754,9 @@ class _Encoder:
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(data, depth + 1)
         elif self.peer is not None:
+            if issubclass(kind, type) and (named := _standard_class_name(value)) is not None:
+                # the receiver's own class of that name, when it has it (see _standard_class)
+                out += (b"^", _U32.pack(len(named)), named)
             name = _class_name(kind)
             if issubclass(kind, type) and b"\0" not in name:
                 # a dataclass itself: its handle has its fields too (``dataclasses.fields(Item)``)
@@ -1837,6 +1840,11 @@ class _Decoder:
         n = self.number()
         return self.peer.shared(n, self.value(depth + 1))
 
+    def _standard(self, depth: int) -> Any:
+        named = self.take(self.length()).decode("utf-8", "replace")
+        handle = self.value(depth + 1)
+        return _standard_class(named, handle)
+
     def _theirs(self, depth: int) -> Any:
         if self.peer is None:
             raise CodecError("a handle where none may be")
@@ -1979,7 +1987,7 @@ _TAGS: dict[bytes, Any] = {
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
     b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"#": _Decoder._typing,
-    b"&": _Decoder._exception,
+    b"&": _Decoder._exception, b"^": _Decoder._standard,
 }  # fmt: skip
 #: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the
 #: check of their types costs about what packing saves.
@@ -2467,6 +2475,57 @@ def _loaded_class(module: str, qualname: str) -> type | None:
 #: Modules whose classes never cross by name (:func:`_named_class`): the solution's, the
 #: tests', the judge's.
 _OWN_MODULES = frozenset({"solution", "__main__", "_asyncpool_judge", "asyncpool"})
+
+
+#: Modules of the standard library whose classes cross as the receiver's own class of the same
+#: name (:func:`_standard_class`), as built-in classes do: ``return collections.deque``, ``return
+#: type(x)`` of a ``Fraction``, ``inspect.Parameter.empty`` then are the tests' own (``is``
+#: holds); a tests' ``deque`` passed to the solution is the solution's. Classes that compute
+#: (none opens a file, a process or a socket, or runs code it is given) and never an exception
+#: class (those are mirrored: see :meth:`_Peer.mirror`).
+_STANDARD_CLASS_MODULES = frozenset({
+    "abc", "array", "bisect", "calendar", "collections", "collections.abc", "dataclasses",
+    "datetime", "decimal", "difflib", "enum", "fractions", "functools", "graphlib", "heapq",
+    "http", "inspect", "ipaddress", "itertools", "json.decoder", "json.encoder", "numbers",
+    "operator", "queue", "random", "re", "statistics", "string", "textwrap", "typing", "uuid",
+    "zoneinfo",
+})  # fmt: skip
+
+
+_TYPE_MODULE = vars(type)["__module__"]
+_TYPE_QUALNAME = vars(type)["__qualname__"]
+
+
+def _standard_class_name(cls: type) -> bytes | None:
+    """``module:qualname`` of a class of :data:`_STANDARD_CLASS_MODULES` that its module
+    holds under that name here (not a class renamed as one), else None."""
+    try:  # (type's own descriptors: never a metaclass's property)
+        module = _TYPE_MODULE.__get__(cls, type)
+        qualname = _TYPE_QUALNAME.__get__(cls, type)
+    except Exception:
+        return None
+    if (
+        type(module) is not str
+        or module not in _STANDARD_CLASS_MODULES
+        or type(qualname) is not str
+        or len(qualname) > 200
+        or issubclass(cls, BaseException)
+        or _loaded_class(module, qualname) is not cls
+    ):
+        return None
+    return f"{module}:{qualname}".encode()
+
+
+def _standard_class(named: str, handle: Any) -> Any:
+    """The receiver's side of :func:`_standard_class_name`: its own class of that name when
+    it has the module loaded (nothing is imported for it), else ``handle`` (the sender's
+    class, as any class crosses); the handle, unused, is dropped."""
+    module, _, qualname = named.partition(":")
+    if module in _STANDARD_CLASS_MODULES:
+        found = _loaded_class(module, qualname)
+        if found is not None and not issubclass(found, BaseException):
+            return found
+    return handle
 
 
 def _named_class(cls: type) -> tuple[str, str] | None:
