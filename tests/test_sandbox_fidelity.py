@@ -4223,6 +4223,23 @@ CORPUS.append(
 )
 CORPUS.append(
     Case.twin(
+        "DS-1000: the solution computes result at its top level, the tests read it (no call)",
+        _d("""
+            import numpy as np
+            a = np.array([[1, 2], [3, 4]])
+            result = a.T @ a
+            names = sorted({"b", "a"})
+        """),
+        ("result = a.T @ a", "result = a @ a.T"),
+        _d("""
+            import numpy as np
+            np.testing.assert_array_equal(result, np.array([[10, 14], [14, 20]]))
+            assert names == ["a", "b"]
+        """),
+    )
+)
+CORPUS.append(
+    Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",
         _d("""
             def fill(s):

@@ -1998,6 +1998,18 @@ def test_the_tests_function_shows_the_solution_its_signature_and_kind_and_nothin
 
 
 @pytest.mark.slow
+def test_a_value_of_the_solution_named_only_in_a_string_is_no_answer() -> None:
+    """Reading a top-level value of the solution is an answer (DS-1000's ``result``); a name
+    the tests only spell in a string is asked for too (``getattr(solution, "X")``) but is
+    none: tests that never read anything of the solution's judge nothing."""
+    read = run_tests("result = 6\n", "assert result == 6\n")
+    assert read.status == "passed", read.stdout_tail
+    spelled = run_tests("result = 6\n", "assert 'result' in 'the result'\n")
+    assert spelled.status == "failed"
+    assert "never got an answer" in spelled.stdout_tail, spelled.stdout_tail
+
+
+@pytest.mark.slow
 def test_the_solutions_environment_reaches_the_tests_only_for_names_they_read() -> None:
     """The solution's environment variables reach the judge only when the tests' code names
     them, and never one that changes how a process loads code (``PYTHONPATH``, ``LD_*``), even

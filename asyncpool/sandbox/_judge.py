@@ -7789,11 +7789,13 @@ def _greeting(
         if type(table) is not dict or not all(type(k) is str for k in table):
             raise CodecError("malformed greeting")
     # A top-level callable is a handle, or a built-in class under another name (typing's
-    # ``Text`` is ``str``: crossed as the judge's own class), or a value-backed handle, or one
-    # of the solution's exception classes (the judge's class for it, see _Peer.mirror).
+    # ``Text`` is ``str``: crossed as the judge's own class), or a standard class the solution
+    # imported (``from collections.abc import Set``: the judge's own, see _standard_class), or
+    # a value-backed handle, or one of the solution's exception classes (the judge's class for
+    # it, see _Peer.mirror).
     if not all(
         type(v) in _PROXY_TYPES or type(v) in _BACKED_CLASSES or id(v) in _BUILTIN_TYPE_NAMES
-        or type(v) is _Mirror
+        or type(v) is _Mirror or _standard_class_name(v) is not None
         for v in names.values()
     ):
         raise CodecError("a top-level callable that is not a handle")
