@@ -7987,13 +7987,16 @@ _TestsType.__module__ = "builtins"
 
 
 def _ask_constants(
-    peer: _Peer, constants: tuple[Any, ...], used: frozenset[str], namespace: dict[str, Any]
+    peer: _Peer, constants: tuple[Any, ...], used: frozenset[str], namespace: dict[str, Any],
+    code: types.CodeType | None = None,
 ) -> None:
     """Put the solution's top-level values that the tests name (and that nothing else of the
     namespace holds) in the tests' namespace, as in-process where the tests share the
     solution's globals: one request, only when the tests name one; kept current after that
-    (:meth:`_Peer.update_constants`). Asking is no answer of the solution to the tests
-    (``answered`` stays as it was)."""
+    (:meth:`_Peer.update_constants`). Asking is an answer of the solution to the tests (see
+    ``answered``) only when the tests' ``code`` names one of the values in its bytecode, not
+    only in a string: DS-1000's solution computes ``result`` and its tests read it, with no
+    call at all."""
     if not constants:
         return
     held, ask = constants
@@ -8005,6 +8008,10 @@ def _ask_constants(
     answered = peer.answered
     values = ask(wanted)
     peer.answered = answered
+    if code is not None and any(
+        name in current.co_names for current in _code_objects(code) for name in wanted
+    ):
+        peer.answered += 1
     if type(values) is not tuple or len(values) != len(wanted):
         peer.fail("the solution answered the request for its values with something else")
     for name, value in zip(wanted, values, strict=True):
@@ -8261,7 +8268,7 @@ def judge_check(
             if fits and alias in used and alias not in namespace:
                 namespace[alias] = _import(module)
         _import_submodules(modules.values(), used)
-        _ask_constants(peer, constants, used, namespace)
+        _ask_constants(peer, constants, used, namespace, code)
         # pytest-style tests (KodCode, ACECode: ``from solution import f`` and ``def test_...``)
         # import the solution by its module name: a module of the judge's, for this check only,
         # holding what the tests' namespace holds of the solution.
