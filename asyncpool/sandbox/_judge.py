@@ -3060,6 +3060,7 @@ _UNFORWARDED_ATTRS = frozenset({
     ("os", "read"), ("os", "write"), ("os", "_exit"), ("os", "environ"),
     ("os", "sched_setaffinity"), ("builtins", "input"),
     ("uuid", "UUID"),  # the class its values cross as (uuid4, uuid1 may be patched)
+    ("random", "_inst"),  # the generator a change of the solution's starts anew (_reseed)
     # the solution's warnings and log records (see _Peer.reissue) and the levels and filters
     # that decide which are sent
     ("logging", "Formatter"), ("logging", "LogRecord"), ("logging", "Logger"),
