@@ -4240,6 +4240,39 @@ CORPUS.append(
 )
 CORPUS.append(
     Case.twin(
+        "a retry decorator re-raises the tests' own exception: pytest.raises(match=) reads "
+        "its message",
+        _d("""
+            import functools
+            def retry(times, on=(ValueError,)):
+                def deco(fn):
+                    @functools.wraps(fn)
+                    def wrapper(*args, **kwargs):
+                        for attempt in range(times):
+                            try:
+                                return fn(*args, **kwargs)
+                            except on:
+                                if attempt == times - 1:
+                                    raise
+                    return wrapper
+                return deco
+        """),
+        ("raise\n", "raise ValueError('gave up')\n"),
+        _d("""
+            import pytest
+            calls = []
+            @retry(3)
+            def flaky(x):
+                calls.append(x)
+                raise ValueError(f"attempt {len(calls)} failed for {x}")
+            with pytest.raises(ValueError, match="attempt 3 failed for 7") as info:
+                flaky(7)
+            assert calls == [7, 7, 7] and info.value.args == ("attempt 3 failed for 7",)
+        """),
+    )
+)
+CORPUS.append(
+    Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",
         _d("""
             def fill(s):

@@ -532,6 +532,44 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "the tests' exception the solution raises back after changing its message",
+        # only the tests' exception object as the solution got it is theirs again (_RAISED)
+        _d("""
+            def call(f):
+                try:
+                    return f()
+                except ValueError as exc:
+                    exc.args = ("changed",)
+                    raise
+        """),
+        _d("""
+            def boom():
+                raise ValueError("the tests' message")
+            try:
+                call(boom)
+            except ValueError as exc:
+                assert str(exc) == "the tests' message" and type(exc) is ValueError
+        """),
+    ),
+    (
+        "forged reply: a tests' exception raised back under a number never given",
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            def call(f):
+                wire._Peer.describe = lambda self, exc, depth=0: (wire._RAISED, 5)
+                raise ValueError("mine")
+        """),
+        _d("""
+            def boom():
+                raise ValueError("the tests' message")
+            try:
+                call(boom)
+            except ValueError as exc:
+                assert str(exc) == "the tests' message"
+        """),
+    ),
+    (
         "os.readlink patched by the tests with a function that reads links for real",
         # a tests' function reaching a real function through a global stays the tests' own
         # (see _reaches_nothing_real): the solution's readlink("/proc/self") is its pid
@@ -1624,6 +1662,9 @@ REASONS = {
     ),
     "forged reply: a change of an environment variable the tests do not name": (
         "malformed ambient changes"
+    ),
+    "forged reply: a tests' exception raised back under a number never given": (
+        "malformed exception"
     ),
     "forged reply: a change of a generator the judge does not follow": (
         "malformed ambient changes"

@@ -2282,6 +2282,14 @@ MAX_CAUSES = 4
 #: The mark of an ``ExceptionGroup`` of the solution's (``asyncio.TaskGroup``'s failures) in an
 #: ``X`` reply, and how many exceptions one holds at most; the built-in class (Python 3.11+).
 _GROUPED = "<group>"
+#: The mark of a tests' exception in an ``X`` reply to the solution, ``(RAISED, number,
+#: description)``, and of the same exception object raised back to the judge, ``(RAISED,
+#: number)``: a decorator that retries the tests' function and re-raises what it raised
+#: (``raise`` in an ``except``) hands the tests their own exception, message and all, as
+#: in-process, while the solution never saw the message (:meth:`_Peer.describe`). At most
+#: :data:`MAX_RAISED` per check are numbered.
+_RAISED = "<raised>"
+MAX_RAISED = 10_000
 MAX_GROUPED = 16
 _EXCEPTION_GROUP: Any = vars(builtins).get("ExceptionGroup")
 
@@ -4187,6 +4195,11 @@ class _Peer:
         self.depth = 0
         self.served = 0
         self.answered = 0
+        # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
+        # the solution's side: those it made of them, by id: (the exception, its number, its
+        # args as made).
+        self.raised: list[BaseException] = []
+        self.from_tests: dict[int, tuple[BaseException, int, tuple[Any, ...]]] = {}
         self.broken: str | None = None
         self.failed: str | None = None  # an assertion of the tests failed in a callback
         # The solution's side: its output since the last message, to be copied to the judge.
@@ -4939,6 +4952,8 @@ class _Peer:
             return exc
         if type(value) is tuple and len(value) == 3 and value[0] == _GROUPED:
             return self._exception_group(value, depth)
+        if type(value) is tuple and value[:1] == (_RAISED,) and type(value[1]) is int:
+            return self._raised(value)
         if type(value) is tuple and len(value) == 4 and value[2] == _OWN_CLASS:
             kind = value[3]
             if (
@@ -4974,6 +4989,21 @@ class _Peer:
                 exact=self.trusted,
             )  # fmt: skip
         return _solution_exception(*value)
+
+    def _raised(self, value: tuple[Any, ...]) -> BaseException:
+        """A tests' exception (see :data:`_RAISED`): in the solution, the exception made of
+        its description, numbered; in the judge, the tests' own exception of that number."""
+        if self.trusted:
+            number: int = value[1]
+            if len(value) != 2 or not 0 <= number < len(self.raised):
+                raise CodecError("malformed exception")
+            return self.raised[number]
+        if len(value) != 3 or type(value[2]) is not tuple or value[2][:1] == (_RAISED,):
+            raise CodecError("malformed exception")
+        made = self.exception(value[2])
+        if len(self.from_tests) < MAX_RAISED:
+            self.from_tests[id(made)] = (made, value[1], made.args)
+        return made
 
     def _exception_group(self, value: tuple[Any, ...], depth: int) -> BaseException:
         """The solution's ``ExceptionGroup`` (see :meth:`_describe_group`), checked: a message,
@@ -5211,24 +5241,19 @@ class _Peer:
         if self.trusted:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
-            # A class of the solution's (the judge's mirror of it) or one the tests derived
-            # from one: the solution gets an exception of its own class (``except Stop``
-            # there catches what the tests' callback raised), without the tests' arguments.
-            own = next(
-                (k for k in type(exc).__mro__ if type(k) is _Mirror and self.mirrored(k)), None
-            )
-            if own is not None:
-                return (type(exc).__name__, "", _OWN_CLASS, own)
-            # Else its nearest built-in class (a tests' ``class MyErr(KeyError)``: KeyError; a
-            # requests ``ConnectionError``: OSError, never the built-in of the same name) and
-            # a standard library's or library's class by name, which the solution's side makes
-            # when it has it (``except requests.ConnectionError``, ``json.JSONDecodeError``).
-            kind = type(exc)
-            base = _passed_through_base(kind) or kind.__name__
-            where = _named_class(kind)
-            if where is None:
-                return (base, "")
-            return (base, "", (None, _tests_exception_attributes(exc), where, ()))
+            told = self._describe_tests(exc)
+            if depth == 0 and len(self.raised) < MAX_RAISED:
+                self.raised.append(exc)
+                return (_RAISED, len(self.raised) - 1, told)
+            return told
+        known = self.from_tests.get(id(exc))
+        if (
+            known is not None
+            and known[0] is exc
+            and exc.args == known[2]
+            and getattr(exc, "__notes__", None) is None
+        ):
+            return (_RAISED, known[1])  # the tests' own exception, unchanged (see _RAISED)
         described = self._describe_group(exc, depth) or self._describe(exc)
         if depth + 1 >= MAX_CAUSES:
             return described
@@ -5245,6 +5270,26 @@ class _Peer:
             ),
             exc.__suppress_context__ is True,
         )  # fmt: skip
+
+    def _describe_tests(self, exc: BaseException) -> tuple[Any, ...]:
+        """The judge's side of :meth:`describe`: a tests' exception as the solution is told of
+        it, by its class only."""
+        # A class of the solution's (the judge's mirror of it) or one the tests derived from
+        # one: the solution gets an exception of its own class (``except Stop`` there catches
+        # what the tests' callback raised), without the tests' arguments.
+        own = next((k for k in type(exc).__mro__ if type(k) is _Mirror and self.mirrored(k)), None)
+        if own is not None:
+            return (type(exc).__name__, "", _OWN_CLASS, own)
+        # Else its nearest built-in class (a tests' ``class MyErr(KeyError)``: KeyError; a
+        # requests ``ConnectionError``: OSError, never the built-in of the same name) and a
+        # standard library's or library's class by name, which the solution's side makes when
+        # it has it (``except requests.ConnectionError``, ``json.JSONDecodeError``).
+        kind = type(exc)
+        base = _passed_through_base(kind) or kind.__name__
+        where = _named_class(kind)
+        if where is None:
+            return (base, "")
+        return (base, "", (None, _tests_exception_attributes(exc), where, ()))
 
     def _describe_group(self, exc: BaseException, depth: int) -> tuple[Any, ...] | None:
         """An ``ExceptionGroup`` of the solution's: ``(GROUPED, message, exceptions)``, each
