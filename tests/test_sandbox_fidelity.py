@@ -4273,6 +4273,31 @@ CORPUS.append(
 )
 CORPUS.append(
     Case.twin(
+        "functools.wraps keeps the name and the docstring of the tests' function",
+        _d("""
+            import functools
+            def logged(fn):
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    wrapper.calls += 1
+                    return fn(*args, **kwargs)
+                wrapper.calls = 0
+                return wrapper
+        """),
+        ("    @functools.wraps(fn)\n", ""),
+        _d("""
+            @logged
+            def add(a, b):
+                \"\"\"Add two numbers.\"\"\"
+                return a + b
+            assert add(1, 2) == 3 and add.calls == 1
+            assert add.__name__ == "add" and add.__doc__ == "Add two numbers."
+            assert add.__wrapped__(2, 2) == 4
+        """),
+    )
+)
+CORPUS.append(
+    Case.twin(
         "a pandas Series and an array.array the solution changes in place, or must not",
         _d("""
             def fill(s):

@@ -570,6 +570,22 @@ ATTACKS: list[tuple[str, str, str]] = [
         """),
     ),
     (
+        "forged reply: a text of the tests under a number never given",
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            def answer(fn):
+                text = wire._TestsText()
+                text.number = 7
+                return text
+        """),
+        _d("""
+            def helper():
+                \"\"\"The answer is 42\"\"\"
+            assert answer(helper) == "The answer is 42"
+        """),
+    ),
+    (
         "os.readlink patched by the tests with a function that reads links for real",
         # a tests' function reaching a real function through a global stays the tests' own
         # (see _reaches_nothing_real): the solution's readlink("/proc/self") is its pid
@@ -1605,8 +1621,9 @@ REASONS = {
     "forged reply: a change of a kept container the judge never had": (
         "malformed change of kept containers"
     ),
+    # its docstring is a text the solution holds by number only, empty (see _TestsText)
     "the docstring of a test's function the solution is given, read for the answer": (
-        "AttributeError"
+        "invalid literal for int() with base 10: ''"
     ),
     "a file of code writing the verdict at a literal /tmp path, for tests that runpy it": (
         "the judge does not compile code the solution wrote"
@@ -1665,6 +1682,9 @@ REASONS = {
     ),
     "forged reply: a tests' exception raised back under a number never given": (
         "malformed exception"
+    ),
+    "forged reply: a text of the tests under a number never given": (
+        "a text of the tests never sent"
     ),
     "forged reply: a change of a generator the judge does not follow": (
         "malformed ambient changes"

@@ -630,7 +630,11 @@ class _Encoder:
     def other(self, value: Any, kind: type, depth: int, content: bool = False) -> None:
         out = self.out
         peer = self.peer
-        if kind in _BACKED_CLASSES or kind is _Mirror or (
+        if (kind is _TextReference or kind is _TestsText) and peer is not None and (
+            peer.trusted is (kind is _TextReference)
+        ):
+            out += (b"$", _U32.pack(value.number))
+        elif kind in _BACKED_CLASSES or kind is _Mirror or (
             peer is not None and peer.trusted and isinstance(value, BaseException)
             and _HANDLE in vars(value)
         ):
@@ -1380,6 +1384,18 @@ class _Decoder:
     def _ellipsis(self, depth: int) -> Any:
         return Ellipsis
 
+    def _text(self, depth: int) -> Any:
+        number = self.number()
+        if self.peer is None:
+            raise CodecError("a text of the tests where none may be")
+        if self.peer.trusted:
+            if number >= len(self.peer.docs):
+                raise CodecError("a text of the tests never sent")
+            return self.peer.docs[number]
+        text = _TestsText()
+        text.number = number
+        return text
+
     def _not_implemented(self, depth: int) -> Any:
         return NotImplemented
 
@@ -1987,7 +2003,7 @@ _TAGS: dict[bytes, Any] = {
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
     b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"#": _Decoder._typing,
-    b"&": _Decoder._exception, b"^": _Decoder._standard,
+    b"&": _Decoder._exception, b"^": _Decoder._standard, b"$": _Decoder._text,
 }  # fmt: skip
 #: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the
 #: check of their types costs about what packing saves.
@@ -2483,6 +2499,29 @@ def _loaded_class(module: str, qualname: str) -> type | None:
 #: Modules whose classes never cross by name (:func:`_named_class`): the solution's, the
 #: tests', the judge's.
 _OWN_MODULES = frozenset({"solution", "__main__", "_asyncpool_judge", "asyncpool"})
+
+
+class _TestsText(str):
+    """The solution's side: a text of the tests' that it holds without its content (empty
+    here): the ``__doc__`` of a function of the tests, hidden (it could quote an expected
+    answer, see :data:`_HIDDEN`). ``functools.wraps`` copies it to the solution's wrapper, and
+    crossing back (the tests' ``flaky.__doc__``) it is the tests' text again, as in-process."""
+
+    number: int
+
+
+class _TextReference:
+    """The judge's side of :class:`_TestsText`: the number of a text of the tests (see
+    :attr:`_Peer.docs`) as it crosses to the solution."""
+
+    __slots__ = ("number",)
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+
+#: The most texts of the tests (see _TestsText) one check numbers.
+MAX_DOCS = 10_000
 
 
 #: Modules of the standard library whose classes cross as the receiver's own class of the same
@@ -4199,6 +4238,8 @@ class _Peer:
         # the solution's side: those it made of them, by id: (the exception, its number, its
         # args as made).
         self.raised: list[BaseException] = []
+        # The judge's side: the tests' texts the solution holds by number (_TestsText).
+        self.docs: list[str] = []
         self.from_tests: dict[int, tuple[BaseException, int, tuple[Any, ...]]] = {}
         self.broken: str | None = None
         self.failed: str | None = None  # an assertion of the tests failed in a callback
@@ -5366,6 +5407,7 @@ class _Peer:
                 self.trusted and name.startswith(_HIDDEN)
                 and not (name[:1] == "_" and name[:2] != "__" and _shared(obj))
                 and not (op == "getattr" and name in _NAMES_SHOWN)
+                and not (op == "getattr" and name == "__doc__" and type(obj) is types.FunctionType)
                 and not (op == "setattr" and _mock_context(op, obj, args))  # __signature__
             ):
                 raise AttributeError(name if type(name) is str else "?")
@@ -5373,6 +5415,12 @@ class _Peer:
                 found = getattr(obj, name)
                 if self.trusted and isinstance(found, _INTERNALS):
                     raise AttributeError(name)
+                if self.trusted and name == "__doc__" and type(found) is str:
+                    # the docstring of the tests' function, by number only (see _TestsText)
+                    if len(self.docs) >= MAX_DOCS:
+                        raise AttributeError(name)
+                    self.docs.append(found)
+                    return _TextReference(len(self.docs) - 1)
                 return found
             if op == "setattr":
                 value = args[1]
