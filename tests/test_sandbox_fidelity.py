@@ -3262,7 +3262,8 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
-        "a decorator of the solution on a function of the tests (functools.wraps, a counter)",
+        "a decorator of the solution on a function of the tests (functools.wraps, a counter): "
+        "name and docstring kept",
         _d("""
             import functools
             def count_calls(f):
@@ -3277,9 +3278,11 @@ CORPUS: list[Case] = [
         _d("""
             @count_calls
             def square(x):
+                \"\"\"The square of x.\"\"\"
                 return x * x
             assert square(3) == 9 and square(2) == 4
             assert square.calls == 2 and square.__name__ == "square"
+            assert square.__doc__ == "The square of x." and square.__wrapped__(5) == 25
         """),
     ),
     Case.twin(
@@ -4035,7 +4038,8 @@ CORPUS.append(
 
 CORPUS.extend([
     Case.twin(
-        "a decorator of the solution that tells the tests' async def from a def (@retry(3))",
+        "a decorator of the solution that tells the tests' async def from a def (@retry(3)), "
+        "and re-raises the tests' own exception (pytest.raises(match=) reads its message)",
         _d("""
             import functools, inspect
             def retry(times):
@@ -4080,6 +4084,13 @@ CORPUS.extend([
             def steady(x):
                 return x + 1
             assert steady(1) == 2
+            import pytest
+            @retry(2)
+            def hopeless(x):
+                raise ValueError(f"no luck for {x}")
+            with pytest.raises(ValueError, match="no luck for 7") as info:
+                hopeless(7)
+            assert info.value.args == ("no luck for 7",)
         """),
     ),
     Case.twin(
@@ -4235,64 +4246,6 @@ CORPUS.append(
             import numpy as np
             np.testing.assert_array_equal(result, np.array([[10, 14], [14, 20]]))
             assert names == ["a", "b"]
-        """),
-    )
-)
-CORPUS.append(
-    Case.twin(
-        "a retry decorator re-raises the tests' own exception: pytest.raises(match=) reads "
-        "its message",
-        _d("""
-            import functools
-            def retry(times, on=(ValueError,)):
-                def deco(fn):
-                    @functools.wraps(fn)
-                    def wrapper(*args, **kwargs):
-                        for attempt in range(times):
-                            try:
-                                return fn(*args, **kwargs)
-                            except on:
-                                if attempt == times - 1:
-                                    raise
-                    return wrapper
-                return deco
-        """),
-        ("raise\n", "raise ValueError('gave up')\n"),
-        _d("""
-            import pytest
-            calls = []
-            @retry(3)
-            def flaky(x):
-                calls.append(x)
-                raise ValueError(f"attempt {len(calls)} failed for {x}")
-            with pytest.raises(ValueError, match="attempt 3 failed for 7") as info:
-                flaky(7)
-            assert calls == [7, 7, 7] and info.value.args == ("attempt 3 failed for 7",)
-        """),
-    )
-)
-CORPUS.append(
-    Case.twin(
-        "functools.wraps keeps the name and the docstring of the tests' function",
-        _d("""
-            import functools
-            def logged(fn):
-                @functools.wraps(fn)
-                def wrapper(*args, **kwargs):
-                    wrapper.calls += 1
-                    return fn(*args, **kwargs)
-                wrapper.calls = 0
-                return wrapper
-        """),
-        ("    @functools.wraps(fn)\n", ""),
-        _d("""
-            @logged
-            def add(a, b):
-                \"\"\"Add two numbers.\"\"\"
-                return a + b
-            assert add(1, 2) == 3 and add.calls == 1
-            assert add.__name__ == "add" and add.__doc__ == "Add two numbers."
-            assert add.__wrapped__(2, 2) == 4
         """),
     )
 )

@@ -104,6 +104,16 @@ def _claimed_exception(module: str, name: str, args: tuple[object, ...] = ()) ->
     """)
 
 
+#: Tests whose callback raises an exception the solution lets through: the tests' own again.
+RAISED_BACK = _d("""
+    def boom():
+        raise ValueError("the tests' message")
+    try:
+        call(boom)
+    except ValueError as exc:
+        assert str(exc) == "the tests' message" and type(exc) is ValueError
+""")
+
 ATTACKS: list[tuple[str, str, str]] = [
     (
         "a handle whose __eq__ and __ne__ lie",
@@ -542,14 +552,7 @@ ATTACKS: list[tuple[str, str, str]] = [
                     exc.args = ("changed",)
                     raise
         """),
-        _d("""
-            def boom():
-                raise ValueError("the tests' message")
-            try:
-                call(boom)
-            except ValueError as exc:
-                assert str(exc) == "the tests' message" and type(exc) is ValueError
-        """),
+        RAISED_BACK,
     ),
     (
         "forged reply: a tests' exception raised back under a number never given",
@@ -560,14 +563,7 @@ ATTACKS: list[tuple[str, str, str]] = [
                 wire._Peer.describe = lambda self, exc, depth=0: (wire._RAISED, 5)
                 raise ValueError("mine")
         """),
-        _d("""
-            def boom():
-                raise ValueError("the tests' message")
-            try:
-                call(boom)
-            except ValueError as exc:
-                assert str(exc) == "the tests' message"
-        """),
+        RAISED_BACK,
     ),
     (
         "forged reply: a text of the tests under a number never given",
