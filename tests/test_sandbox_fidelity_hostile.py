@@ -566,6 +566,17 @@ ATTACKS: list[tuple[str, str, str]] = [
         RAISED_BACK,
     ),
     (
+        "forged reply: a tests' exception raised back with no number",
+        _d("""
+            import sys
+            wire = sys.modules["_asyncpool_judge"]
+            def call(f):
+                wire._Peer.describe = lambda self, exc, depth=0: (wire._RAISED,)
+                raise ValueError("mine")
+        """),
+        RAISED_BACK,
+    ),
+    (
         "forged reply: a text of the tests under a number never given",
         _d("""
             import sys
@@ -1679,6 +1690,7 @@ REASONS = {
     "forged reply: a tests' exception raised back under a number never given": (
         "malformed exception"
     ),
+    "forged reply: a tests' exception raised back with no number": "malformed exception",
     "forged reply: a text of the tests under a number never given": (
         "a text of the tests never sent"
     ),
