@@ -114,6 +114,20 @@ RAISED_BACK = _d("""
         assert str(exc) == "the tests' message" and type(exc) is ValueError
 """)
 
+
+
+def _raising_back(described: str) -> str:
+    """A solution whose wire describes every exception it raises as ``described`` (a forged
+    mark of the tests' exception raised back, see ``_judge._RAISED``)."""
+    return _d(f"""
+        import sys
+        wire = sys.modules["_asyncpool_judge"]
+        def call(f):
+            wire._Peer.describe = lambda self, exc, depth=0: {described}
+            raise ValueError("mine")
+    """)
+
+
 ATTACKS: list[tuple[str, str, str]] = [
     (
         "a handle whose __eq__ and __ne__ lie",
@@ -556,24 +570,12 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged reply: a tests' exception raised back under a number never given",
-        _d("""
-            import sys
-            wire = sys.modules["_asyncpool_judge"]
-            def call(f):
-                wire._Peer.describe = lambda self, exc, depth=0: (wire._RAISED, 5)
-                raise ValueError("mine")
-        """),
+        _raising_back("(wire._RAISED, 5)"),
         RAISED_BACK,
     ),
     (
         "forged reply: a tests' exception raised back with no number",
-        _d("""
-            import sys
-            wire = sys.modules["_asyncpool_judge"]
-            def call(f):
-                wire._Peer.describe = lambda self, exc, depth=0: (wire._RAISED,)
-                raise ValueError("mine")
-        """),
+        _raising_back("(wire._RAISED,)"),
         RAISED_BACK,
     ),
     (
