@@ -6304,9 +6304,11 @@ def _function_type(self: Any) -> type:
     return types.FunctionType
 
 
+#: ``co_flags`` bits (``inspect.CO_*``; inspect is imported only when needed).
+_GENERATOR, _COROUTINE, _ASYNC_GENERATOR, _VARARGS, _VARKEYWORDS = 0x20, 0x80, 0x200, 0x04, 0x08
 #: ``co_flags`` a tests' function's description carries: coroutine, generator, async
 #: generator (what ``inspect.iscoroutinefunction`` and its kin read).
-_FUNCTION_KINDS = 0x80 | 0x20 | 0x200
+_FUNCTION_KINDS = _COROUTINE | _GENERATOR | _ASYNC_GENERATOR
 
 
 def _describe_tests_function(function: types.FunctionType) -> tuple[Any, ...]:
@@ -6379,12 +6381,14 @@ def _function_code(self: Any) -> types.CodeType:
         rest = [n for k, n in pairs if k == 2] + [n for k, n in pairs if k == 4]
         template = _CODE_TEMPLATES.get(kind)
         if template is None:
-            head = "async def" if kind & 0x280 else "def"
-            body = "yield" if kind & 0x220 else "pass"
+            head = "async def" if kind & (_COROUTINE | _ASYNC_GENERATOR) else "def"
+            body = "yield" if kind & (_GENERATOR | _ASYNC_GENERATOR) else "pass"
             module = compile(f"{head} f():\n    {body}\n", "<tests' function>", "exec")
             template = next(c for c in module.co_consts if isinstance(c, types.CodeType))
             template = _CODE_TEMPLATES.setdefault(kind, template)
-        flags = template.co_flags | (0x04 if 2 in kinds else 0) | (0x08 if 4 in kinds else 0)
+        var_positional, var_keyword = 2, 4  # (inspect.Parameter's kinds, as ints)
+        flags = template.co_flags | (_VARARGS if var_positional in kinds else 0)
+        flags |= _VARKEYWORDS if var_keyword in kinds else 0
         varnames = (*ordered, *kwonly, *rest)
         return template.replace(
             co_argcount=len(ordered), co_posonlyargcount=kinds.count(0),
@@ -9030,9 +9034,9 @@ def _skipped(marks: list[Any]) -> bool:
 
 
 #: ``co_flags`` of generator and coroutine functions: a test the judge cannot run to its end
-#: by calling it (pytest refuses ``yield`` tests; ``async def`` ones need a plugin).
-_NOT_CALLABLE_TESTS = 0x20 | 0x80 | 0x100 | 0x200
-_COROUTINE = 0x80
+#: by calling it (pytest refuses ``yield`` tests; ``async def`` ones need a plugin); 0x100:
+#: an iterable coroutine (``types.coroutine``).
+_NOT_CALLABLE_TESTS = _GENERATOR | _COROUTINE | 0x100 | _ASYNC_GENERATOR
 
 
 def _asyncio_test(marks: list[Any]) -> bool:
@@ -9041,8 +9045,6 @@ def _asyncio_test(marks: list[Any]) -> bool:
     (without it pytest runs no coroutine test). Its fixtures stay the plain ones."""
     return any(m.name == "asyncio" for m in marks) and _installed("pytest_asyncio")
 
-
-_GENERATOR = 0x20
 
 
 def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
