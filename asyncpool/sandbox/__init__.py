@@ -41,7 +41,10 @@ Two processes per check:
   pool: the solution cannot signal or ptrace it), non-dumpable (no ``/proc/PID/mem``, no
   ptrace even for its own uid), with the check's limits, runs ``tests`` in a fresh namespace
   where each of the solution's callables is a proxy, calls ``check(candidate)`` when
-  ``entry_point`` is given, and writes its verdict on a pipe that only the caller holds. The
+  ``entry_point`` is given, and writes its verdict on a pipe that only the caller and the judge
+  hold, after a secret the caller draws per run (``_zygote_wire.VERDICT_KEY_BYTES``): a callable
+  of the tests' that opens what it is told, called by the solution, could write on that pipe
+  from inside the judge, but not the secret, so no forged verdict counts. The
   tests never exist in the solution's memory or files. Judges are long-lived (as root): a fork
   server keeps up to ``_zygote_wire.JUDGE_POOL``, each judging one check at a time through a
   fresh wire and namespace (tests compiled once per source), replaced after
@@ -501,7 +504,7 @@ run, signal the caller's processes (``os.kill(-1, 9)`` kills the caller) and out
 when it escapes its process group. ``RLIMIT_NPROC`` is then the uid's current task count plus
 :data:`MAX_PROCESSES`. What still holds: ``run_tests``'s judge is a separate, non-dumpable
 process (the solution can kill it - no verdict, so "failed" - but cannot ptrace it, read its
-memory or reach its verdict pipe), plain data only across, ``run_stdio``'s comparison in the
+memory or forge its verdict), plain data only across, ``run_stdio``'s comparison in the
 caller, the seccomp filter, own-time deadlines and limits. Unprivileged user namespaces could
 give the namespaces back but not a second uid (they map one), so they are not used.
 

@@ -12,7 +12,8 @@ imported lazily). Each ``run_tests`` has two processes:
 * the **judge** process (trusted code, another uid the solution cannot signal or ptrace,
   non-dumpable) runs the tests in a fresh namespace where each of those names is a
   :class:`_Proxy` (:func:`judge_check`), then writes its verdict on a pipe only the caller
-  holds. Usually a long-lived judge of the server that judges one check at a time
+  and it hold, after the caller's secret (:func:`judge`: no forged verdict counts). Usually a
+  long-lived judge of the server that judges one check at a time
   (``_zygote_child.run_judge_server``; a fresh :class:`_Peer`, proxies bound to it, tests
   compiled once per source), else one forked for the check alone (:func:`judge`).
 
@@ -8469,24 +8470,52 @@ def judge_check(
 def judge(
     sock_fd: int,
     verdict_fd: int,
+    key: bytes,
     tests: str,
     entry_point: str | None,
     cpu: int | None = None,
     workdir: str | None = None,
 ) -> NoReturn:
-    """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd``, exit.
-    ``workdir``: the directory the tests share with the solution (see :data:`_WORKDIR`)."""
+    """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd`` after
+    the caller's ``key`` (``_zygote_wire.VERDICT_KEY_BYTES``), exit: 0 only when the verdict
+    went, whole, on the pipe it was given (see :func:`same_file`). ``workdir``: the directory
+    the tests share with the solution (see :data:`_WORKDIR`)."""
     global _WORKDIR, _WORKDIR_ROOTS
     _WORKDIR = workdir
     _WORKDIR_ROOTS = () if workdir is None else _workdir_roots(workdir)
     verdict = b"F"
+    status = 1
     try:
+        given = os.fstat(verdict_fd)
         verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)
     finally:
         try:
-            os.write(verdict_fd, verdict)
+            if same_file(verdict_fd, given):
+                write_verdict(verdict_fd, key + verdict)
+                status = 0
         finally:
-            os._exit(0)
+            os._exit(status)
+
+
+def same_file(fd: int, given: os.stat_result) -> bool:
+    """Whether ``fd`` still names the file it named when the judge was given it (``given``:
+    its ``fstat`` then). Why: while the judge serves the solution, a callable of the tests'
+    that opens what it is told (``open`` itself handed to the solution, a helper that opens a
+    path) can close any descriptor of the judge's (``open(fd).close()``) and open another file
+    at its number; the judge must not write its verdict there."""
+    try:
+        now = os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (given.st_dev, given.st_ino)
+
+
+def write_verdict(fd: int, data: bytes) -> None:
+    """Write all of ``data`` on the verdict pipe ``fd`` (a pipe takes more than ``PIPE_BUF``
+    in pieces); an ``OSError`` when it cannot."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 #: The tests' ``__file__`` (a name relative to the working directory: see judge_check).

@@ -498,12 +498,14 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             files_out = new_fd(_memfd("asyncpool-fetch", listing))
             fds.append(files_out)
         verdict_r = -1
+        key = b""
         if spec.tests is not None:
             flags |= _zygote_wire.FLAG_JUDGE
             if _FILE_USE.search(spec.tests):
                 flags |= _zygote_wire.FLAG_SHARED_FS
             verdict_r, verdict_w = (new_fd(fd) for fd in os.pipe())
-            fds += [new_fd(_memfd("asyncpool-tests", spec.tests)), verdict_w]
+            key = os.urandom(_zygote_wire.VERDICT_KEY_BYTES)
+            fds += [new_fd(_memfd("asyncpool-tests", key + spec.tests)), verdict_w]
         wall_cap = _wall_cap(spec.timeout)
         header = _zygote_wire.REQUEST.pack(
             spec.timeout,
@@ -537,7 +539,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         if out_file >= 0:
             raw.stdout = _read_output_file(out_file, spec.stdout_head)
         if verdict_r >= 0:
-            raw.verdict = _read_pipe(verdict_r)
+            raw.verdict = _keyed_verdict(_read_pipe(verdict_r), key)
         if files_out >= 0:
             raw.files = _unpack_files(_read_all(files_out))
         return raw
@@ -550,6 +552,18 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         for sock in (ours, theirs):
             if sock is not None:
                 sock.close()
+
+
+def _keyed_verdict(data: bytes, key: bytes) -> bytes:
+    """The judge's verdict in what the verdict pipe held (``data``): what follows ``key`` (see
+    ``_zygote_wire.VERDICT_KEY_BYTES``), a failure naming the forgery when the pipe does not
+    start with it and is not empty (bytes the solution wrote there, through a callable of the
+    tests' run in the judge), and nothing (no verdict) when it is empty."""
+    if data[: len(key)] == key:
+        return data[len(key) :]
+    if not data:
+        return b""
+    return b"Fthe verdict pipe held bytes the judge did not write: no verdict"
 
 
 def _read_pipe(fd: int) -> bytes:

@@ -94,6 +94,7 @@ from ._zygote_wire import (  # noqa: E402
     FLAG_FILES_OUT,
     FLAG_JUDGE,
     FLAG_STDIN,
+    JUDGE_DONE,
     JUDGE_JOB,
     JUDGE_POOL,
     JUDGE_UID,
@@ -132,13 +133,15 @@ _PRELOAD = (
 
 class _PooledJudge:
     """A long-lived judge (``_zygote_child.run_judge_server``): its pid, the server's end of its
-    control socket, the job it is judging (None: idle), whether it retires after that one."""
+    control socket, the job it is judging (None: idle) and that job's token (see
+    ``_zygote_wire.JUDGE_JOB``), whether it retires after that one."""
 
     def __init__(self, pid: int, sock: socket.socket) -> None:
         self.pid = pid
         self.sock = sock
         self.ctl = sock.fileno()
         self.job: Job | None = None
+        self.token = 0
         self.retired = False
 
 
@@ -567,8 +570,9 @@ class _Server:
             judge = self._fork_judge()
             if judge is None:
                 return False
+        token = int.from_bytes(os.urandom(8), "little")
         header = JUDGE_JOB.pack(
-            job.req.timeout, job.req.memory, -1 if self.pin_cpu is None else self.pin_cpu
+            job.req.timeout, job.req.memory, -1 if self.pin_cpu is None else self.pin_cpu, token
         )
         ran, waited = sched(judge.pid, threads=False)
         try:
@@ -577,7 +581,7 @@ class _Server:
             judge.retired = True
             self._kill_group(judge.pid)
             return False
-        judge.job = job
+        judge.job, judge.token = job, token
         job.judge_pid = judge.pid
         job.judge_ran0, job.judge_waited0 = ran, waited
         self.jobs[judge.pid] = job
@@ -615,20 +619,23 @@ class _Server:
             judge.sock.close()
 
     def _on_judge(self, judge: _PooledJudge) -> None:
-        """A long-lived judge finished its check (``D``), or hung up (it is exiting: reaped)."""
+        """A long-lived judge finished its check (``D`` with the check's token), or hung up (it
+        is exiting: reaped)."""
         try:
-            msg = judge.sock.recv(16)
+            msg = judge.sock.recv(64)
         except BlockingIOError:
             return
         except OSError:
             msg = b""
-        if msg[:1] != b"D" or len(msg) != 2:
-            # EOF or nonsense: never used again; killed, and its check (if any) ends when it
-            # is reaped, as a judge of its own that died.
+        done = JUDGE_DONE.unpack(msg) if len(msg) == JUDGE_DONE.size else None
+        if done is None or done[0] != b"D" or judge.job is None or done[2] != judge.token:
+            # EOF, nonsense, or a "done" without this check's token (forged by the solution
+            # through a callable of the tests': see JUDGE_JOB): never used again; killed, and
+            # its check (if any) ends when it is reaped, as a judge of its own that died.
             self._forget_judge(judge)
             self._kill_group(judge.pid)
             return
-        judge.retired = judge.retired or msg[1] != 0
+        judge.retired = judge.retired or done[1] != 0
         job, judge.job = judge.job, None
         if job is None or self.jobs.get(judge.pid) is not job:
             return

@@ -39,9 +39,11 @@ from ._zygote_wire import (
     HELD_PROCESSES,
     JUDGE_ADDRESS_FLOOR,
     JUDGE_CHECKS,
+    JUDGE_DONE,
     JUDGE_JOB,
     JUDGE_NPROC,
     MEMORY_EXIT,
+    VERDICT_KEY_BYTES,
     Fds,
     Request,
 )
@@ -459,7 +461,10 @@ def run_judge_child(
             join_cgroup(server.cgroup_joins)
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
-        header, _, tests = read_fd(fds.tests).partition(b"\0")
+        payload = read_fd(fds.tests)
+        key = payload[:VERDICT_KEY_BYTES]
+        header, _, tests = payload[VERDICT_KEY_BYTES:].partition(b"\0")
+        del payload
         entry_point = header.decode() or None
         source = tests.decode("utf-8", "surrogatepass")
         _close_all_but((fds.reply, fds.verdict, sock_fd, *ANCHOR_FDS))
@@ -481,7 +486,7 @@ def run_judge_child(
         finally:
             os._exit(1)
     JUDGE.guard_judge()
-    JUDGE.judge(sock_fd, fds.verdict, source, entry_point, server.pin_cpu, workdir)
+    JUDGE.judge(sock_fd, fds.verdict, key, source, entry_point, server.pin_cpu, workdir)
     os._exit(1)  # not reached: judge() exits
 
 
@@ -537,6 +542,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
         environ = dict(os.environ)
         path = list(sys.path)
         settings = _interpreter_settings()
+        ctl_file = os.fstat(ctl_fd)
         for served in range(1, JUDGE_CHECKS + 1):
             data, anc, flags, _addr = ctl.recvmsg(JUDGE_JOB.size, _socket.CMSG_SPACE(3 * fd_size))
             if not data:
@@ -548,9 +554,13 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             if len(data) != JUDGE_JOB.size or len(fds) != 3 or flags & _socket.MSG_CTRUNC:
                 os._exit(1)
             tests_fd, verdict_fd, sock_fd = fds
-            timeout, memory, cpu = JUDGE_JOB.unpack(data)
-            header, _, tests = read_fd(tests_fd).partition(b"\0")
+            timeout, memory, cpu, token = JUDGE_JOB.unpack(data)
+            verdict_file = os.fstat(verdict_fd)
+            payload = read_fd(tests_fd)
             os.close(tests_fd)
+            key = payload[:VERDICT_KEY_BYTES]
+            header, _, tests = payload[VERDICT_KEY_BYTES:].partition(b"\0")
+            del payload
             random.setstate(random_state)
             sys.setrecursionlimit(recursion_limit)
             os.chdir("/")  # where an earlier check's tests' os.chdir may have left it
@@ -565,8 +575,15 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             )
             resource.setrlimit(resource.RLIMIT_AS, (inf, inf))
             os.close(sock_fd)  # the solution sees the end of the wire
+            # Only the judge's own code runs from here on. The solution may have closed the
+            # verdict pipe or the control socket (through a tests' ``open(fd)``) and had the
+            # number reused: then the check has no verdict (this judge exits, the run fails).
+            if not JUDGE.same_file(verdict_fd, verdict_file) or not JUDGE.same_file(
+                ctl_fd, ctl_file
+            ):
+                os._exit(1)
             try:
-                os.write(verdict_fd, verdict)
+                JUDGE.write_verdict(verdict_fd, key + verdict)
             finally:
                 os.close(verdict_fd)
             threading = sys.modules.get("threading")
@@ -582,7 +599,7 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             )
             settings = now
             retire = anomaly or served >= JUDGE_CHECKS
-            ctl.send(b"D\1" if retire else b"D\0")
+            ctl.send(JUDGE_DONE.pack(b"D", retire, token))
             if retire:
                 os._exit(0)
     except BaseException:

@@ -129,10 +129,23 @@ JUDGE_UID = UID_BASE + UID_COUNT
 JUDGE_NPROC = 1 << 16
 
 #: A check handed to a long-lived judge of the fork server (``_zygote_child.run_judge_server``):
-#: timeout (s), memory limit (bytes), CPU to run on (-1: any); with it, the tests' memfd, the
-#: verdict pipe's write end and the judge's end of the socket to the solution (``SCM_RIGHTS``).
-#: The judge answers ``b"D"`` and one byte, 1 when it retires (exits) after this check.
-JUDGE_JOB = struct.Struct("=dqi")
+#: timeout (s), memory limit (bytes), CPU to run on (-1: any), the check's token; with it, the
+#: tests' memfd, the verdict pipe's write end and the judge's end of the socket to the solution
+#: (``SCM_RIGHTS``). The judge answers :data:`JUDGE_DONE`: ``b"D"``, 1 when it retires (exits)
+#: after this check, and the token. Why a token: while the judge serves the solution, a tests'
+#: callable the solution calls (``open`` handed to it) can write on any descriptor of the
+#: judge's, its control socket too; a ``D`` without the token (random, known only to the server
+#: and the judge's memory, which no process can read: it is non-dumpable) is a forgery, and the
+#: server kills that judge, so a forged "done" can neither end a check early nor be taken for
+#: the end of the next check the server would hand the same judge.
+JUDGE_JOB = struct.Struct("=dqiQ")
+JUDGE_DONE = struct.Struct("=cBQ")
+#: The first bytes of a judged run's tests memfd: a secret of the caller's, drawn per run, that
+#: the judge writes before its verdict (and only the judge and the caller know: the memfd is
+#: closed before the tests run, and the judge's memory cannot be read). A verdict pipe that does
+#: not start with it was written by the solution through a callable of the tests' (``open(fd)``
+#: in the judge): no verdict.
+VERDICT_KEY_BYTES = 16
 #: Checks one long-lived judge serves before it is replaced (a fresh fork of the server).
 JUDGE_CHECKS = 64
 #: Most long-lived judges per fork server (more concurrent checks get a judge forked for them).
