@@ -1988,12 +1988,15 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
 def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record() -> None:
     """A spy the tests make of a strictly guarded function (``wraps=os.getpid``) records the
     solution's calls on the tests' mock and runs the solution's own function (its pid, not the
-    judge's); a ``record`` the solution forges on another of the tests' mocks is refused, and
-    the mock stays uncalled."""
+    judge's), also when the solution unwraps it first (the spy has no ``__wrapped__``, as the
+    mock has none); a ``record`` the solution forges on another of the tests' mocks is refused,
+    and the mock stays uncalled."""
     solution = _d("""
-        import os, sys
+        import inspect, os, sys
         def pid():
             return os.getpid()
+        def unwrapped_pid():
+            return inspect.unwrap(os.getpid)()
         def forge(mock):
             wire = sys.modules["_asyncpool_judge"]
             try:
@@ -2008,7 +2011,8 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
         own = os.getpid()
         with patch("os.getpid", wraps=os.getpid) as spy:
             assert pid() != own
-        spy.assert_called_once_with()
+            assert unwrapped_pid() != own
+        assert spy.call_count == 2
         other = MagicMock()
         assert forge(other) == "refused"
         other.assert_not_called()

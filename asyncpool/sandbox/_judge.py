@@ -3856,7 +3856,11 @@ _SPIES: list[Any] = []
 def _spy(peer: _Peer, mock: Any, original: Any) -> Any:
     """The solution's side of a spy (``patch("os.remove", wraps=os.remove)``): each call is
     recorded on the tests' mock (a ``record`` request: its ``call_count``, ``call_args``),
-    then made with the solution's own ``original``, as the mock would call it in-process."""
+    then made with the solution's own ``original``, as the mock would call it in-process.
+
+    No ``__wrapped__`` (the mock has none): ``inspect.unwrap(os.remove)`` is the spy, as
+    in-process, never the function behind it, whose calls no record would count. The record is
+    the solution's own report of its call, as every spy's is: the call is made in its process."""
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         peer.request("record", mock, (args, kwargs))
@@ -3865,7 +3869,6 @@ def _spy(peer: _Peer, mock: Any, original: Any) -> Any:
     for name in ("__name__", "__qualname__", "__doc__"):  # as functools.wraps copies them
         with contextlib.suppress(AttributeError, TypeError):
             setattr(spy, name, getattr(original, name))
-    spy.__wrapped__ = original  # type: ignore[attr-defined]
     return spy
 
 
