@@ -284,6 +284,66 @@ def test_a_runtime_error_fails_with_its_exit(language: str) -> None:
     assert result.compile_result is None or result.compile_result.passed
 
 
+#: A depth-first search over a path of n nodes (n on stdin), as competitive programming writes
+#: it: recursion n deep, which Linux's default 8 MiB stack did not hold (see
+#: ``_zygote_wire.STACK_LIMIT``).
+DEEP_DFS = {
+    "cpp": (
+        "#include <bits/stdc++.h>\nusing namespace std; vector<vector<int>> g; vector<int> sz;\n"
+        "void dfs(int u, int p) { sz[u] = 1; for (int v : g[u]) if (v != p) { dfs(v, u);"
+        " sz[u] += sz[v]; } }\nint main() { int n; cin >> n; g.resize(n); sz.resize(n);"
+        " for (int i = 1; i < n; i++) { g[i - 1].push_back(i); g[i].push_back(i - 1); }"
+        " dfs(0, -1); cout << sz[0] << endl; }"
+    ),
+    "rust": (
+        "use std::io::*;\nfn dfs(g: &Vec<Vec<usize>>, u: usize, p: usize, sz: &mut Vec<i64>) {"
+        " sz[u] = 1; for &v in &g[u] { if v != p { dfs(g, v, u, sz); sz[u] += sz[v]; } } }\n"
+        "fn main() { let mut s = String::new(); stdin().read_to_string(&mut s).unwrap();"
+        " let n: usize = s.trim().parse().unwrap(); let mut g = vec![Vec::new(); n];"
+        " for i in 1..n { g[i - 1].push(i); g[i].push(i - 1); } let mut sz = vec![0i64; n];"
+        " dfs(&g, 0, usize::MAX, &mut sz); println!(\"{}\", sz[0]); }"
+    ),
+    "nodejs": (
+        "const n = parseInt(require('fs').readFileSync(0, 'utf8'));\n"
+        "function f(u) { return u < 0 ? 0 : 1 + f(u - 1); }\nconsole.log(f(n - 1));"
+    ),
+    "python": (
+        "import sys\nfrom functools import lru_cache\nsys.setrecursionlimit(10**6)\n"
+        "@lru_cache(None)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+        "n = int(input())\nprint(f(n - 1) + 1)"
+    ),
+}
+DEPTH = {"cpp": 1_000_000, "rust": 1_000_000, "nodejs": 200_000, "python": 100_000}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", sorted(DEEP_DFS))
+def test_a_deep_recursion_has_the_stack_a_judge_gives(language: str) -> None:
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    n = DEPTH[language]
+    result = run_stdio(
+        unique(DEEP_DFS[language], language), [(f"{n}\n", f"{n}\n")], language=language,
+        timeout=20, memory_mb=256,
+    )  # fmt: skip
+    assert result.verdict == "accepted", result
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("cpp" not in AVAILABLE, reason="no g++ here: apt-get install g++")
+def test_a_program_of_eight_threads_still_starts_them_all_under_the_larger_stack() -> None:
+    """glibc gives an executed program's threads the stack limit as their default stack size:
+    eight of them still fit the run's address space."""
+    source = (
+        "#include <bits/stdc++.h>\nusing namespace std;\nint main() { int n; cin >> n;"
+        " vector<thread> ts; atomic<long long> s{0}; for (int t = 0; t < 8; t++)"
+        " ts.emplace_back([&, t] { for (int i = t; i < n; i += 8) s += i; });"
+        " for (auto& th : ts) th.join(); cout << s << endl; }"
+    )
+    result = run_stdio(unique(source, "cpp"), [("1000\n", "499500\n")], language="cpp")
+    assert result.verdict == "accepted", result
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("language", ALL)
 def test_a_wrong_answer_prints_something_else(language: str) -> None:

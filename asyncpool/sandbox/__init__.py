@@ -467,7 +467,9 @@ child (two for ``run_tests``), which, before running the program:
   (:data:`MAX_PROCESSES`, threads count too; 48 where the cgroup holds the run's memory, room
   for ``ThreadPoolExecutor()``'s 32 workers on any machine:
   :data:`~asyncpool.sandbox._zygote_wire.HELD_PROCESSES`), ``RLIMIT_NOFILE`` (256),
-  ``RLIMIT_CORE`` (0);
+  ``RLIMIT_CORE`` (0), ``RLIMIT_STACK`` (``memory_mb``, at most 256 MiB, as judges of
+  competitive programming give: :data:`~asyncpool.sandbox._zygote_wire.STACK_LIMIT`; an endless
+  recursion ends at the memory limit);
 * drops to an unprivileged uid/gid of its own, leased machine-wide for the run from a pool
   (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), no supplementary
   groups: ``RLIMIT_NPROC`` counts exactly that program's processes (a fork bomb stops at

@@ -43,6 +43,7 @@ from ._zygote_wire import (
     JUDGE_JOB,
     JUDGE_NPROC,
     MEMORY_EXIT,
+    STACK_LIMIT,
     VERDICT_KEY_BYTES,
     Fds,
     Request,
@@ -247,6 +248,11 @@ def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None 
     else:
         memory = req.memory + (ADDRESS_HEADROOM if held else 0)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if nproc is None:
+        _, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        stack = min(req.resident, STACK_LIMIT)
+        stack = stack if hard == resource.RLIM_INFINITY else min(stack, hard)
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))

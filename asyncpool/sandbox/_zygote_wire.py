@@ -57,6 +57,16 @@ REQUEST = struct.Struct("=dqqqIdq")
 #: allocation past all reason is a ``MemoryError`` at once (``bytearray(10**10)``, ``[0] *
 #: 10**9``) and the page tables of a sparse mapping stay small (at most ~8 MiB for 4 GiB).
 ADDRESS_HEADROOM = 4 << 30
+#: A run's ``RLIMIT_STACK`` at most (its memory limit when that is less), as judges of
+#: competitive programming give (Codeforces: the stack is the memory limit): at Linux's
+#: default 8 MiB, an honest depth-first search over a path of 10^5-10^6 nodes crashed (C++,
+#: Rust: a ``SIGSEGV``, "runtime_error"), so did Python's ``lru_cache`` recursion at
+#: ``setrecursionlimit(10**6)`` past ~30,000 and Node past its ``--stack-size``. Stack pages
+#: touched are the run's memory (its cgroup counts them). The cost: glibc gives a new thread of
+#: an executed program (not of the forked Python, whose default was fixed at the server's start)
+#: a stack of this size by default, address space reserved, not memory: a program of more
+#: threads than :data:`ADDRESS_HEADROOM` holds stacks of this size is refused the rest.
+STACK_LIMIT = 256 << 20
 #: A run's ``RLIMIT_NPROC`` (processes and threads) at least, where its memory cgroup holds it
 #: (:data:`ADDRESS_HEADROOM`'s condition): room for ``ThreadPoolExecutor()``'s up to 32
 #: workers, whatever the machine (``min(32, os.cpu_count() + 4)``; the sandbox's 16 failed it,
