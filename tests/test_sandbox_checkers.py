@@ -53,11 +53,20 @@ def test_exact_reason_names_the_first_differing_line() -> None:
 
 def test_tokens_ignore_line_breaks_and_runs_of_whitespace() -> None:
     assert accepts("tokens", b"1 2\n3\n", b"1\n2\t\t3   ")
-    assert accepts("tokens", b"1 2\n3\n", b"\n\n1 2 3\x0b\x0c\r\n")
+    assert accepts("tokens", b"1 2\n3\n", b"\n\n1 2 3\r\n")
     assert not accepts("tokens", b"1 2 3", b"1 2")
     assert not accepts("tokens", b"1 2 3", b"1 2 3 4")
     assert not accepts("tokens", b"YES", b"yes")
     assert not accepts("tokens", b"1.0", b"1")  # tokens are text
+
+
+@pytest.mark.parametrize("checker", ["tokens", "case_insensitive", "float"])
+def test_vertical_tab_and_form_feed_are_part_of_a_token_as_testlib_reads_them(
+    checker: str,
+) -> None:
+    assert not accepts(checker, b"1 2\n", b"1\x0b2\n")
+    assert not accepts(checker, b"1 2\n", b"1 2\x0c\n")
+    assert accepts(checker, b"a\x0bb 2\n", b"a\x0bb\n2")
 
 
 def test_case_insensitive_tokens_ignore_ascii_case_only() -> None:
