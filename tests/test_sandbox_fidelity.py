@@ -4491,6 +4491,34 @@ CORPUS += [
     ),
 ]
 
+#: An environment variable the solution sets under a name that is no identifier (probe U).
+CORPUS.append(
+    Case.twin(
+        "the solution sets environment variables named APP-MODE and app.level",
+        "import os\ndef configure(mode):\n    os.environ['APP-MODE'] = mode\n"
+        "    os.environ['app.level'] = '3'\n",
+        ("os.environ['APP-MODE'] = mode", "os.environ['APP_MODE'] = mode"),
+        "import os\nconfigure('prod')\nassert os.environ['APP-MODE'] == 'prod'\n"
+        "assert os.environ.get('app.level') == '3'\n",
+    )
+)
+
+#: The solution's change of directory, read by the tests through a relative path (probe U).
+CORPUS += [
+    Case.twin(
+        f"the solution changes directory and the tests read it through {how}",
+        "import os\ndef enter(path):\n    os.makedirs(path, exist_ok=True)\n    os.chdir(path)\n",
+        ("    os.chdir(path)\n", ""),
+        "import os, tempfile\nfrom pathlib import Path\n"
+        "d = os.path.realpath(os.path.join(tempfile.mkdtemp(), 'w'))\n"
+        f"enter(d)\nassert {read} == d\n",
+    )
+    for how, read in (
+        ("os.path.abspath", "os.path.abspath('.')"),
+        ("Path.resolve", "str(Path('.').resolve())"),
+    )
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -3386,6 +3386,10 @@ _AMBIENT_WATCHED = {"environ": False, "cwd": False}
 #: among the patches: whether the directory, which names); each reply then carries what
 #: changed since the last (see :meth:`_Peer.ambient_changes`), and the judge applies it.
 _AMBIENT_BACK = "<ambient back>"
+#: Words of the tests' text that make the judge follow the solution's working directory: the
+#: calls that read it (``os.getcwd``, ``Path.cwd``) or change it, and those that resolve a
+#: relative path against it (``os.path.abspath(".")``, ``Path(".").resolve()``).
+_CWD_WORDS = ("chdir", "cwd", "abspath", "realpath", "resolve", "absolute")
 _BACK_NAMES: set[str] = set()
 _ENVIRON_COUNTED: dict[str, str] = {}
 _CWD_AT_START: list[str | None] = [None]
@@ -3641,14 +3645,16 @@ def _reseed(label: str) -> None:
 
 def _back_names(code: types.CodeType) -> set[str]:
     """The environment variables the tests' code names in a string (see :data:`_BACK_NAMES`):
-    names that are identifiers, at most :data:`MAX_BACK_NAMES`."""
+    names of ASCII letters, digits, ``_``, ``-`` and ``.``, not starting with a digit
+    (``API_KEY``, ``APP-MODE``, ``app.env``), at most :data:`MAX_BACK_NAMES`."""
     found: set[str] = set()
     for current in _code_objects(code):
         for const in current.co_consts:
             if (
                 type(const) is str
                 and len(const) <= 100
-                and const.isidentifier()
+                and const.isascii()
+                and const.replace("-", "_").replace(".", "_").isidentifier()
                 and not const.startswith(("LD_", "PYTHON"))
                 and len(found) < MAX_BACK_NAMES
             ):
@@ -8318,7 +8324,7 @@ def judge_check(
         _ENVIRON_AT_START.clear()
         _ENVIRON_AT_START.update(os.environ)
         _AMBIENT_WATCHED["environ"] = "environ" in tests or "getenv" in tests
-        _AMBIENT_WATCHED["cwd"] = "chdir" in tests or "cwd" in tests
+        _AMBIENT_WATCHED["cwd"] = any(word in tests for word in _CWD_WORDS)
         _BACK_NAMES.clear()
         if _AMBIENT_WATCHED["environ"]:
             _BACK_NAMES.update(_back_names(code))
