@@ -107,11 +107,11 @@ def test_a_checker_keeps_the_other_verdict_codes(client: httpx.Client) -> None:
     assert verdict(client, "raise ValueError('no')", tests) == (0.0, [-4])
     assert verdict(client, "while True:\n    pass", tests) == (0.0, [-3])
     # Out of memory is LiveCodeBench's runtime error (it has no memory-limit code). The hog
-    # reserves memory it never writes (a bytearray's pages stay the kernel's until touched),
-    # so it meets the 1 GiB address-space limit after milliseconds of CPU. One that wrote
-    # 64 MiB at a time spent about a second on page faults first and, on a loaded machine,
-    # met the 2 s CPU limit before the memory one (-3): a timing assumption, gone.
-    hog = "hog = []\nwhile True:\n    hog.append(bytearray(256 << 20))"
+    # reserves memory it never writes (``bytes(n)`` is calloc'd: fresh pages, untouched), so it
+    # meets the address-space limit after milliseconds of CPU. One that wrote its memory
+    # (``bytearray(n)`` zero-fills it: a second of page faults per GiB) met the 2 s CPU limit
+    # first on a loaded machine (-3): a timing assumption, gone.
+    hog = "hog = []\nwhile True:\n    hog.append(bytes(256 << 20))"
     assert verdict(client, hog, tests) == (0.0, [-4])
     # The first case right, the second wrong: the list stops at the wrong one.
     half = "n = int(input())\nprint(1.4142135 if n == 2 else 0)"

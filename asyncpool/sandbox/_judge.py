@@ -176,6 +176,7 @@ from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
 from math import floor as _floor
 from math import trunc as _trunc
 from os import chdir as _chdir  # bound once: the tests' patches of os are forwarded
+from os import fstat as _fstat
 from os import getcwd as _getcwd
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from re import RegexFlag as _RegexFlag
@@ -8499,7 +8500,7 @@ def judge(
     verdict = b"F"
     status = 1
     try:
-        given = os.fstat(verdict_fd)
+        given = _fstat(verdict_fd)
         verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)
     finally:
         try:
@@ -8510,14 +8511,15 @@ def judge(
             os._exit(status)
 
 
-def same_file(fd: int, given: os.stat_result) -> bool:
+def same_file(fd: int, given: Any) -> bool:
     """Whether ``fd`` still names the file it named when the judge was given it (``given``:
     its ``fstat`` then). Why: while the judge serves the solution, a callable of the tests'
     that opens what it is told (``open`` itself handed to the solution, a helper that opens a
     path) can close any descriptor of the judge's (``open(fd).close()``) and open another file
-    at its number; the judge must not write its verdict there."""
+    at its number; the judge must not write its verdict there. (``os.fstat`` bound at import:
+    the tests may patch ``os``.)"""
     try:
-        now = os.fstat(fd)
+        now = _fstat(fd)
     except OSError:
         return False
     return (now.st_dev, now.st_ino) == (given.st_dev, given.st_ino)
