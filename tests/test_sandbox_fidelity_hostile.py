@@ -1690,7 +1690,7 @@ REASONS = {
         "malformed ambient changes"
     ),
     "forged reply: a tests' exception raised back under a number never given": (
-        "malformed exception"
+        "an exception of the tests never sent"
     ),
     "forged reply: a tests' exception raised back with no number": "malformed exception",
     "forged reply: a text of the tests under a number never given": (

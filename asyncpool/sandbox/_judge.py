@@ -1391,9 +1391,7 @@ class _Decoder:
         if self.peer is None:
             raise CodecError("a text of the tests where none may be")
         if self.peer.trusted:
-            if number >= len(self.peer.docs):
-                raise CodecError("a text of the tests never sent")
-            return self.peer.docs[number]
+            return self.peer.docs.get(number, "a text of the tests")
         text = _TestsText()
         text.number = number
         return text
@@ -2524,6 +2522,30 @@ class _TextReference:
 
 #: The most texts of the tests (see _TestsText) one check numbers.
 MAX_DOCS = 10_000
+
+
+class _Numbered:
+    """The judge's objects the solution holds by number only, in the order they were told
+    (the tests' exceptions, :data:`_RAISED`; their docstrings, :class:`_TestsText`), at most
+    ``bound`` per check; a number the judge never gave is a malformed message."""
+
+    __slots__ = ("bound", "items")
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.items: list[Any] = []
+
+    def add(self, obj: Any) -> int | None:
+        """``obj``'s new number, or None when ``bound`` are numbered already."""
+        if len(self.items) >= self.bound:
+            return None
+        self.items.append(obj)
+        return len(self.items) - 1
+
+    def get(self, number: Any, what: str) -> Any:
+        if type(number) is not int or not 0 <= number < len(self.items):
+            raise CodecError(f"{what} never sent")
+        return self.items[number]
 
 
 #: Modules of the standard library whose classes cross as the receiver's own class of the same
@@ -4252,9 +4274,9 @@ class _Peer:
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
         # the solution's side: those it made of them, by id: (the exception, its number, its
         # args as made).
-        self.raised: list[BaseException] = []
+        self.raised = _Numbered(MAX_RAISED)
         # The judge's side: the tests' texts the solution holds by number (_TestsText).
-        self.docs: list[str] = []
+        self.docs = _Numbered(MAX_DOCS)
         self.from_tests: dict[int, tuple[BaseException, int, tuple[Any, ...]]] = {}
         self.broken: str | None = None
         self.failed: str | None = None  # an assertion of the tests failed in a callback
@@ -5053,10 +5075,10 @@ class _Peer:
         """A tests' exception (see :data:`_RAISED`): in the solution, the exception made of
         its description, numbered; in the judge, the tests' own exception of that number."""
         if self.trusted:
-            number: int = value[1]
-            if len(value) != 2 or not 0 <= number < len(self.raised):
+            if len(value) != 2:
                 raise CodecError("malformed exception")
-            return self.raised[number]
+            found: BaseException = self.raised.get(value[1], "an exception of the tests")
+            return found
         if len(value) != 3 or type(value[2]) is not tuple or value[2][:1] == (_RAISED,):
             raise CodecError("malformed exception")
         made = self.exception(value[2])
@@ -5301,10 +5323,8 @@ class _Peer:
             if isinstance(exc, AssertionError) and self.failed is None:
                 self.failed = f"an assertion of the tests failed in a callback: {exc!s:.2000}"
             told = self._describe_tests(exc)
-            if depth == 0 and len(self.raised) < MAX_RAISED:
-                self.raised.append(exc)
-                return (_RAISED, len(self.raised) - 1, told)
-            return told
+            number = self.raised.add(exc) if depth == 0 else None
+            return told if number is None else (_RAISED, number, told)
         known = self.from_tests.get(id(exc))
         if (
             known is not None
@@ -5435,10 +5455,10 @@ class _Peer:
                     raise AttributeError(name)
                 if self.trusted and name == "__doc__" and type(found) is str:
                     # the docstring of the tests' function, by number only (see _TestsText)
-                    if len(self.docs) >= MAX_DOCS:
+                    number = self.docs.add(found)
+                    if number is None:
                         raise AttributeError(name)
-                    self.docs.append(found)
-                    return _TextReference(len(self.docs) - 1)
+                    return _TextReference(number)
                 return found
             if op == "setattr":
                 value = args[1]
