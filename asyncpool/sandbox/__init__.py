@@ -502,11 +502,13 @@ When the caller is not root
 No namespaces (they need ``CAP_SYS_ADMIN``) and no uid change: the program runs under the
 caller's uid. It can then read whatever that uid can read (datasets with expected outputs
 included), use the network, see every process in ``/proc``, leave files in ``/tmp`` for a later
-run, signal the caller's processes (``os.kill(-1, 9)`` kills the caller) and outlive its run
-when it escapes its process group. ``RLIMIT_NPROC`` is then the uid's current task count plus
-:data:`MAX_PROCESSES`. What still holds: ``run_tests``'s judge is a separate, non-dumpable
-process (the solution can kill it - no verdict, so "failed" - but cannot ptrace it, read its
-memory or forge its verdict), plain data only across, ``run_stdio``'s comparison in the
+run, signal the caller's processes (``os.kill(-1, 9)`` kills the caller), read the caller's
+memory and open its descriptors through ``/proc/PID/`` (where no Yama ``ptrace_scope`` forbids
+it), the verdict pipe's read end and its key included, so a determined solution can forge a
+verdict, and outlive its run when it escapes its process group. ``RLIMIT_NPROC`` is then the
+uid's current task count plus :data:`MAX_PROCESSES`. What still holds: ``run_tests``'s judge
+is a separate, non-dumpable process (the solution can kill it - no verdict, so "failed" - but
+cannot ptrace it or read its memory), plain data only across, ``run_stdio``'s comparison in the
 caller, the seccomp filter, own-time deadlines and limits. Unprivileged user namespaces could
 give the namespaces back but not a second uid (they map one), so they are not used.
 
