@@ -4491,6 +4491,106 @@ CORPUS += [
     ),
 ]
 
+#: What the tests' ``__exit__`` sees of the solution's exception, and what its answer does
+#: (helper 35's probes): the exception as the judge rebuilds the solution's (its built-in base,
+#: its message), a ``GeneratorExit`` as one, and a truthy answer that suppresses.
+CORPUS += [
+    Case.twin(
+        "the tests' suppress(ValueError) swallows the solution's ValueError subclass",
+        _d("""
+            class ParseError(ValueError):
+                pass
+            def safe_parse(items, guard):
+                out = []
+                for s in items:
+                    with guard:
+                        if not s.isdigit():
+                            raise ParseError(s)
+                        out.append(int(s))
+                return out
+        """),
+        ("class ParseError(ValueError):", "class ParseError(TypeError):"),
+        "from contextlib import suppress\n"
+        "assert safe_parse(['1', 'x', '3'], suppress(ValueError)) == [1, 3]\n",
+    ),
+    Case.twin(
+        "the tests' pytest.raises with match gets the solution's message",
+        _d("""
+            def validate(x, expect_error):
+                with expect_error:
+                    if x < 0:
+                        raise ValueError("negative value: %d" % x)
+                return True
+        """),
+        ('"negative value: %d"', '"bad value: %d"'),
+        "import pytest\nassert validate(-1, pytest.raises(ValueError, match='negative'))\n",
+    ),
+    Case.twin(
+        "the tests' context manager suppresses by a truthy answer that is not True",
+        _d("""
+            def risky(cm):
+                with cm:
+                    raise KeyError("k")
+                return "after"
+        """),
+        ('raise KeyError("k")', 'raise KeyError("k") from None\n    return "inside"'),
+        _d("""
+            class Swallow:
+                def __enter__(self): return self
+                def __exit__(self, *exc): return 1
+            assert risky(Swallow()) == "after"
+        """),
+    ),
+    Case.twin(
+        "the tests' context manager sees GeneratorExit when they close the solution's generator",
+        _d("""
+            def numbers(tracker):
+                with tracker:
+                    i = 0
+                    while True:
+                        yield i
+                        i += 1
+        """),
+        ("    with tracker:\n        i = 0\n        while True:\n            yield i\n"
+         "            i += 1", "    i = 0\n    while True:\n        yield i\n        i += 1"),
+        _d("""
+            class Tracker:
+                def __init__(self): self.seen = []
+                def __enter__(self): return self
+                def __exit__(self, kind, exc, tb):
+                    self.seen.append(kind)
+                    return False
+            t = Tracker()
+            g = numbers(t)
+            assert [next(g) for _ in range(3)] == [0, 1, 2]
+            g.close()
+            assert t.seen == [GeneratorExit]
+        """),
+    ),
+    Case.twin(
+        "the tests' context manager tells the solution's own KeyError class from the built-in",
+        _d("""
+            def lookup(d, key, recorder):
+                with recorder:
+                    return d[key]
+        """),
+        ("def lookup(d, key, recorder):", "class KeyError(Exception):\n    pass\n"
+         "def lookup(d, key, recorder):\n    if key not in d:\n        raise KeyError(key)"),
+        _d("""
+            class Recorder:
+                def __init__(self): self.kinds = []
+                def __enter__(self): return self
+                def __exit__(self, kind, exc, tb):
+                    self.kinds.append(kind)
+                    return kind is KeyError
+            r = Recorder()
+            assert lookup({"a": 1}, "a", r) == 1
+            assert lookup({"a": 1}, "b", r) is None
+            assert r.kinds == [None, KeyError]
+        """),
+    ),
+]
+
 #: An environment variable the solution sets under a name that is no identifier (probe U).
 CORPUS.append(
     Case.twin(

@@ -2794,9 +2794,9 @@ def _solution_exit(code: Any) -> SystemExit:
 #: attributes do not. So do its copies (``copy.deepcopy(root)`` of the tests' tree), and
 #: ``with``/``async with`` on the tests' context managers (a ``Lock``, an open file, a class of
 #: theirs, a ``mock_open``): their own ``__enter__`` and ``__exit__`` run here, as a call of
-#: their methods would; ``__exit__`` gets a fresh exception of the solution's built-in class
-#: (``Exception`` for any other), and what it returns decides, as in-process, whether the
-#: solution's exception is suppressed.
+#: their methods would; ``__exit__`` gets the solution's exception as the judge rebuilds every
+#: one of the solution's (see :func:`_exit`), and what it returns decides, as in-process,
+#: whether the solution's exception is suppressed.
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
@@ -5519,8 +5519,18 @@ class _Peer:
         if op == "aenter":  # ``async with`` in the tests: run here, as "await" runs
             return _run_coroutine(obj.__aenter__())
         if op in ("exit", "aexit"):
-            cls = _PASSED_THROUGH.get(args[0]) if args and type(args[0]) is str else None
-            exc = cls() if cls is not None else (Exception() if args and args[0] else None)
+            if len(args) != 1:
+                raise TypeError("malformed exit")
+            if self.trusted:  # the solution's exception (see _exit), or None
+                told = args[0]
+                exc = (
+                    None if told is None
+                    else GeneratorExit() if told == "GeneratorExit"
+                    else self.exception(told)
+                )  # fmt: skip
+            else:
+                cls = _PASSED_THROUGH.get(args[0]) if type(args[0]) is str else None
+                exc = cls() if cls is not None else (Exception() if args[0] else None)
             kind = type(exc) if exc is not None else None
             if op == "aexit":
                 return _run_coroutine(obj.__aexit__(kind, exc, None))
@@ -5708,6 +5718,27 @@ def _exit_name(kind: Any) -> str | None:
     """What the solution's ``__exit__`` is told of the tests' exception: its class's name
     (rebuilt there only when one of :data:`_PASSED_THROUGH`), never the exception."""
     return kind.__name__ if isinstance(kind, type) else None
+
+
+def _exit(handle: Any, op: str, kind: Any, exc: Any) -> bool:
+    """A handle's ``__exit__``/``__aexit__`` (``op``). In the judge (the tests' ``with`` on
+    the solution's context manager): the solution is told the tests' exception's class name
+    only, and its answer suppresses only as :func:`_suppresses` allows. In the solution (its
+    ``with`` on the tests' context manager): the tests' ``__exit__`` gets the solution's
+    exception as the judge rebuilds every exception of the solution's (its class or a stand-in
+    of it under its built-in base, its message, its causes: ``pytest.raises(ValueError,
+    match=...)``, ``contextlib.suppress(ValueError)`` of a ``json.JSONDecodeError``), and what
+    it returns suppresses when true, as in-process: the tests decide about the solution's
+    exceptions, never the other way round."""
+    peer = _peer()
+    if peer.trusted:
+        return _suppresses(exc, peer.request(op, handle, (_exit_name(kind),)))
+    told: Any = None
+    if isinstance(exc, GeneratorExit):  # (a generator of the solution's closed in the block)
+        told = "GeneratorExit"
+    elif isinstance(exc, BaseException):
+        told = peer.describe(exc)
+    return bool(peer.request(op, handle, (told,)))
 
 
 #: Attributes a handle never has here: the array interfaces through which numpy (or another
@@ -6109,14 +6140,14 @@ class _FullProxy(_Proxy):
         return _peer().request("enter", self)
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        return _suppresses(exc, _peer().request("exit", self, (_exit_name(kind),)))
+        return _exit(self, "exit", kind, exc)
 
     async def __aenter__(self) -> Any:
         # The solution's coroutine runs to its end in its process (see _CoroutineProxy).
         return _peer().request("aenter", self)
 
     async def __aexit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        return _suppresses(exc, _peer().request("aexit", self, (_exit_name(kind),)))
+        return _exit(self, "aexit", kind, exc)
 
 
 #: Where a value-backed handle keeps its :class:`_Proxy` (in the instance's ``__dict__``: the
