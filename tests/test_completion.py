@@ -250,7 +250,13 @@ _CALLED_BACK = (
 )
 
 
-@pytest.mark.parametrize("route", [_SCANNED, _CALLED_BACK], ids=["scanned", "called_back"])
+@pytest.mark.parametrize(
+    "route",
+    [  # each starts and shuts down a Ray of its own: one route in the default tier
+        pytest.param(_SCANNED, id="scanned", marks=pytest.mark.slow),
+        pytest.param(_CALLED_BACK, id="called_back"),
+    ],
+)
 def test_ray_shut_down_under_the_core_fails_pending_subscribers_clearly_and_is_not_restarted(
     ray_cluster: SessionCluster, route: str
 ) -> None:

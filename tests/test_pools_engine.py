@@ -341,6 +341,7 @@ async def _cyclic_garbage_per_call(
     return min(found)
 
 
+@pytest.mark.slow  # seconds of calls and gc passes: the heavy tier
 @pytest.mark.asyncio
 async def test_a_settled_call_leaves_no_cyclic_garbage(ray_cluster: SessionCluster) -> None:
     """Each call's objects are freed by reference counting alone when it settles: a cycle

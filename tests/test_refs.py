@@ -337,6 +337,7 @@ async def test_fail_after_around_as_completed_behaves_like_its_timeout(
 
 # Scale test of the canceller thread (20,000 pending tasks); cancelling on both loops is
 # checked by the lighter cancel tests above: one loop.
+@pytest.mark.slow  # a scale test
 @pytest.mark.one_loop
 @pytest.mark.asyncio
 async def test_cancelling_twenty_thousand_refs_does_not_stall_the_event_loop(

@@ -6138,8 +6138,21 @@ def pytest_verdict(solution: str, tests: str, tmp: Path) -> str:
     return "passed" if proc.returncode == 0 else "failed"
 
 
-#: pytest-style cases in the slow tier only (each runs pytest itself twice).
+#: pytest-style cases in the slow tier only (each runs pytest itself twice). The default tier
+#: keeps six that cover its kinds: pytest.raises and plain test functions, a Test class with
+#: parametrize, the tests' own fixtures, shared files, a TestCase under unittest.main(), marks.
 PYTEST_SLOW = {
+    "pytest style: the tests read the solution module's state after each call",
+    "monkeypatch's sys.stdin and builtins.input feed the solution, capsys reads its output",
+    "the capsys fixture: the solution's prints and the test's own",
+    "star import and a helper that is not a test",
+    "caplog: the solution's log records, at the levels the tests set",
+    "skipif and xfail with a string condition, evaluated as pytest does",
+    "a fixture writes a literal /tmp path that the solution reads (one /tmp for both)",
+    "an autouse fixture seeds random, monkeypatch sets sys.argv",
+    *(name for name, *_ in PYTEST_CORPUS if name.startswith("names of the solution reached")),
+    "unittest.main() under the main guard, beside pytest-style test functions",
+    "test classes as pytest collects them: an inherited test method",
     "a pytest-asyncio test (the asyncio mark) awaiting the solution's coroutines",
     "monkeypatch.setattr of os.remove with the tests' function that fails if called",
     "request.cls and request.instance: fixtures that give a TestCase and a class data",

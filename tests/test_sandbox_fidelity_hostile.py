@@ -1802,7 +1802,17 @@ REASONS = {
 }
 
 
-@pytest.mark.parametrize(("name", "solution", "tests"), ATTACKS, ids=[a[0] for a in ATTACKS])
+#: Attacks of :data:`ATTACKS` in the slow tier only (seconds each: a bound met by brute force).
+HEAVY_ATTACKS = {"more handles than the bound"}
+
+
+@pytest.mark.parametrize(
+    ("name", "solution", "tests"),
+    [
+        pytest.param(*a, id=a[0], marks=[pytest.mark.slow] if a[0] in HEAVY_ATTACKS else [])
+        for a in ATTACKS
+    ],
+)
 def test_attack_on_handles_and_callbacks_is_failed(name: str, solution: str, tests: str) -> None:
     result = run_tests(solution, tests, timeout=20)
     assert result.status == "failed", (name, result.status, result.stdout_tail[-1500:])
