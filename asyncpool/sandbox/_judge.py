@@ -8543,7 +8543,7 @@ def judge(
 ) -> NoReturn:
     """A judge of one check: :func:`judge_check`, its verdict written on ``verdict_fd`` after
     the caller's ``key`` (``_zygote_wire.VERDICT_KEY_BYTES``), exit: 0 only when the verdict
-    went, whole, on the pipe it was given (see :func:`same_file`). ``workdir``: the directory
+    went, whole, on the pipe it was given (:func:`deliver_verdict`). ``workdir``: the directory
     the tests share with the solution (see :data:`_WORKDIR`)."""
     global _WORKDIR, _WORKDIR_ROOTS
     _WORKDIR = workdir
@@ -8555,8 +8555,7 @@ def judge(
         verdict, _ = judge_check(sock_fd, tests, entry_point, cpu)
     finally:
         try:
-            if same_file(verdict_fd, given):
-                write_verdict(verdict_fd, key + verdict)
+            if deliver_verdict(verdict_fd, given, key + verdict):
                 status = 0
         finally:
             os._exit(status)
@@ -8576,12 +8575,17 @@ def same_file(fd: int, given: Any) -> bool:
     return (now.st_dev, now.st_ino) == (given.st_dev, given.st_ino)
 
 
-def write_verdict(fd: int, data: bytes) -> None:
-    """Write all of ``data`` on the verdict pipe ``fd`` (a pipe takes more than ``PIPE_BUF``
-    in pieces); an ``OSError`` when it cannot."""
+def deliver_verdict(fd: int, given: Any, data: bytes) -> bool:
+    """Write all of ``data`` (the key and the verdict) on the verdict pipe ``fd`` (a pipe
+    takes more than ``PIPE_BUF`` in pieces), when ``fd`` is still the pipe the judge was given
+    (``given``: see :func:`same_file`); False, nothing written, when it is not. An ``OSError``
+    when the write fails."""
+    if not same_file(fd, given):
+        return False
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+    return True
 
 
 #: The tests' ``__file__`` (a name relative to the working directory: see judge_check).

@@ -443,6 +443,15 @@ def _leave_server(server: ServerView) -> None:
     server.ctl.detach()
 
 
+def _judge_payload(fd: int) -> tuple[bytes, bytes, bytes]:
+    """A judged run's tests memfd, as ``_run`` writes it: the caller's verdict key
+    (:data:`VERDICT_KEY_BYTES`), the entry point's name (empty: none) and the tests' source,
+    the last two still encoded."""
+    payload = read_fd(fd)
+    header, _, tests = payload[VERDICT_KEY_BYTES:].partition(b"\0")
+    return payload[:VERDICT_KEY_BYTES], header, tests
+
+
 def run_judge_child(
     server: ServerView, req: Request, fds: Fds, uid: int | None, sock_fd: int,
     workdir: str | None = None,
@@ -467,10 +476,7 @@ def run_judge_child(
             join_cgroup(server.cgroup_joins)
         for target in (0, 1, 2):
             os.dup2(server.devnull, target)
-        payload = read_fd(fds.tests)
-        key = payload[:VERDICT_KEY_BYTES]
-        header, _, tests = payload[VERDICT_KEY_BYTES:].partition(b"\0")
-        del payload
+        key, header, tests = _judge_payload(fds.tests)
         entry_point = header.decode() or None
         source = tests.decode("utf-8", "surrogatepass")
         _close_all_but((fds.reply, fds.verdict, sock_fd, *ANCHOR_FDS))
@@ -562,11 +568,8 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             tests_fd, verdict_fd, sock_fd = fds
             timeout, memory, cpu, token = JUDGE_JOB.unpack(data)
             verdict_file = os.fstat(verdict_fd)
-            payload = read_fd(tests_fd)
+            key, header, tests = _judge_payload(tests_fd)
             os.close(tests_fd)
-            key = payload[:VERDICT_KEY_BYTES]
-            header, _, tests = payload[VERDICT_KEY_BYTES:].partition(b"\0")
-            del payload
             random.setstate(random_state)
             sys.setrecursionlimit(recursion_limit)
             os.chdir("/")  # where an earlier check's tests' os.chdir may have left it
@@ -584,14 +587,14 @@ def run_judge_server(server: ServerView, ctl_fd: int, uid: int) -> NoReturn:
             # Only the judge's own code runs from here on. The solution may have closed the
             # verdict pipe or the control socket (through a tests' ``open(fd)``) and had the
             # number reused: then the check has no verdict (this judge exits, the run fails).
-            if not JUDGE.same_file(verdict_fd, verdict_file) or not JUDGE.same_file(
-                ctl_fd, ctl_file
-            ):
+            if not JUDGE.same_file(ctl_fd, ctl_file):
                 os._exit(1)
             try:
-                JUDGE.write_verdict(verdict_fd, key + verdict)
+                delivered = JUDGE.deliver_verdict(verdict_fd, verdict_file, key + verdict)
             finally:
                 os.close(verdict_fd)
+            if not delivered:
+                os._exit(1)
             threading = sys.modules.get("threading")
             now = _interpreter_settings()
             anomaly = (
