@@ -182,6 +182,8 @@ from re import Pattern as _Pattern  # bound once: the tests' patches of re are f
 from re import RegexFlag as _RegexFlag
 from re import compile as _re_compile
 from re import error as _re_error
+from socket import SHUT_RDWR as _SHUT_RDWR  # bound once: the tests may patch socket
+from socket import socket as _Socket
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -214,9 +216,25 @@ MAX_RELAYED = 64 * 1024 * 1024
 MAX_NOTICES = 10_000
 #: Most texts of the solution's the judge remembers as possible code (see _Peer.note_text).
 MAX_TEXTS = 100_000
+#: Most threads of one side that exchange with the other at once (channels, see
+#: :meth:`_Peer.channel`): past it the judge fails the check (the solution's threads), or the
+#: thread's call raises ``TypeError`` (the tests' threads). A thread's channel is given back
+#: when it ends.
+MAX_CHANNELS = 256
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
+#: A message's word (see :meth:`_Peer.channel`): its channel, and a bit saying that its sender
+#: has threads of its own besides those serving the other side's channels (see
+#: :meth:`_Peer.word`).
+_CHANNEL_MASK = 0x7FFF_FFFF
+_THREADED = 0x8000_0000
+_SPARE = -1  # the inbox of the thread that only reads (see _Peer.start_spare)
+# Bound once: the tests may patch ``threading`` and ``_thread`` (``mock.patch``).
+_allocate_lock = _thread.allocate_lock
+_start_thread = _thread.start_new_thread
+_thread_count = _thread._count
+_Local = _thread._local
 _F64 = struct.Struct(">d")
 _C128 = struct.Struct(">dd")
 
@@ -2133,15 +2151,16 @@ def _apply(target: Any, new: Any) -> None:
 # -- framing -----------------------------------------------------------------------------------
 
 
-def _send(fd: int, kind: bytes, body: bytes, *more: bytes) -> None:
-    """Write one message (``more``: further kind, body pairs, in the same write)."""
+def _send(fd: int, kind: bytes, body: bytes, *more: bytes, word: bytes = b"") -> None:
+    """Write one message (``more``: further kind, body pairs, in the same write), each body
+    after ``word`` (a :class:`_Peer`'s channel word, see :meth:`_Peer.channel`)."""
     parts = [kind, body, *more]
     frames: list[bytes] = []
     for i in range(0, len(parts), 2):
-        size = len(parts[i + 1]) + 1
+        size = len(parts[i + 1]) + 1 + len(word)
         if size > MAX_MESSAGE:
             raise CodecError(f"message of {size} bytes")
-        frames += (_LEN.pack(size), parts[i], parts[i + 1])
+        frames += (_LEN.pack(size), parts[i], word, parts[i + 1])
     frame = memoryview(b"".join(frames))
     while frame:
         frame = frame[os.write(fd, frame) :]
@@ -2153,18 +2172,28 @@ _buffers: dict[int, bytearray] = {}
 def _recv(fd: int) -> tuple[bytes, bytes]:
     """One message: (kind, body). Reads ahead into a buffer per descriptor, so a small message
     costs one ``read``."""
+    kind, _, body = _recv_word(fd, 0)
+    return kind, body
+
+
+def _recv_word(fd: int, width: int) -> tuple[bytes, int, bytes]:
+    """One message: (kind, its word of ``width`` bytes (4: see :meth:`_Peer.channel`) or 0,
+    body)."""
     buf = _buffers.setdefault(fd, bytearray())
     need = _LEN.size
     while True:
         if len(buf) >= _LEN.size:
             (n,) = _LEN.unpack_from(buf)
-            if not 1 <= n <= MAX_MESSAGE:
+            if not 1 + width <= n <= MAX_MESSAGE:
                 raise CodecError(f"message of {n} bytes")
             need = _LEN.size + n
             if len(buf) >= need:
-                data = bytes(buf[_LEN.size : need])
+                start = _LEN.size + 1 + width
+                kind = bytes(buf[_LEN.size : _LEN.size + 1])
+                word = _U32.unpack_from(buf, _LEN.size + 1)[0] if width else 0
+                body = bytes(buf[start:need])
                 del buf[:need]
-                return data[:1], data[1:]
+                return kind, word, body
         chunk = os.read(fd, min(max(1 << 16, need - len(buf)), 1 << 20))
         if not chunk:
             raise EOFError
@@ -4193,6 +4222,20 @@ _UNARY: dict[str, Any] = {
 }  # fmt: skip
 
 
+class _ChannelTicket:
+    """Held in a thread's locals while it has a channel (see :meth:`_Peer.channel`): gives the
+    number back when the thread ends (its locals go with it)."""
+
+    __slots__ = ("free", "number")
+
+    def __init__(self, free: list[int], number: int) -> None:
+        self.free = free
+        self.number = number
+
+    def __del__(self) -> None:
+        self.free.append(self.number)
+
+
 class _Peer:
     """This process's end of the wire: its objects the other side holds (by number), proxies
     for the other side's, and the request/reply loop (requests nest: while waiting for a reply,
@@ -4251,10 +4294,23 @@ class _Peer:
         self.stand_in_of: dict[type, _Proxy] = {}
         # The solution's side: its classes for the tests' classes derived from its own.
         self.shared_classes: dict[tuple[int, int, tuple[str, ...]], type] = {}
-        # One exchange on the wire at a time: a request and its reply (with the requests of
-        # the other side it serves meanwhile, in the same thread) are one thread's. Re-entrant:
-        # those requests make requests of their own.
-        self.lock = _thread.RLock()
+        # Threads (see channel): this thread's channel and nesting depth; one message written
+        # at a time (``mutex``); under ``state``, what was read for each channel and not yet
+        # taken, whether a thread is reading the wire for all, the threads asleep until
+        # their channel's next message, and why the wire ended.
+        self.local = _Local()
+        self.local.channel = 0
+        self.mutex = _allocate_lock()
+        self.state = _allocate_lock()
+        self.inbox: dict[int, collections.deque[tuple[bytes, bytes]]] = {0: _deque()}
+        self.reading = False
+        self.waiting: dict[int, Any] = {}
+        self.closed: BaseException | None = None
+        self.next_channel = 2 if trusted else 1
+        self.free_channels: list[int] = []
+        self.served_channels = 0
+        self.threads = 0  # started here: one per channel of the other side's, the spare
+        self.spare = False
         # The judge's side: the solution's texts that could be code (a call, a decorator), for
         # the tests' eval/exec (see _guarded_eval), and the solution's evaluator (a handle).
         self.texts: list[str] = []
@@ -4268,7 +4324,6 @@ class _Peer:
         self.warning_registry: dict[Any, Any] = {}
         self.warning_raised: Exception | None = None
         self.logging_hooked = False
-        self.depth = 0
         self.served = 0
         self.answered = 0
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
@@ -4491,29 +4546,243 @@ class _Peer:
                 del self.export_ids[id(obj)]
 
     def send(self, kind: bytes, body: bytes) -> None:
-        """One message, after the release of the proxies that died (in the same write) and, on
-        the solution's side, after what it printed since the last one (``O``)."""
+        """One message on this thread's channel, after the release of the proxies that died
+        (in the same write) and, on the solution's side, after what it printed since the last
+        one (``O``)."""
         if self.output:
             self.flush_output()
-        with self.lock:
+        word = self.word(self.channel())
+        with self.mutex:
             if self.released:
                 # Swapped, not cleared: a proxy may die in another thread meanwhile.
                 released, self.released = self.released, set()
                 dead = b"".join(_U32.pack(n) for n in sorted(released))
-                _send(self.fd, b"D", dead, kind, body)
+                _send(self.fd, b"D", dead, kind, body, word=word)
             else:
-                _send(self.fd, kind, body)
+                _send(self.fd, kind, body, word=word)
 
     def flush_output(self) -> None:
         """The solution's side: send what it printed (``O``: stream number and text), once it
         is in its process's own output too (:func:`_flush_streams`)."""
         _flush_streams(self.streams)
-        with self.lock:
+        word = self.word(0)  # (read by whichever thread reads: see next_message)
+        with self.mutex:
             output, self.output, self.output_size = self.output, [], 0
             for stream in (1, 2):
                 text = "".join(t for n, t in output if n == stream)
                 if text:
-                    _send(self.fd, b"O", encode((stream, text)))
+                    _send(self.fd, b"O", encode((stream, text)), word=word)
+
+    # threads
+
+    def channel(self) -> int:
+        """This thread's channel: the number every message of its exchanges carries.
+
+        Why: in-process, a callback that a thread of the solution calls runs in that thread,
+        and a method that a thread of the tests calls runs in that one. So a thread's
+        exchange (its request, the requests of the other side it serves meanwhile, the reply)
+        is that thread's on both sides: the other side serves each channel in a thread of its
+        own, started at the channel's first message (:meth:`serve_channel`). The tests'
+        threads calling the solution (LeetCode's "Print in Order": each waits on an event
+        another one's call sets) and the solution's threads calling the tests' functions run
+        concurrently, block one another and own the tests' locks as they would in-process;
+        over one shared exchange they deadlocked, or shared the ownership of an ``RLock``.
+
+        The two main threads (the tests', the one serving them) are channel 0; another thread
+        takes a number of its side's (the judge's even, the solution's odd) at its first
+        message, given back when it ends (:class:`_ChannelTicket`), so a later thread of that
+        side is served by the same thread of the other."""
+        try:
+            number: int = self.local.channel
+        except AttributeError:
+            number = self._new_channel()
+        return number
+
+    def _new_channel(self) -> int:
+        with self.state:
+            if self.free_channels:
+                number = self.free_channels.pop()
+            elif self.next_channel >= 2 * MAX_CHANNELS:
+                raise TypeError(
+                    f"more than {MAX_CHANNELS} threads exchanging with the other process at once"
+                )
+            else:
+                number = self.next_channel
+                self.next_channel += 2
+                self.inbox[number] = _deque()
+        self.local.channel = number
+        self.local.ticket = _ChannelTicket(self.free_channels, number)
+        return number
+
+    def word(self, channel: int) -> bytes:
+        """A message's word: its ``channel``, with :data:`_THREADED` when this process has
+        threads besides those this peer started. Why: a new channel of the other side's
+        arrives only when a thread here reads the wire, and every thread of the other side
+        may be busy (the main one in a long call) while one of its other threads sends the
+        first message of a new channel. Told of such threads, the other side starts a thread
+        that only reads (:meth:`start_spare`). Without them it needs none: a new channel's
+        first message then comes only while a thread there waits for a message of its own."""
+        if _thread_count() > self.threads:
+            channel |= _THREADED
+        return _U32.pack(channel)
+
+    @property
+    def depth(self) -> int:
+        """How deep this thread's requests nest (see admit)."""
+        return getattr(self.local, "depth", 0)
+
+    @depth.setter
+    def depth(self, value: int) -> None:
+        self.local.depth = value
+
+    @property
+    def threaded(self) -> bool:
+        """Whether a thread other than the main one exchanged on the wire (a long-lived judge
+        serves no further check: such a thread may still run)."""
+        return self.threads > 0 or self.next_channel != (2 if self.trusted else 1)
+
+    def next_message(self, channel: int) -> tuple[bytes, bytes]:
+        """The next message on ``channel`` (this thread's): one another thread read for it, or
+        one this thread reads, when no other thread is reading the wire. The thread reading
+        reads for all: what is another channel's it queues there and wakes that channel's
+        thread; a channel of the other side's it has not seen gets a thread that serves it.
+        Releases (``D``) it applies, and in the judge the solution's output and warnings
+        (``O``, ``W``, ``G``: in the order they came, before any later reply is taken).
+        ``EOFError`` when the wire ended (for every waiting thread)."""
+        box = self.inbox[channel]
+        state = self.state
+        while True:
+            with state:
+                if box:
+                    return box.popleft()
+                if self.closed is not None:
+                    raise self._ended()
+                if not self.reading:
+                    self.reading = True
+                    break
+                try:
+                    sleep = self.local.sleep
+                except AttributeError:
+                    sleep = self.local.sleep = _allocate_lock()
+                    sleep.acquire()
+                self.waiting[channel] = sleep
+            sleep.acquire()  # released by the reader: a message for us, or no more reader
+        try:
+            return self._read_for(channel)
+        except BaseException as exc:
+            with state:
+                if self.closed is None:
+                    self.closed = exc
+            raise
+        finally:
+            with state:
+                self.reading = False
+                sleeping = list(self.waiting.values())
+                self.waiting.clear()
+            for sleep in sleeping:  # each takes its message, or one of them reads
+                sleep.release()
+
+    def _ended(self) -> BaseException:
+        closed = self.closed
+        if isinstance(closed, SolutionBroke):
+            return SolutionBroke(*closed.args)
+        if isinstance(closed, CodecError):
+            return CodecError(*closed.args)
+        return EOFError()
+
+    def _read_for(self, channel: int) -> tuple[bytes, bytes]:
+        while True:
+            kind, word, body = _recv_word(self.fd, 4)
+            if word & _THREADED and not self.spare:
+                self.start_spare()
+            if kind == b"D":
+                self.drop(body)
+                continue
+            if self.trusted and kind == b"O":
+                self.relay(body)
+                continue
+            if self.trusted and kind in (b"W", b"G"):
+                self.reissue(kind, body)
+                continue
+            number = word & _CHANNEL_MASK
+            if number == channel:
+                return kind, body
+            self._deliver(number, kind, body)
+
+    def _deliver(self, number: int, kind: bytes, body: bytes) -> None:
+        new = False
+        with self.state:
+            box = self.inbox.get(number)
+            if box is None:
+                if number % 2 == (0 if self.trusted else 1):
+                    raise CodecError("a message on a channel of ours that is not open")
+                self.served_channels += 1
+                if self.served_channels > MAX_CHANNELS:
+                    if not self.trusted:
+                        os._exit(1)
+                    self.fail(
+                        f"more than {MAX_CHANNELS} threads of the solution exchanged with the "
+                        "tests"
+                    )
+                box = self.inbox[number] = _deque()
+                new = True
+            box.append((kind, body))
+            sleep = self.waiting.pop(number, None)
+        if sleep is not None:
+            sleep.release()
+        if new:
+            self.threads += 1
+            _start_thread(self.serve_channel, (number,))
+
+    def start_spare(self) -> None:
+        """Start a thread that only reads the wire (see :meth:`word`): it reads whenever no
+        other thread here does, so a new channel's first message is read however busy the
+        others are."""
+        with self.state:
+            if self.spare:
+                return
+            self.spare = True
+            self.inbox[_SPARE] = _deque()
+        self.threads += 1
+        _start_thread(self.serve_channel, (_SPARE,))
+
+    def serve_channel(self, number: int) -> None:
+        """A thread of this peer's: serve the other side's channel ``number`` (its requests,
+        in the judge also the solution's reads of stdin), or only read (:data:`_SPARE`),
+        until the wire ends. Then it returns; when it breaks, the wire is hung up so that the
+        check ends (the judge: "failed" with the reason; the solution: exit)."""
+        self.local.channel = number
+        try:
+            while True:
+                kind, body = self.next_message(number)
+                if kind == b"Q":
+                    self.serve(body)
+                elif kind == b"I" and self.trusted:
+                    self.serve_input(body)
+                else:
+                    raise CodecError(f"unexpected message {kind!r}")
+        except EOFError:
+            return
+        except BaseException as exc:
+            if not self.trusted:
+                os._exit(1)
+            if self.broken is None:
+                self.broken = self.failed or (
+                    f"the solution broke the protocol ({exc})"
+                    if isinstance(exc, (CodecError, OSError))
+                    else f"a thread serving the solution ended with {type(exc).__name__}"
+                )
+            self.hang_up()
+
+    def hang_up(self) -> None:
+        """End the wire for both sides (every thread reading it, here and there, sees its
+        end): the judge's way to end a check a thread other than the tests' broke."""
+        with contextlib.suppress(OSError):
+            sock = _Socket(fileno=self.fd)
+            try:
+                sock.shutdown(_SHUT_RDWR)
+            finally:
+                sock.detach()
 
     def note_text(self, text: str) -> None:
         """The judge's side: remember a text of the solution's that could be code (at most
@@ -4790,14 +5059,6 @@ class _Peer:
             self.live_marks[name] = _watch_mark(held)
         return tuple(changed)
 
-    def receive(self) -> tuple[bytes, bytes]:
-        """The next message that is not a release (releases are applied on the way)."""
-        while True:
-            kind, body = _recv(self.fd)
-            if kind != b"D":
-                return kind, body
-            self.drop(body)
-
     # failures
 
     def fail(self, reason: str) -> NoReturn:
@@ -4814,11 +5075,9 @@ class _Peer:
         self, op: str, target: _Proxy, args: tuple[Any, ...] = (), /, **kwargs: Any
     ) -> Any:
         """Ask the other side ``op`` on its object ``target``; its answer, returned or raised.
-        One thread's exchange at a time (the tests' threads calling a thread-safe class of
-        the solution, the solution's pool calling the tests' function): see :attr:`lock`."""
+        On this thread's channel (see :meth:`channel`)."""
         # Positional-only: the keywords are the call's own (``twoSum(nums=..., target=9)``).
-        with self.lock:
-            return self._request(op, target, args, kwargs)
+        return self._request(op, target, args, kwargs)
 
     def _request(
         self, op: str, target: _Proxy, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -4947,21 +5206,16 @@ class _Peer:
         exception)``. Raised by the caller (:func:`_outcome`), outside its handler of wire
         errors: an ``OSError`` or ``EOFError`` of the other side (``FileNotFoundError`` that
         the tests expect) is an answer, not a broken wire."""
+        channel = self.channel()
         while True:
-            kind, body = self.receive()
+            kind, body = self.next_message(channel)
             if kind == b"Q":
                 self.serve(body)
                 continue
             if kind == b"U" and self.trusted:
                 self.fail(f"a value of the solution cannot be sent: {decode(body)!s:.2000}")
-            if kind == b"O" and self.trusted:
-                self.relay(body)
-                continue
             if kind == b"I" and self.trusted:
                 self.serve_input(body)
-                continue
-            if kind in (b"W", b"G") and self.trusted:
-                self.reissue(kind, body)
                 continue
             if kind not in (b"R", b"X", b"E"):
                 raise CodecError(f"unexpected message {kind!r}")
@@ -5262,9 +5516,8 @@ class _Peer:
     def ask_judge(self, method: str, arg: str | int) -> Any:
         """The solution's side: read the tests' stdin (see :meth:`serve_input`)."""
         try:
-            with self.lock:
-                self.send(b"I", encode((method, arg)))
-                kind, value = self.wait("stdin", [])
+            self.send(b"I", encode((method, arg)))
+            kind, value = self.wait("stdin", [])
         except (EOFError, OSError, CodecError):
             os._exit(1)
         return _outcome(kind, value)
@@ -7736,13 +7989,10 @@ def _greet(peer: _Peer, namespace: dict[str, Any]) -> None:
 def _serve_requests(peer: _Peer) -> bool:
     """Serve the judge's requests on ``peer``: ``True`` at EOF, ``False`` at a message that
     is no request."""
+    peer.local.channel = 0
     while True:
         try:
-            # Not while another thread of the solution waits for the judge's answer (its pool
-            # calling the tests' function); serving is then lock-free, so that such threads
-            # may ask while this one runs the call.
-            with peer.lock:
-                kind, body = peer.receive()
+            kind, body = peer.next_message(0)
         except EOFError:
             return True
         if kind != b"Q":
@@ -8521,7 +8771,7 @@ def judge_check(
         except BaseException:
             verdict, anomaly = b"Fthe judge could not describe the failure", True
     try:
-        anomaly = anomaly or peer.broken is not None or peer.served > 0
+        anomaly = anomaly or peer.broken is not None or peer.served > 0 or peer.threaded
         anomaly = anomaly or _changed_modules(roots, namespace)
     except BaseException:
         anomaly = True
