@@ -4619,6 +4619,175 @@ CORPUS += [
     )
 ]
 
+#: Threads across the wire (session 29): LeetCode's concurrency problems, where the tests'
+#: threads call the solution and each call waits on another's (over one shared exchange they
+#: deadlocked: "timeout"), and the solution's threads calling the tests' functions.
+CORPUS += [
+    Case.twin(
+        "leetcode 1114 print in order: the tests' threads started third, second, first",
+        _d("""
+            import threading
+            class Foo:
+                def __init__(self):
+                    self.one, self.two = threading.Event(), threading.Event()
+                def first(self, printFirst):
+                    printFirst()
+                    self.one.set()
+                def second(self, printSecond):
+                    self.one.wait()
+                    printSecond()
+                    self.two.set()
+                def third(self, printThird):
+                    self.two.wait()
+                    printThird()
+        """),
+        ("        self.one.wait()\n", ""),
+        _d("""
+            import threading, time
+            out = []
+            foo = Foo()
+            def slow_first():
+                time.sleep(0.05)
+                out.append("first")
+            calls = [(foo.third, lambda: out.append("third")),
+                     (foo.second, lambda: out.append("second")),
+                     (foo.first, slow_first)]
+            threads = [threading.Thread(target=f, args=(p,)) for f, p in calls]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert out == ["first", "second", "third"], out
+        """),
+    ),
+    Case.twin(
+        "leetcode 1115 print foobar alternately: two semaphores across two tests' threads",
+        _d("""
+            import threading
+            class FooBar:
+                def __init__(self, n):
+                    self.n = n
+                    self.foo_turn = threading.Semaphore(1)
+                    self.bar_turn = threading.Semaphore(0)
+                def foo(self, printFoo):
+                    for _ in range(self.n):
+                        self.foo_turn.acquire()
+                        printFoo()
+                        self.bar_turn.release()
+                def bar(self, printBar):
+                    for _ in range(self.n):
+                        self.bar_turn.acquire()
+                        printBar()
+                        self.foo_turn.release()
+        """),
+        ("            self.foo_turn.acquire()\n", ""),
+        _d("""
+            import threading, time
+            out = []
+            fb = FooBar(4)
+            def slow_bar():
+                time.sleep(0.01)
+                out.append("bar")
+            threads = [threading.Thread(target=fb.bar, args=(slow_bar,)),
+                       threading.Thread(target=fb.foo, args=(lambda: out.append("foo"),))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert "".join(out) == "foobar" * 4, out
+        """),
+    ),
+    Case.twin(
+        "leetcode 1195 fizz buzz multithreaded: a condition shared by four tests' threads",
+        _d("""
+            import threading
+            class FizzBuzz:
+                def __init__(self, n):
+                    self.n, self.i = n, 1
+                    self.cv = threading.Condition()
+                def _turns(self, mine, say):
+                    while True:
+                        with self.cv:
+                            self.cv.wait_for(lambda: self.i > self.n or mine(self.i))
+                            if self.i > self.n:
+                                return
+                            say(self.i)
+                            self.i += 1
+                            self.cv.notify_all()
+                def fizz(self, printFizz):
+                    self._turns(lambda i: i % 3 == 0 and i % 5 != 0, lambda i: printFizz())
+                def buzz(self, printBuzz):
+                    self._turns(lambda i: i % 5 == 0 and i % 3 != 0, lambda i: printBuzz())
+                def fizzbuzz(self, printFizzBuzz):
+                    self._turns(lambda i: i % 15 == 0, lambda i: printFizzBuzz())
+                def number(self, printNumber):
+                    self._turns(lambda i: i % 3 != 0 and i % 5 != 0, printNumber)
+        """),
+        ("printNumber)\n", "lambda i: printNumber(i + 1))\n"),
+        _d("""
+            import threading
+            out = []
+            fb = FizzBuzz(15)
+            calls = [(fb.number, lambda x: out.append(str(x))),
+                     (fb.fizz, lambda: out.append("fizz")),
+                     (fb.buzz, lambda: out.append("buzz")),
+                     (fb.fizzbuzz, lambda: out.append("fizzbuzz"))]
+            threads = [threading.Thread(target=f, args=(p,)) for f, p in calls]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert out == ["1", "2", "fizz", "4", "buzz", "fizz", "7", "8", "fizz", "buzz",
+                           "11", "fizz", "13", "14", "fizzbuzz"], out
+        """),
+    ),
+    Case.twin(
+        "the solution's threads take the tests' lock in turn through the callbacks it is given",
+        _d("""
+            import threading
+            def in_turn(acquire, release, record, n):
+                def worker(i):
+                    acquire()
+                    record(i)
+                    release()
+                threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+        """),
+        ("        record(i)\n", "        record(i % 3)\n"),
+        _d("""
+            import threading, time
+            lock = threading.Lock()
+            seen = []
+            def record(i):
+                assert lock.locked()
+                time.sleep(0.002)  # another worker's acquire waits meanwhile
+                seen.append(i)
+            in_turn(lock.acquire, lock.release, record, 6)
+            assert sorted(seen) == list(range(6)) and not lock.locked()
+        """),
+    ),
+    Case.twin(
+        "the solution's timer calls the tests' callback after the call returned",
+        _d("""
+            import threading
+            def set_timeout(callback, seconds):
+                timer = threading.Timer(seconds, callback)
+                timer.start()
+                return timer
+        """),
+        ("threading.Timer(seconds, callback)", "threading.Timer(seconds, lambda: None)"),
+        _d("""
+            import threading
+            fired = threading.Event()
+            set_timeout(fired.set, 0.05)
+            assert fired.wait(3)
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

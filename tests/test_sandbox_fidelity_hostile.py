@@ -61,7 +61,7 @@ def _forge(body: str, kind: str = "R", numpy: bool = False) -> str:
         # only the replies: the greeting ("H") goes out as it is
         code += "_send = wire._send\n"
         code += f"def _kind(k):\n    return {kind.encode()!r} if k == b'R' else k\n"
-        code += "wire._send = lambda fd, k, b: _send(fd, _kind(k), b)\n"
+        code += "wire._send = lambda fd, k, b, **kw: _send(fd, _kind(k), b, **kw)\n"
     return code
 
 
@@ -627,7 +627,7 @@ ATTACKS: list[tuple[str, str, str]] = [
             import sys
             wire = sys.modules["_asyncpool_judge"]
             def solve(xs):
-                wire._send(wire._PEER.fd, b"O", wire.encode((3, "x")))
+                wire._PEER.send(b"O", wire.encode((3, "x")))
                 return sorted(xs)
         """),
         SORT_TESTS,
@@ -639,7 +639,7 @@ ATTACKS: list[tuple[str, str, str]] = [
             wire = sys.modules["_asyncpool_judge"]
             def solve(xs):
                 for _ in range(3):
-                    wire._send(wire._PEER.fd, b"O", wire.encode((1, "x" * (30 << 20))))
+                    wire._PEER.send(b"O", wire.encode((1, "x" * (30 << 20))))
                 return sorted(xs)
         """),
         "import contextlib, io\nwith contextlib.redirect_stdout(io.StringIO()):\n"

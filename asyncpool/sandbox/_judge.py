@@ -218,9 +218,10 @@ MAX_NOTICES = 10_000
 MAX_TEXTS = 100_000
 #: Most threads of one side that exchange with the other at once (channels, see
 #: :meth:`_Peer.channel`): past it the judge fails the check (the solution's threads), or the
-#: thread's call raises ``TypeError`` (the tests' threads). A thread's channel is given back
-#: when it ends.
-MAX_CHANNELS = 256
+#: thread's call raises ``RuntimeError`` (the tests' threads). A thread's channel is given back
+#: when it ends. Above the threads a run may have (``RLIMIT_NPROC``: 48 where its memory
+#: cgroup holds it), within those a judge's address space allows (each thread's stack).
+MAX_CHANNELS = 64
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -4549,9 +4550,13 @@ class _Peer:
         """One message on this thread's channel, after the release of the proxies that died
         (in the same write) and, on the solution's side, after what it printed since the last
         one (``O``)."""
+        self.send_on(self.channel(), kind, body)
+
+    def send_on(self, channel: int, kind: bytes, body: bytes) -> None:
+        """:meth:`send` on ``channel``."""
         if self.output:
             self.flush_output()
-        word = self.word(self.channel())
+        word = self.word(channel)
         with self.mutex:
             if self.released:
                 # Swapped, not cleared: a proxy may die in another thread meanwhile.
@@ -4603,7 +4608,7 @@ class _Peer:
             if self.free_channels:
                 number = self.free_channels.pop()
             elif self.next_channel >= 2 * MAX_CHANNELS:
-                raise TypeError(
+                raise RuntimeError(
                     f"more than {MAX_CHANNELS} threads exchanging with the other process at once"
                 )
             else:
@@ -4716,6 +4721,8 @@ class _Peer:
             if box is None:
                 if number % 2 == (0 if self.trusted else 1):
                     raise CodecError("a message on a channel of ours that is not open")
+                if self.trusted and kind not in (b"Q", b"I"):
+                    raise CodecError(f"a thread's first message is no request ({kind!r})")
                 self.served_channels += 1
                 if self.served_channels > MAX_CHANNELS:
                     if not self.trusted:
@@ -4726,13 +4733,30 @@ class _Peer:
                     )
                 box = self.inbox[number] = _deque()
                 new = True
+            elif box and self.trusted:
+                # A channel's messages alternate (a request or reply, then the other side's):
+                # a second before its thread took the first is the solution's flood.
+                self.fail("the solution sent a second message on a channel before an answer")
             box.append((kind, body))
             sleep = self.waiting.pop(number, None)
         if sleep is not None:
             sleep.release()
-        if new:
-            self.threads += 1
+        if not new:
+            return
+        try:
             _start_thread(self.serve_channel, (number,))
+        except RuntimeError as exc:  # the process's limit of threads (RLIMIT_NPROC, memory)
+            with self.state:
+                del self.inbox[number]  # (its next message tries again)
+                self.served_channels -= 1
+            if self.trusted:
+                self.fail(f"the judge could not start a thread to serve the solution's: {exc}")
+            if kind != b"Q":
+                os._exit(1)
+            # The tests' thread's call raises it: in-process its own start would have.
+            self.send_on(number, b"X", self.reply(self.describe(exc), {}, [], []))
+            return
+        self.threads += 1
 
     def start_spare(self) -> None:
         """Start a thread that only reads the wire (see :meth:`word`): it reads whenever no
