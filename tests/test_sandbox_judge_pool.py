@@ -85,6 +85,28 @@ def test_a_judge_is_retired_after_the_solution_called_back_into_the_tests() -> N
     assert run_tests(SOLUTION, TESTS).status == "passed"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("solution", "tests"),
+    [
+        (SOLUTION, "import threading\nout = []\nt = threading.Thread(target=lambda: "
+                   "out.append(f(1)))\nt.start()\nt.join()\nassert out == [2]\n"),
+        ("import threading\ndef f(x):\n    threading.Thread(target=threading.Event().wait, "
+         "daemon=True).start()\n    return x + 1\n", TESTS),
+    ],
+    ids=["a thread of the tests called the solution", "the solution has a thread left running"],
+)
+def test_a_judge_is_retired_after_a_check_with_threads_on_the_wire(
+    solution: str, tests: str
+) -> None:
+    # The judge's threads that served the solution's channels, or read the wire for all, may
+    # still run: none may read the next check's wire.
+    first = _one_judge_after_a_check()
+    assert run_tests(solution, tests).status == "passed"
+    assert _gone(first)
+    assert run_tests(SOLUTION, TESTS).status == "passed"
+
+
 def test_a_judge_is_retired_after_tests_that_ended_in_a_recursion_error() -> None:
     first = _one_judge_after_a_check()
     deep = "def down(n):\n    return down(n + 1)\n\nassert f(1) == 2\ndown(0)\n"

@@ -49,7 +49,8 @@ Two processes per check:
   server keeps up to ``_zygote_wire.JUDGE_POOL``, each judging one check at a time through a
   fresh wire and namespace (tests compiled once per source), replaced after
   ``_zygote_wire.JUDGE_CHECKS`` checks or any anomaly (the solution broke the wire or a bound or
-  called back into the tests, a timeout, a thread left, a built-in, the environment,
+  called back into the tests, a thread other than the main ones on the wire (see threads below),
+  a timeout, a thread left, a built-in, the environment,
   ``sys.path`` or a setting of the interpreter changed (the decimal context, the warnings
   filters, ``np.seterr``, ``gc``, the umask...: ``_zygote_child._interpreter_settings``), a
   module's attribute the tests may have set, a patch they started and never stopped: read from
@@ -191,10 +192,16 @@ untrusted bytes):
   ``async with`` block of the solution never swallows an ``AssertionError``.
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
-own process only (threads on either side may call the other: the tests' threads a thread-safe
-class of the solution, the solution's thread pool a function of the tests; their exchanges
-take turns on the wire); the recursion limit the tests set (``sys.setrecursionlimit`` before a deep
-recursion) is the solution's too from their next request, as in-process. "passed" needs the
+own process only. Threads on either side may call the other, concurrently, each in a thread
+of its own on the other side (a channel per thread, ``_judge._Peer.channel``): the tests'
+threads each call the solution (LeetCode's concurrency problems: 1114 "Print in Order", where
+each call waits on another's), the solution's threads call the tests' functions and take their
+locks (an ``RLock`` is owned by the thread that took it, as in-process), a timer of the
+solution's calls back after its call returned. Bounds: 64 such threads a side at once
+(``_judge.MAX_CHANNELS``), and the run's thread limit (``RLIMIT_NPROC``) for those that serve
+the tests' threads: past either the tests' call raises ``RuntimeError``. The recursion limit
+the tests set (``sys.setrecursionlimit`` before a deep recursion) is the solution's too from
+their next request, as in-process. "passed" needs the
 judge's "ran every test to its end" record plus at least one answer from the solution; no exit
 status, no output, nothing written on any descriptor makes a pass. If the solution dies, hangs
 up, sends bytes that are not a valid answer, or exceeds a bound (more than 200,000 live handles,

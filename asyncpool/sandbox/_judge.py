@@ -97,6 +97,12 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
 * **output**: what the solution prints while it serves the judge (``O`` messages) is written
   to the tests' ``sys.stdout``/``sys.stderr`` where the tests redirected them
   (``redirect_stdout``, ``capsys``).
+* **threads**: each message carries the channel of the thread exchanging it
+  (:meth:`_Peer.channel`); each side serves each channel of the other's in a thread of its own,
+  started at that channel's first message, so that a thread's exchanges (its request, the
+  requests it serves meanwhile, the reply) are one thread's on both sides, as in-process. A
+  thread waiting for a message reads the wire for all when no other one does
+  (:meth:`_Peer.next_message`).
 * **warnings and log records** the solution issues while it serves the judge (``W``, ``G``
   messages: a message, a category or level, names and a line; never an object) are issued
   again in the judge (:meth:`_Peer.reissue`), where the tests' warning filters and logging
