@@ -197,9 +197,13 @@ of its own on the other side (a channel per thread, ``_judge._Peer.channel``): t
 threads each call the solution (LeetCode's concurrency problems: 1114 "Print in Order", where
 each call waits on another's), the solution's threads call the tests' functions and take their
 locks (an ``RLock`` is owned by the thread that took it, as in-process), a timer of the
-solution's calls back after its call returned. Bounds: 64 such threads a side at once
-(``_judge.MAX_CHANNELS``), and the run's thread limit (``RLIMIT_NPROC``) for those that serve
-the tests' threads: past either the tests' call raises ``RuntimeError``. The recursion limit
+solution's calls back after its call returned, and prints meanwhile. A thread on the other
+side stands for each such thread: named as it is, and ended when it ends (a later thread gets
+fresh thread-locals). Bounds: 64 such threads a side at once (``_judge.MAX_CHANNELS``: past it
+a thread of the tests waits for one to end; the solution's fail the check), and the run's
+thread limit (``RLIMIT_NPROC``) for the threads serving the tests' threads: past it the tests'
+calls wait for one of them to end (so a hundred of the tests' threads meeting at a
+``Barrier`` inside the solution deadlock). The recursion limit
 the tests set (``sys.setrecursionlimit`` before a deep recursion) is the solution's too from
 their next request, as in-process. "passed" needs the
 judge's "ran every test to its end" record plus at least one answer from the solution; no exit

@@ -158,6 +158,7 @@ import os
 import pathlib
 import struct
 import sys
+import threading
 import traceback
 import types
 import typing
@@ -242,6 +243,19 @@ _allocate_lock = _thread.allocate_lock
 _start_thread = _thread.start_new_thread
 _thread_count = _thread._count
 _Local = _thread._local
+_Thread = threading.Thread
+_Semaphore = threading.Semaphore
+_current_thread = threading.current_thread
+#: Most bytes of a thread's name sent with its channel (see _Peer.channel).
+MAX_THREAD_NAME = 256
+
+
+def _current_thread_name() -> str:
+    """This thread's name (``threading``'s; a thread it did not start has a dummy's)."""
+    try:
+        return str(_current_thread().name)
+    except Exception:
+        return ""
 _F64 = struct.Struct(">d")
 _C128 = struct.Struct(">dd")
 
@@ -4230,17 +4244,18 @@ _UNARY: dict[str, Any] = {
 
 
 class _ChannelTicket:
-    """Held in a thread's locals while it has a channel (see :meth:`_Peer.channel`): gives the
-    number back when the thread ends (its locals go with it)."""
+    """Held in a thread's locals while it has a channel (see :meth:`_Peer.channel`): closes
+    the channel when the thread ends (its locals go with it)."""
 
-    __slots__ = ("free", "number")
+    __slots__ = ("number", "peer")
 
-    def __init__(self, free: list[int], number: int) -> None:
-        self.free = free
+    def __init__(self, peer: _Peer, number: int) -> None:
+        self.peer = peer
         self.number = number
 
     def __del__(self) -> None:
-        self.free.append(self.number)
+        with contextlib.suppress(Exception):
+            self.peer.close_channel(self.number)
 
 
 class _Peer:
@@ -4314,9 +4329,14 @@ class _Peer:
         self.waiting: dict[int, Any] = {}
         self.closed: BaseException | None = None
         self.next_channel = 2 if trusted else 1
-        self.free_channels: list[int] = []
-        self.served_channels = 0
-        self.threads = 0  # started here: one per channel of the other side's, the spare
+        self.slots = _Semaphore(MAX_CHANNELS)  # our channels open at once
+        # The other side's channels: the threads serving them, those waiting for a thread
+        # (past the thread limit), the names of their threads (see _name).
+        self.serving: dict[int, Any] = {}
+        self.pending: list[tuple[int, str]] = []
+        self.names: dict[int, str] = {}
+        self.threads = 0  # running, started here: one per channel served, the spare
+        self.threads_started = 0
         self.spare = False
         # The judge's side: the solution's texts that could be code (a call, a decorator), for
         # the tests' eval/exec (see _guarded_eval), and the solution's evaluator (a handle).
@@ -4593,16 +4613,19 @@ class _Peer:
         and a method that a thread of the tests calls runs in that one. So a thread's
         exchange (its request, the requests of the other side it serves meanwhile, the reply)
         is that thread's on both sides: the other side serves each channel in a thread of its
-        own, started at the channel's first message (:meth:`serve_channel`). The tests'
-        threads calling the solution (LeetCode's "Print in Order": each waits on an event
-        another one's call sets) and the solution's threads calling the tests' functions run
-        concurrently, block one another and own the tests' locks as they would in-process;
-        over one shared exchange they deadlocked, or shared the ownership of an ``RLock``.
+        own, started at the channel's first message and named as the thread it stands for
+        (:meth:`serve_channel`). The tests' threads calling the solution (LeetCode's "Print
+        in Order": each waits on an event another one's call sets) and the solution's threads
+        calling the tests' functions run concurrently, block one another and own the tests'
+        locks as they would in-process; over one shared exchange they deadlocked, or shared
+        the ownership of an ``RLock``.
 
         The two main threads (the tests', the one serving them) are channel 0; another thread
-        takes a number of its side's (the judge's even, the solution's odd) at its first
-        message, given back when it ends (:class:`_ChannelTicket`), so a later thread of that
-        side is served by the same thread of the other."""
+        takes a new number of its side's (the judge's even, the solution's odd) at its first
+        message. When it ends its channel is closed (:class:`_ChannelTicket`), and the thread
+        serving it on the other side ends too: a later thread is served by a new one, with
+        its own thread-local state, as in-process. At most :data:`MAX_CHANNELS` are open at
+        once; a thread past them waits for one to close."""
         try:
             number: int = self.local.channel
         except AttributeError:
@@ -4610,20 +4633,29 @@ class _Peer:
         return number
 
     def _new_channel(self) -> int:
+        self.slots.acquire()  # (released when the thread ends: see _ChannelTicket)
         with self.state:
-            if self.free_channels:
-                number = self.free_channels.pop()
-            elif self.next_channel >= 2 * MAX_CHANNELS:
-                raise RuntimeError(
-                    f"more than {MAX_CHANNELS} threads exchanging with the other process at once"
-                )
-            else:
-                number = self.next_channel
-                self.next_channel += 2
-                self.inbox[number] = _deque()
+            number = self.next_channel
+            if number > _CHANNEL_MASK - 2:
+                self.slots.release()
+                raise RuntimeError("no channel left for another thread")
+            self.next_channel += 2
+            self.inbox[number] = _deque()
         self.local.channel = number
-        self.local.ticket = _ChannelTicket(self.free_channels, number)
+        self.local.ticket = _ChannelTicket(self, number)
+        name = _current_thread_name()
+        self.send_on(number, b"N", name.encode("utf-8", "replace")[:MAX_THREAD_NAME])
         return number
+
+    def close_channel(self, number: int) -> None:
+        """The thread of channel ``number`` (ours) ended: tell the other side at once (``C``),
+        so that the thread serving it there ends (and frees its place under the process's
+        thread limit for another one)."""
+        with self.state:
+            self.inbox.pop(number, None)
+        self.slots.release()
+        with contextlib.suppress(OSError, CodecError):
+            self.send_on(number, b"C", b"")
 
     def word(self, channel: int) -> bytes:
         """A message's word: its ``channel``, with :data:`_THREADED` when this process has
@@ -4650,16 +4682,17 @@ class _Peer:
     def threaded(self) -> bool:
         """Whether a thread other than the main one exchanged on the wire (a long-lived judge
         serves no further check: such a thread may still run)."""
-        return self.threads > 0 or self.next_channel != (2 if self.trusted else 1)
+        return self.threads_started > 0 or self.next_channel != (2 if self.trusted else 1)
 
     def next_message(self, channel: int) -> tuple[bytes, bytes]:
         """The next message on ``channel`` (this thread's): one another thread read for it, or
         one this thread reads, when no other thread is reading the wire. The thread reading
         reads for all: what is another channel's it queues there and wakes that channel's
         thread; a channel of the other side's it has not seen gets a thread that serves it.
-        Releases (``D``) it applies, and in the judge the solution's output and warnings
-        (``O``, ``W``, ``G``: in the order they came, before any later reply is taken).
-        ``EOFError`` when the wire ended (for every waiting thread)."""
+        Releases (``D``), thread names (``N``) and closed channels (``C``) it applies, and in
+        the judge the solution's output and warnings (``O``, ``W``, ``G``: in the order they
+        came, before any later reply is taken). ``EOFError`` when the wire ended (for every
+        waiting thread)."""
         box = self.inbox[channel]
         state = self.state
         while True:
@@ -4716,30 +4749,63 @@ class _Peer:
                 self.reissue(kind, body)
                 continue
             number = word & _CHANNEL_MASK
+            if kind == b"N":
+                self._name(number, body)
+                continue
+            if kind == b"C":
+                if number == channel and number in self.serving:
+                    return kind, body  # (this thread's own: see serve_channel)
+                self._close_served(number)
+                continue
             if number == channel:
                 return kind, body
             self._deliver(number, kind, body)
 
-    def _deliver(self, number: int, kind: bytes, body: bytes) -> None:
-        new = False
+    def _ours(self, number: int) -> bool:
+        return number % 2 == (0 if self.trusted else 1)
+
+    def _name(self, number: int, body: bytes) -> None:
+        """The other side's thread of channel ``number`` is named ``body``: the name of the
+        thread that will serve it here."""
+        if self._ours(number) or number in self.inbox or len(body) > MAX_THREAD_NAME:
+            raise CodecError("a thread's name for a channel already open or ours")
+        if len(self.names) >= MAX_CHANNELS:
+            raise CodecError("names for more channels than may be open")
+        self.names[number] = body.decode("utf-8", "replace")
+
+    def _close_served(self, number: int) -> None:
+        """The other side's thread of channel ``number`` ended: end the thread serving it here
+        (idle: that thread's exchanges are over) and wait until it is gone."""
         with self.state:
+            thread = self.serving.get(number)
             box = self.inbox.get(number)
-            if box is None:
-                if number % 2 == (0 if self.trusted else 1):
+            if thread is None or box is None:
+                return  # (never served: it sent its name only; or a channel it never had)
+            box.append((b"C", b""))
+            sleep = self.waiting.pop(number, None)
+        if sleep is not None:
+            sleep.release()
+        thread.join()
+        self._start_pending()
+
+    def _deliver(self, number: int, kind: bytes, body: bytes) -> None:
+        with self.state:
+            found = self.inbox.get(number)
+            new = found is None
+            if found is None:
+                if self._ours(number):
                     raise CodecError("a message on a channel of ours that is not open")
                 if self.trusted and kind not in (b"Q", b"I"):
                     raise CodecError(f"a thread's first message is no request ({kind!r})")
-                self.served_channels += 1
-                if self.served_channels > MAX_CHANNELS:
-                    if not self.trusted:
-                        os._exit(1)
+                if self.trusted and len(self.serving) + len(self.pending) >= MAX_CHANNELS:
                     self.fail(
                         f"more than {MAX_CHANNELS} threads of the solution exchanged with the "
-                        "tests"
+                        "tests at once"
                     )
                 box = self.inbox[number] = _deque()
-                new = True
-            elif box and self.trusted:
+            else:
+                box = found
+            if not new and box and self.trusted:
                 # A channel's messages alternate (a request or reply, then the other side's):
                 # a second before its thread took the first is the solution's flood.
                 self.fail("the solution sent a second message on a channel before an answer")
@@ -4747,22 +4813,43 @@ class _Peer:
             sleep = self.waiting.pop(number, None)
         if sleep is not None:
             sleep.release()
-        if not new:
-            return
+        if new:
+            self._serve_new(number)
+
+    def _serve_new(self, number: int) -> None:
+        """Start the thread that serves the other side's new channel ``number``. Past the
+        process's thread limit (``RLIMIT_NPROC``, its address space) the channel waits until a
+        thread serving another one ends (:meth:`_close_served`): in the solution, where a run's
+        limit is low (48), while the tests' threads that call it take turns; the judge's is
+        high, so there it fails the check."""
+        name = self.names.pop(number, None) or f"Thread-{number}"
+        thread = _Thread(target=self.serve_channel, args=(number,), name=name, daemon=True)
         try:
-            _start_thread(self.serve_channel, (number,))
-        except RuntimeError as exc:  # the process's limit of threads (RLIMIT_NPROC, memory)
-            with self.state:
-                del self.inbox[number]  # (its next message tries again)
-                self.served_channels -= 1
+            thread.start()
+        except RuntimeError as exc:
             if self.trusted:
                 self.fail(f"the judge could not start a thread to serve the solution's: {exc}")
-            if kind != b"Q":
-                os._exit(1)
-            # The tests' thread's call raises it: in-process its own start would have.
-            self.send_on(number, b"X", self.reply(self.describe(exc), {}, [], []))
+            with self.state:
+                self.pending.append((number, name))
             return
-        self.threads += 1
+        with self.state:
+            self.serving[number] = thread
+            self.threads += 1
+            self.threads_started += 1
+
+    def _start_pending(self) -> None:
+        while self.pending:
+            with self.state:
+                if not self.pending:
+                    return
+                number, name = self.pending.pop(0)
+            self.names[number] = name
+            before = len(self.pending)
+            self._serve_new(number)
+            if len(self.pending) > before:  # (still past the limit)
+                with self.state:
+                    self.pending.insert(0, self.pending.pop())
+                return
 
     def start_spare(self) -> None:
         """Start a thread that only reads the wire (see :meth:`word`): it reads whenever no
@@ -4774,13 +4861,15 @@ class _Peer:
             self.spare = True
             self.inbox[_SPARE] = _deque()
         self.threads += 1
+        self.threads_started += 1
         _start_thread(self.serve_channel, (_SPARE,))
 
     def serve_channel(self, number: int) -> None:
         """A thread of this peer's: serve the other side's channel ``number`` (its requests,
         in the judge also the solution's reads of stdin), or only read (:data:`_SPARE`),
-        until the wire ends. Then it returns; when it breaks, the wire is hung up so that the
-        check ends (the judge: "failed" with the reason; the solution: exit)."""
+        until that side's thread ends (``C``) or the wire does. When it breaks, the wire is
+        hung up so that the check ends (the judge: "failed" with the reason; the solution:
+        exit)."""
         self.local.channel = number
         try:
             while True:
@@ -4789,6 +4878,12 @@ class _Peer:
                     self.serve(body)
                 elif kind == b"I" and self.trusted:
                     self.serve_input(body)
+                elif kind == b"C":
+                    with self.state:
+                        self.inbox.pop(number, None)
+                        self.serving.pop(number, None)
+                        self.threads -= 1
+                    return
                 else:
                     raise CodecError(f"unexpected message {kind!r}")
         except EOFError:
@@ -7137,7 +7232,7 @@ def _flush_streams(streams: tuple[Any, ...]) -> None:
 class _Tee:
     """The solution's ``sys.stdout``/``sys.stderr`` while it serves the judge: each write goes
     to the stream as before and is kept for the judge (sent before the next message, or at
-    1 MiB), so that tests which capture output see the solution's prints."""
+    once: see write), so that tests which capture output see the solution's prints."""
 
     def __init__(self, stream: Any, number: int, peer: _Peer) -> None:
         self._stream = stream
@@ -7150,7 +7245,9 @@ class _Tee:
             peer = self._peer
             peer.output.append((self._number, text))
             peer.output_size += len(text)
-            if peer.output_size > 1 << 20:
+            # Sent at once from a thread that serves no request (a thread of the solution's
+            # printing after its call returned: no reply of its would carry it), or at 1 MiB.
+            if peer.output_size > 1 << 20 or peer.depth == 0:
                 peer.flush_output()
         return n
 
