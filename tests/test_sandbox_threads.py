@@ -188,17 +188,20 @@ THREADS_COME_AND_GO = [
         "what the solution's thread prints after its call returned reaches the tests' stdout",
         _d("""
             import threading
-            def start_ticker(n):
+            def start_ticker(n, wait):
                 def run():
+                    wait()
                     for i in range(n):
                         print(f"tick {i}", flush=True)
                 threading.Thread(target=run, daemon=True).start()
         """),
         _d("""
-            import contextlib, io, time
+            import contextlib, io, threading, time
             buf = io.StringIO()
+            go = threading.Event()
             with contextlib.redirect_stdout(buf):
-                start_ticker(3)
+                start_ticker(3, go.wait)
+                go.set()  # the ticks come after the call returned
                 deadline = time.monotonic() + 20
                 while buf.getvalue().count("tick") < 3 and time.monotonic() < deadline:
                     time.sleep(0.01)
