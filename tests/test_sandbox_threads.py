@@ -243,6 +243,199 @@ def test_threads_that_come_and_go_get_the_in_process_verdict(solution: str, test
     assert result.status == "passed", result.stdout_tail
 
 
+#: Honest programs whose threads' exchanges cross on the wire (helper 36's red team, session
+#: 29): (name, solution, tests). Each passes in-process; each failed or hung once threads
+#: exchanged at once, before releases were counted, freeing and relaying waited for a thread
+#: that may call the other side, deep values kept one raised recursion limit for all threads,
+#: and the kept containers were read from a snapshot.
+CROSSING = [
+    (
+        "the tests' threads take the solution's pooled objects and give them back",
+        _d("""
+            import threading
+            class Conn:
+                def query(self, x):
+                    return x + 1
+            class Pool:
+                def __init__(self, size):
+                    self.free = [Conn() for _ in range(size)]
+                    self.cv = threading.Condition()
+                def acquire(self):
+                    with self.cv:
+                        while not self.free:
+                            self.cv.wait()
+                        return self.free.pop()
+                def release(self, conn):
+                    with self.cv:
+                        self.free.append(conn)
+                        self.cv.notify()
+        """),
+        _d("""
+            import threading
+            pool = Pool(2)
+            errors = []
+            def worker():
+                try:
+                    for i in range(100):
+                        conn = pool.acquire()
+                        assert conn.query(i) == i + 1
+                        pool.release(conn)
+                        del conn
+                except BaseException as exc:
+                    errors.append(repr(exc))
+            threads = [threading.Thread(target=worker) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, errors[:2]
+        """),
+    ),
+    (
+        "the solution's object calls the tests back from its __del__ when the tests drop it",
+        _d("""
+            class Resource:
+                def __init__(self, on_close):
+                    self.on_close = on_close
+                def __del__(self):
+                    self.on_close()
+            def open_resource(on_close):
+                return Resource(on_close)
+            def ping():
+                return 1
+        """),
+        _d("""
+            closed = []
+            r = open_resource(lambda: closed.append(1))
+            del r
+            assert ping() == 1
+            assert closed == [1], closed
+        """),
+    ),
+    (
+        "the tests redirect stdout into the solution's own buffer class",
+        _d("""
+            class Buffer:
+                def __init__(self):
+                    self.parts = []
+                def write(self, text):
+                    self.parts.append(text)
+                    return len(text)
+                def flush(self):
+                    pass
+                def getvalue(self):
+                    return "".join(self.parts)
+            def greet(name):
+                print("hello", name)
+                return 1
+        """),
+        _d("""
+            from contextlib import redirect_stdout
+            buf = Buffer()
+            with redirect_stdout(buf):
+                assert greet("bob") == 1
+            assert buf.getvalue() == "hello bob\\n", buf.getvalue()
+        """),
+    ),
+    (
+        "two of the solution's threads hand the tests 5,000-deep lists at once",
+        _d("""
+            import threading
+            def deep(n):
+                v = []
+                for _ in range(n):
+                    v = [v]
+                return v
+            def pump(sink, n):
+                def work():
+                    for _ in range(n):
+                        sink(deep(5000))
+                threads = [threading.Thread(target=work) for _ in range(2)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                return True
+        """),
+        _d("""
+            import sys
+            start = sys.getrecursionlimit()
+            got = []
+            assert pump(lambda v: got.append(1), 20)
+            assert len(got) == 40 and sys.getrecursionlimit() == start
+        """),
+    ),
+    (
+        "the tests' threads read and change lists the solution's objects hold",
+        _d("""
+            class Box:
+                def __init__(self, items):
+                    self.items = items
+                def push(self, x):
+                    self.items.append(x)
+        """),
+        _d("""
+            import threading
+            errors = []
+            def worker(k):
+                try:
+                    for i in range(40):
+                        b = Box([k, i] + list(range(200)))
+                        assert b.items[:2] == [k, i]
+                        b.push(1)
+                        assert b.items[-1] == 1 and len(b.items) == 203
+                except BaseException as exc:
+                    errors.append(repr(exc))
+            threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, errors[:2]
+        """),
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in CROSSING],
+                         ids=[c[0] for c in CROSSING])  # fmt: skip
+def test_threads_whose_exchanges_cross_get_the_in_process_verdict(
+    solution: str, tests: str
+) -> None:
+    assert reference_verdict(solution, tests, None) == "passed"
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
+@pytest.mark.slow
+def test_a_warning_of_the_solutions_other_thread_is_not_raised_by_the_tests_call() -> None:
+    # In-process the tests' "error" filter raises it in the worker, not in old_api()'s caller.
+    wrong = _d("""
+        import threading, warnings
+        def old_api():
+            t = threading.Thread(target=lambda: warnings.warn("old_api is deprecated"))
+            t.start()
+            t.join()
+            return 1
+    """)
+    honest = _d("""
+        import warnings
+        def old_api():
+            warnings.warn("old_api is deprecated")
+            return 1
+    """)
+    tests = _d("""
+        import pytest, warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(UserWarning):
+                old_api()
+    """)
+    assert reference_verdict(wrong, tests, None) == "failed"
+    assert (run_tests(honest, tests).status, run_tests(wrong, tests).status) == ("passed", "failed")
+
+
 #: The head of a solution that writes frames of its own on the wire (its copy of the judge's
 #: module is in its memory): ``frame(kind, body, channel)``.
 _WIRE = _d("""

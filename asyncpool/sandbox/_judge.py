@@ -158,7 +158,6 @@ import os
 import pathlib
 import struct
 import sys
-import threading
 import traceback
 import types
 import typing
@@ -191,6 +190,9 @@ from re import compile as _re_compile
 from re import error as _re_error
 from socket import SHUT_RDWR as _SHUT_RDWR  # bound once: the tests may patch socket
 from socket import socket as _Socket
+from threading import Semaphore as _Semaphore  # bound once: the tests may patch threading
+from threading import Thread as _Thread
+from threading import current_thread as _current_thread
 from typing import Any, NoReturn
 
 #: Largest message either side may send, in bytes.
@@ -243,9 +245,8 @@ _allocate_lock = _thread.allocate_lock
 _start_thread = _thread.start_new_thread
 _thread_count = _thread._count
 _Local = _thread._local
-_Thread = threading.Thread
-_Semaphore = threading.Semaphore
-_current_thread = threading.current_thread
+_DEEPENED_LOCK = _thread.allocate_lock()
+_RLock = _thread.RLock
 #: Most bytes of a thread's name sent with its channel (see _Peer.channel).
 MAX_THREAD_NAME = 256
 
@@ -446,13 +447,24 @@ def _deepened(codec: Any, again: Callable[[], Any]) -> Any:
     this alone."""
     codec.count -= 1
     codec.deep = True
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(old + 3 * (MAX_DEPTH - _SHALLOW))
+    with _DEEPENED_LOCK:  # threads crossing deep values at once: raised by the first, set
+        if not _DEEPENED:  # back by the last (one's restore must not land while another is deep)
+            _DEEPENED.append(sys.getrecursionlimit())
+            sys.setrecursionlimit(_DEEPENED[0] + 3 * (MAX_DEPTH - _SHALLOW))
+        _DEEPENED.append(0)
     try:
         return again()
     finally:
-        sys.setrecursionlimit(old)
+        with _DEEPENED_LOCK:
+            _DEEPENED.pop()
+            if len(_DEEPENED) == 1:
+                sys.setrecursionlimit(_DEEPENED.pop())
         codec.deep = False
+
+
+#: The recursion limit before :func:`_deepened` raised it, then one entry per value being
+#: crossed deep (in any thread).
+_DEEPENED: list[int] = []
 
 
 _chain_items = _chain.from_iterable
@@ -4279,7 +4291,19 @@ class _Peer:
         # object, and a WeakValueDictionary in a freshly forked solution costs ~100 µs of
         # copy-on-write faults (24 pages of the weakref machinery written).
         self.proxies: weakref.WeakValueDictionary[int, Any] | None = None
-        self.released: set[int] = set()
+        # Counted, because threads cross: each side counts the times it sent each of its
+        # objects (``sent``) and received each of the other's (``seen``); a release carries
+        # the count its proxy saw, and the owner drops the object only when every time it sent
+        # it is released (a thread may send it again while the release is on its way).
+        self.released: dict[int, int] = {}
+        self.sent: dict[int, int] = {}
+        self.seen: dict[int, int] = {}
+        self.export_lock = _allocate_lock()
+        self.hold_lock = _RLock()  # (re-entered by a proxy's __del__ during a make())
+        # Objects of ours the other side released, kept until this side serves its next
+        # request: their ``__del__`` may call the other side, which the thread reading the
+        # wire cannot do (see drop).
+        self.graveyard: list[Any] = []
         #: The judge's side: the other side's objects that came out of arithmetic with a value
         #: of the tests (see :meth:`derive`), by number.
         self.computed: set[int] = set()
@@ -4346,10 +4370,14 @@ class _Peer:
         self.evaluator: Any = None
         # The solution's warnings and log records (see notify, reissue): how many, the
         # registry of the judge's "default" warnings filter for them, and a warning the tests'
-        # filters turned into an exception, raised when the call that issued it returns.
+        # filters turned into an exception, raised when the call that issued it returns (the
+        # call on the channel of the thread that issued it).
         self.notices = 0
         self.warning_registry: dict[Any, Any] = {}
-        self.warning_raised: Exception | None = None
+        self.warning_raised: dict[int, Exception] = {}
+        # The judge's side: the solution's output for a stream of the tests' that is an object
+        # of the solution's (``redirect_stdout(its_buffer)``), written after the call.
+        self.unrelayed: list[tuple[Any, str]] = []
         self.logging_hooked = False
         self.served = 0
         self.answered = 0
@@ -4392,13 +4420,15 @@ class _Peer:
     # objects
 
     def export(self, obj: Any) -> int:
-        n = self.export_ids.get(id(obj))
-        if n is None:
-            if len(self.exports) >= MAX_HANDLES:
-                raise CodecError(f"more than {MAX_HANDLES} objects handed out")
-            n = self.export_ids[id(obj)] = self.next_export
-            self.next_export += 1
-            self.exports[n] = obj
+        with self.export_lock:
+            n = self.export_ids.get(id(obj))
+            if n is None:
+                if len(self.exports) >= MAX_HANDLES:
+                    raise CodecError(f"more than {MAX_HANDLES} objects handed out")
+                n = self.export_ids[id(obj)] = self.next_export
+                self.next_export += 1
+                self.exports[n] = obj
+            self.sent[n] = self.sent.get(n, 0) + 1
         return n
 
     def own(self, n: int) -> Any:
@@ -4420,16 +4450,27 @@ class _Peer:
         """What stands here for the other side's object ``n``: the one held already, else
         ``make()``'s (a proxy, or a shared object: :meth:`shared`), at most
         :data:`MAX_HANDLES` live at once."""
-        proxies = self.proxies
-        if proxies is None:
-            proxies = self.proxies = weakref.WeakValueDictionary()
-        found = proxies.get(n)
-        if found is None:
-            if len(proxies) >= MAX_HANDLES:
-                raise CodecError(f"more than {MAX_HANDLES} handles to the other side's objects")
-            found = proxies[n] = make()
-            self.released.discard(n)  # died and came back before its release was sent
+        with self.hold_lock:
+            proxies = self.proxies
+            if proxies is None:
+                proxies = self.proxies = weakref.WeakValueDictionary()
+            found = proxies.get(n)
+            if found is None:
+                if len(proxies) >= MAX_HANDLES:
+                    raise CodecError(
+                        f"more than {MAX_HANDLES} handles to the other side's objects"
+                    )
+                found = proxies[n] = make()
+            self.seen[n] = self.seen.get(n, 0) + 1
         return found
+
+    def release(self, n: int) -> None:
+        """Our proxy of the other side's object ``n`` died: release the times we received it
+        (sent with our next message, ``D``)."""
+        with self.hold_lock:
+            count = self.seen.pop(n, 0)
+            if count:
+                self.released[n] = self.released.get(n, 0) + count
 
     def mirror(self, n: int, name: str, base: str, bases: tuple[Any, ...]) -> type:
         """The judge's class standing for the solution's exception class ``n`` (made once per
@@ -4564,13 +4605,30 @@ class _Peer:
         return found
 
     def drop(self, body: bytes) -> None:
-        """The other side no longer holds these objects of ours."""
-        if len(body) % 4:
+        """The other side released these objects of ours, each ``(number, times)``: dropped
+        once it released every time we sent it. Not freed here but at this side's next
+        request (:meth:`bury`): freeing may run their ``__del__``, which may call the other
+        side, and this thread may be the one reading the wire for all."""
+        if len(body) % 8:
             raise CodecError("malformed release")
-        for (n,) in struct.iter_unpack(">I", body):
-            obj = self.exports.pop(n, None)
-            if obj is not None and self.export_ids.get(id(obj)) == n:
-                del self.export_ids[id(obj)]
+        with self.export_lock:
+            for n, count in struct.iter_unpack(">II", body):
+                left = self.sent.get(n, 0) - count
+                if left > 0:
+                    self.sent[n] = left
+                    continue
+                self.sent.pop(n, None)
+                obj = self.exports.pop(n, None)
+                if obj is not None and self.export_ids.get(id(obj)) == n:
+                    del self.export_ids[id(obj)]
+                self.graveyard.append(obj)
+
+    def bury(self) -> None:
+        """Free the objects the other side released (see :meth:`drop`), in this thread."""
+        while self.graveyard:
+            with self.export_lock:
+                dead, self.graveyard = self.graveyard, []
+            del dead
 
     def send(self, kind: bytes, body: bytes) -> None:
         """One message on this thread's channel, after the release of the proxies that died
@@ -4585,9 +4643,9 @@ class _Peer:
         word = self.word(channel)
         with self.mutex:
             if self.released:
-                # Swapped, not cleared: a proxy may die in another thread meanwhile.
-                released, self.released = self.released, set()
-                dead = b"".join(_U32.pack(n) for n in sorted(released))
+                with self.hold_lock:
+                    released, self.released = self.released, {}
+                dead = b"".join(_U32.pack(n) + _U32.pack(c) for n, c in sorted(released.items()))
                 _send(self.fd, b"D", dead, kind, body, word=word)
             else:
                 _send(self.fd, kind, body, word=word)
@@ -4746,7 +4804,7 @@ class _Peer:
                 self.relay(body)
                 continue
             if self.trusted and kind in (b"W", b"G"):
-                self.reissue(kind, body)
+                self.reissue(kind, body, word & _CHANNEL_MASK)
                 continue
             number = word & _CHANNEL_MASK
             if kind == b"N":
@@ -4975,7 +5033,7 @@ class _Peer:
             return
         self.send(kind, enc.bytes())
 
-    def reissue(self, kind: bytes, body: bytes) -> None:
+    def reissue(self, kind: bytes, body: bytes, channel: int = 0) -> None:
         """The judge's side: the solution issued a warning or a log record during the tests;
         issued again here, so that the tests' filters and handlers (``pytest.warns``,
         ``warnings.catch_warnings(record=True)``, ``caplog``, ``assertLogs``) see it as
@@ -4988,11 +5046,11 @@ class _Peer:
         if self.notices > MAX_NOTICES:
             return
         if kind == b"W":
-            self._reissue_warning(value)
+            self._reissue_warning(value, channel)
         else:
             _reissue_record(value)
 
-    def _reissue_warning(self, value: Any) -> None:
+    def _reissue_warning(self, value: Any, channel: int) -> None:
         if type(value) is not tuple or len(value) != 4:
             raise CodecError("malformed warning")
         text, category, filename, lineno = value
@@ -5017,8 +5075,7 @@ class _Peer:
         except Exception as exc:
             # The tests' filters make it an error: in-process the solution's ``warn`` raised
             # it; here its call raises it when it returns (the wire is mid-call now).
-            if self.warning_raised is None:
-                self.warning_raised = exc
+            self.warning_raised.setdefault(channel, exc)
 
     def relay(self, body: bytes) -> None:
         """The judge's side: the solution printed this during a request; written to the tests'
@@ -5037,7 +5094,17 @@ class _Peer:
         if "(" in text or "@" in text:  # eval(capsys.readouterr().out): see derived
             self.note_text(text)
         target = sys.stdout if stream == 1 else sys.stderr
-        if target is not self.streams[stream - 1]:
+        if type(target) in _PROXY_TYPES:
+            # An object of the solution's: writing is a request, which this thread (reading
+            # the wire for all) cannot make now; the call that printed writes it when it returns.
+            self.unrelayed.append((target, text))
+        elif target is not self.streams[stream - 1]:
+            target.write(text)
+
+    def relay_to_handles(self) -> None:
+        """Write what :meth:`relay` kept for the solution's own stream objects."""
+        while self.unrelayed:
+            target, text = self.unrelayed.pop(0)
             target.write(text)
 
     def update_constants(self, updates: Any) -> None:
@@ -5137,7 +5204,7 @@ class _Peer:
     def held_changes(self) -> tuple[tuple[int, Any], ...]:
         """Either side: the kept containers (see :meth:`watch_attribute`) changed on this side
         since the two sides last agreed, to send (and they are marked as agreed)."""
-        changed = [(n, held) for n, (held, mark) in self.held.items()
+        changed = [(n, held) for n, (held, mark) in list(self.held.items())
                    if _watch_changed(held, mark)]  # fmt: skip
         for n, held in changed:
             self._agree(n, held)
@@ -5175,7 +5242,7 @@ class _Peer:
         on (never sent: the solution would get the tests' object, their expected answer
         perhaps, under a name of its own choosing)."""
         changed: list[tuple[str, Any]] = []
-        for name, held in self.live.items():
+        for name, held in list(self.live.items()):
             mark = self.live_marks.get(name)
             if mark is None or not _watch_changed(held, mark):
                 continue
@@ -5242,9 +5309,14 @@ class _Peer:
             kind, value = self.wait(op, sent)
         except (EOFError, OSError, CodecError) as exc:
             self.fail(f"the solution stopped answering or broke the protocol ({exc!r})")
-        if self.warning_raised is not None:  # see reissue
-            raised, self.warning_raised = self.warning_raised, None
-            raise raised
+        if self.graveyard:
+            self.bury()
+        if self.unrelayed:
+            self.relay_to_handles()
+        if self.warning_raised:  # see reissue
+            raised = self.warning_raised.pop(self.channel(), None)
+            if raised is not None:
+                raise raised
         if self.computed and kind == b"R" and self.is_derived(target):
             difference = self.is_difference(target)
             if op in _DERIVED_VALUES:
@@ -5497,6 +5569,8 @@ class _Peer:
 
     def serve(self, body: bytes) -> None:
         """Serve one request of the other side and send the reply."""
+        if self.graveyard:
+            self.bury()
         self.admit()
         op_bytes, sep, rest = body.partition(b"\0")
         op = op_bytes.decode("ascii", "replace")
@@ -5673,7 +5747,7 @@ class _Peer:
         the judge seeded whose state changed (:data:`_SEEDED`: drawn from, or seeded by the
         solution), since the last reply (see :data:`_AMBIENT_BACK`); None when nothing did."""
         drawn = []
-        for label, known_state in self.drawn_known.items():
+        for label, known_state in list(self.drawn_known.items()):
             state = _drawn_state(label)
             if state != known_state:
                 self.drawn_known[label] = state
@@ -6184,9 +6258,7 @@ class _Proxy:
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
-            object.__getattribute__(self, "_owner").released.add(
-                object.__getattribute__(self, "_id")
-            )
+            object.__getattribute__(self, "_owner").release(object.__getattribute__(self, "_id"))
 
     def __getattr__(self, name: str) -> Any:
         if name in _RAW_MEMORY or name == "__copy__":  # (see _CopiedOnlyByCopy)
@@ -7293,7 +7365,7 @@ class _Constants:
         now (and they are marked as sent)."""
         changed: list[tuple[str, Any]] = []
         namespace = self._namespace
-        for name, (sent, mark) in self._watched.items():
+        for name, (sent, mark) in list(self._watched.items()):
             now = namespace.get(name)
             if now is sent and not _watch_changed(now, mark):
                 continue
