@@ -436,6 +436,94 @@ def test_a_warning_of_the_solutions_other_thread_is_not_raised_by_the_tests_call
     assert (run_tests(honest, tests).status, run_tests(wrong, tests).status) == ("passed", "failed")
 
 
+#: Coroutines awaited across the wire run at once, as in-process on one loop (session 29):
+#: (name, solution, tests). Each passes in-process; each failed when every await across the
+#: wire held its loop until the other side's coroutine ended. No wall-clock bound: each
+#: coroutine waits (polling, with a deadline) until the others it should overlap have started.
+AWAITS = [
+    (
+        "the tests gather two of the solution's coroutines and both run at once",
+        _d("""
+            import asyncio, time
+            active = peak = 0
+            async def work(x):
+                global active, peak
+                active += 1
+                peak = max(peak, active)
+                deadline = time.monotonic() + 10
+                while peak < 2 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
+                active -= 1
+                return x * 2
+            def peak_seen():
+                return peak
+        """),
+        _d("""
+            import asyncio
+            async def main():
+                return await asyncio.gather(work(1), work(2))
+            assert asyncio.run(main()) == [2, 4]
+            assert peak_seen() == 2
+        """),
+    ),
+    (
+        "wait_for times out a slow coroutine of the solution",
+        _d("""
+            import asyncio
+            async def slow():
+                await asyncio.sleep(2)
+                return 1
+        """),
+        _d("""
+            import asyncio
+            async def main():
+                try:
+                    await asyncio.wait_for(slow(), 0.1)
+                except asyncio.TimeoutError:
+                    return "timeout"
+                return "done"
+            assert asyncio.run(main()) == "timeout"
+        """),
+    ),
+    (
+        "the solution's bounded gather runs three of the tests' coroutines at once",
+        _d("""
+            import asyncio
+            async def bounded_map(fn, items, limit):
+                sem = asyncio.Semaphore(limit)
+                async def one(x):
+                    async with sem:
+                        return await fn(x)
+                return await asyncio.gather(*(one(x) for x in items))
+        """),
+        _d("""
+            import asyncio, time
+            state = {"active": 0, "max": 0, "done": 0}
+            async def fn(x):
+                state["active"] += 1
+                state["max"] = max(state["max"], state["active"])
+                deadline = time.monotonic() + 2
+                while state["active"] < 3 and state["done"] < 6 and time.monotonic() < deadline:
+                    await asyncio.sleep(0.01)
+                state["active"] -= 1
+                state["done"] += 1
+                return x * x
+            assert asyncio.run(bounded_map(fn, range(9), 3)) == [x * x for x in range(9)]
+            assert state["max"] == 3, state
+        """),
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in AWAITS],
+                         ids=[c[0] for c in AWAITS])  # fmt: skip
+def test_coroutines_awaited_across_the_wire_run_at_once(solution: str, tests: str) -> None:
+    assert reference_verdict(solution, tests, None) == "passed"
+    result = run_tests(solution, tests, timeout=60)
+    assert result.status == "passed", result.stdout_tail
+
+
 #: The head of a solution that writes frames of its own on the wire (its copy of the judge's
 #: module is in its memory): ``frame(kind, body, channel)``.
 _WIRE = _d("""

@@ -155,10 +155,12 @@ untrusted bytes):
   writable directory). A coroutine of the
   solution (an ``async def`` it called) is a coroutine to the tests' ``asyncio``
   (``asyncio.run(add(1, 2))``, ``await``, ``asyncio.gather``): awaited, it runs to its end in the
-  solution's process, on an event loop of its own there (so several of them awaited together
-  run one after the other, not interleaved); likewise a coroutine of the tests the solution
-  awaits (an ``async def`` of theirs it was handed) runs to its end in the judge (an
-  ``asyncio.wait_for`` of the solution cannot cut it short);
+  solution's process while the tests' loop goes on (the await is made by a thread of its own:
+  several awaited together run at once, an ``asyncio.wait_for`` of the tests times out while
+  it still runs there); likewise a coroutine of the tests the solution awaits (an ``async def``
+  of theirs it was handed) runs in the judge, on the tests' loop when it is the one awaiting
+  the solution (a semaphore of the tests bounds them, as in-process), else on a loop of its
+  own there;
 * **write-back**: a list, dict, set, bytearray (or mutable standard type) the tests pass is
   mutated in the solution's process; the changed ones are sent back with the reply and applied
   in place to the tests' own objects (``sort_in_place(a); assert a == [1, 2, 3]`` holds);

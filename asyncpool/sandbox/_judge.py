@@ -4362,6 +4362,10 @@ class _Peer:
         self.threads = 0  # running, started here: one per channel served, the spare
         self.threads_started = 0
         self.spare = False
+        # This side's event loops going on while they await the other side's coroutines, and
+        # the futures of such awaits a Task steps (by the coroutine handle's id).
+        self.awaiting: dict[Any, int] = {}
+        self.stepped: dict[int, Any] = {}
         # The judge's side: the solution's texts that could be code (a call, a decorator), for
         # the tests' eval/exec (see _guarded_eval), and the solution's evaluator (a handle).
         self.texts: list[str] = []
@@ -4726,6 +4730,28 @@ class _Peer:
         if _thread_count() > self.threads:
             channel |= _THREADED
         return _U32.pack(channel)
+
+    def awaited_on(self, loop: Any, change: int) -> None:
+        """Count an await of the other side's coroutine that ``loop`` (of this side) goes on
+        running through (see :class:`_CoroutineProxy`)."""
+        with self.state:
+            left = self.awaiting.get(loop, 0) + change
+            if left > 0:
+                self.awaiting[loop] = left
+            else:
+                self.awaiting.pop(loop, None)
+
+    def free_loop(self) -> Any:
+        """This side's event loop that awaits the other side's coroutines and so runs on (the
+        one, if exactly one does, and not this thread's): where the other side's awaits of
+        this side's coroutines run."""
+        with self.state:
+            if len(self.awaiting) != 1:
+                return None
+            (loop,) = self.awaiting
+        if loop.is_closed() or not loop.is_running() or loop is _running_loop():
+            return None
+        return loop
 
     @property
     def depth(self) -> int:
@@ -7028,24 +7054,47 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
 
 
 class _CoroutineProxy(_FullProxy):
-    """A handle of a coroutine of the solution (an ``async def`` of its called): a coroutine to
-    the tests' ``asyncio`` (``asyncio.run(add(1, 2))``, ``await add(1, 2)`` in a coroutine of
-    theirs, ``asyncio.gather``). Awaited, it runs to its end in the solution's process, on an
-    event loop of its own there (:func:`_run_coroutine`), and its value (or exception) is the
-    await's: the tests' loop waits for it as for a coroutine that never suspends (the
-    solution's coroutines awaited together run one after the other, not interleaved)."""
+    """A handle of a coroutine of the other side (an ``async def`` of its called): a coroutine
+    to this side's ``asyncio`` (``asyncio.run(add(1, 2))``, ``await add(1, 2)`` in a coroutine,
+    ``asyncio.gather``). Awaited, it runs to its end in its own process (:func:`_run_coroutine`),
+    and its value (or exception) is the await's. Awaited from a running event loop, the request
+    is made by a thread of its own (a channel: see :meth:`_Peer.channel`) while the loop goes
+    on, so coroutines awaited together run at once, as in-process (``gather`` of two 0.1 s
+    sleeps takes 0.1 s, a semaphore of the tests' bounds how many run); this side's coroutines
+    they await in turn run on this loop (:meth:`_Peer.awaited_on`)."""
 
     __slots__ = ()
 
     def __await__(self) -> Any:
-        if False:  # a generator: the request runs when the tests' loop steps it
+        loop = _running_loop()
+        if loop is not None:
+            future = _await_in_thread(_peer(), self, loop)
+            if future is not None:
+                return (yield from future)
+        if False:  # a generator: the request runs when the loop steps it
             yield None
         return _peer().request("await", self)
 
     def send(self, value: Any) -> Any:
+        """A Task's step (``asyncio.run(coroutine)``, ``gather``): the first yields the future
+        of the await made by a thread of its own (see :meth:`__await__`), the next (when it is
+        done) ends with its outcome."""
         if value is not None:
             raise TypeError("can't send non-None value to a just-started coroutine")
-        raise StopIteration(_peer().request("await", self))
+        peer = _peer()
+        with peer.state:
+            future = peer.stepped.pop(id(self), None)
+        if future is not None:
+            raise StopIteration(future.result())
+        loop = _running_loop()
+        if loop is not None:
+            future = _await_in_thread(peer, self, loop)
+            if future is not None:
+                future._asyncio_future_blocking = True
+                with peer.state:
+                    peer.stepped[id(self)] = future
+                return future
+        raise StopIteration(peer.request("await", self))
 
     def __next__(self) -> Any:  # what a Task's step calls (PyIter_Send) on an iterator
         return self.send(None)
@@ -7175,16 +7224,63 @@ def _anext(obj: Any) -> Any:
         raise StopIteration from None
 
 
+def _running_loop() -> Any:
+    """This thread's running event loop, or None (asyncio not imported: none)."""
+    asyncio = sys.modules.get("asyncio")
+    return None if asyncio is None else asyncio._get_running_loop()
+
+
+def _await_in_thread(peer: _Peer, coroutine: Any, loop: Any) -> Any:
+    """The future of ``await coroutine`` (the other side's) on ``loop``, made by a thread of
+    its own (see :class:`_CoroutineProxy`); None past this process's thread limit (then the
+    await is made here, the loop waiting)."""
+    future = loop.create_future()
+
+    def settle(outcome: Any, failed: bool) -> None:
+        if future.done():
+            return
+        if failed:
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
+    def run() -> None:
+        peer.awaited_on(loop, +1)
+        try:
+            result = peer.request("await", coroutine)
+        except BaseException as exc:  # (SolutionBroke too: raised where the loop awaits)
+            outcome, failed = exc, True
+        else:
+            outcome, failed = result, False
+        finally:
+            peer.awaited_on(loop, -1)
+        with contextlib.suppress(RuntimeError):  # (the loop closed meanwhile)
+            loop.call_soon_threadsafe(settle, outcome, failed)
+
+    try:
+        _Thread(target=run, daemon=True, name="asyncio-await").start()
+    except RuntimeError:
+        return None
+    return future
+
+
 def _run_coroutine(obj: Any) -> Any:
-    """An ``await`` of one side's coroutine by the other: run it to its end on a new event
-    loop (never one of the other side's). The solution's, awaited by the tests; or the tests',
-    awaited by the solution (an ``async def`` of the tests it was handed): the judge's thread
-    is then inside the tests' own loop (``asyncio.run`` of theirs, waiting for the solution),
-    which is set aside while the new one runs and restored after."""
+    """An ``await`` of one side's coroutine by the other: run it to its end, on the event loop
+    of this side that awaits the other side's coroutines while that loop goes on (see
+    :meth:`_Peer.awaited_on`: ``gather`` of the tests' coroutines by the solution's, the tests'
+    semaphore bounding them, as in-process), else on a new event loop (never one of the other
+    side's). The solution's, awaited by the tests; or the tests', awaited by the solution (an
+    ``async def`` of the tests it was handed): when the judge's thread is inside the tests' own
+    loop (``asyncio.run`` of theirs, waiting for the solution), that loop is set aside while
+    the new one runs and restored after."""
     import asyncio
 
     if not asyncio.iscoroutine(obj):
         raise TypeError(f"object {type(obj).__name__} can't be used in 'await' expression")
+    peer = _PEER
+    shared = None if peer is None else peer.free_loop()
+    if shared is not None:
+        return asyncio.run_coroutine_threadsafe(obj, shared).result()
     outer = asyncio._get_running_loop()
     if outer is None:
         return asyncio.run(obj)
