@@ -76,10 +76,7 @@ SHARED_OWNER = [
 def test_a_lock_taken_by_the_solutions_thread_is_that_threads_as_in_process(
     solution: str, tests: str
 ) -> None:
-    assert reference_verdict(solution, tests, None) == "failed"
-    result = run_tests(solution, tests, timeout=30)
-    assert result.status == "failed", result.stdout_tail
-    assert "AssertionError" in result.stdout_tail
+    assert "AssertionError" in _judged_as_in_process(solution, tests, "failed")
 
 
 #: Honest programs whose threads come and go (helper 37's probes, session 29): (name,
@@ -232,15 +229,6 @@ THREADS_COME_AND_GO = [
         """),
     ),
 ]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in THREADS_COME_AND_GO],
-                         ids=[c[0] for c in THREADS_COME_AND_GO])  # fmt: skip
-def test_threads_that_come_and_go_get_the_in_process_verdict(solution: str, tests: str) -> None:
-    assert reference_verdict(solution, tests, None) == "passed"
-    result = run_tests(solution, tests, timeout=60)
-    assert result.status == "passed", result.stdout_tail
 
 
 #: Honest programs whose threads' exchanges cross on the wire (helper 36's red team, session
@@ -398,17 +386,6 @@ CROSSING = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in CROSSING],
-                         ids=[c[0] for c in CROSSING])  # fmt: skip
-def test_threads_whose_exchanges_cross_get_the_in_process_verdict(
-    solution: str, tests: str
-) -> None:
-    assert reference_verdict(solution, tests, None) == "passed"
-    result = run_tests(solution, tests, timeout=60)
-    assert result.status == "passed", result.stdout_tail
-
-
-@pytest.mark.slow
 def test_a_warning_of_the_solutions_other_thread_is_not_raised_by_the_tests_call() -> None:
     # In-process the tests' "error" filter raises it in the worker, not in old_api()'s caller.
     wrong = _d("""
@@ -515,13 +492,23 @@ AWAITS = [
 ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in AWAITS],
-                         ids=[c[0] for c in AWAITS])  # fmt: skip
-def test_coroutines_awaited_across_the_wire_run_at_once(solution: str, tests: str) -> None:
-    assert reference_verdict(solution, tests, None) == "passed"
+def _judged_as_in_process(solution: str, tests: str, verdict: str) -> str:
+    """The ``run_tests`` output tail, after asserting that running the tests in-process and
+    ``run_tests`` both give ``verdict``."""
+    assert reference_verdict(solution, tests, None) == verdict
     result = run_tests(solution, tests, timeout=60)
-    assert result.status == "passed", result.stdout_tail
+    assert result.status == verdict, result.stdout_tail
+    return result.stdout_tail
+
+
+HONEST = [*THREADS_COME_AND_GO, *CROSSING, *AWAITS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("solution", "tests"), [c[1:] for c in HONEST],
+                         ids=[c[0] for c in HONEST])  # fmt: skip
+def test_honest_threaded_programs_get_the_in_process_verdict(solution: str, tests: str) -> None:
+    _judged_as_in_process(solution, tests, "passed")
 
 
 #: The head of a solution that writes frames of its own on the wire (its copy of the judge's
@@ -634,6 +621,4 @@ def test_more_of_the_tests_threads_than_the_thread_limits_take_turns() -> None:
             t.join()
         assert done == [1] * 100, len(done)
     """)
-    assert reference_verdict(solution, tests, None) == "passed"
-    result = run_tests(solution, tests, timeout=60)
-    assert result.status == "passed", result.stdout_tail
+    _judged_as_in_process(solution, tests, "passed")
