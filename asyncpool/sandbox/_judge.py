@@ -7100,10 +7100,20 @@ class _CoroutineProxy(_FullProxy):
         return self.send(None)
 
     def throw(self, kind: Any, value: Any = None, tb: Any = None) -> Any:
+        self._forget()  # (a Task cancelled between its steps: the await's thread runs on)
         raise kind if value is None else value
 
     def close(self) -> None:
+        self._forget()
         _peer().request("getattr", self, ("close",))()
+
+    def _forget(self) -> None:
+        """Drop the future a Task's first step left (see :meth:`send`): keyed by this handle's
+        id, it must not be taken by a later handle given the same id."""
+        peer = _PEER
+        if peer is not None:
+            with peer.state:
+                peer.stepped.pop(id(self), None)
 
 
 collections.abc.Coroutine.register(_CoroutineProxy)
