@@ -227,10 +227,10 @@ MAX_NOTICES = 10_000
 #: Most texts of the solution's the judge remembers as possible code (see _Peer.note_text).
 MAX_TEXTS = 100_000
 #: Most threads of one side that exchange with the other at once (channels, see
-#: :meth:`_Peer.channel`): past it the judge fails the check (the solution's threads), or the
-#: thread's call raises ``RuntimeError`` (the tests' threads). A thread's channel is given back
-#: when it ends. Above the threads a run may have (``RLIMIT_NPROC``: 48 where its memory
-#: cgroup holds it), within those a judge's address space allows (each thread's stack).
+#: :meth:`_Peer.channel`): a thread past it waits for another's channel to close (when that
+#: thread ends), and the judge fails a check whose solution opens more. Above the threads a
+#: run may have (``RLIMIT_NPROC``: 48 where its memory cgroup holds it), within those a
+#: judge's address space allows (each thread's stack).
 MAX_CHANNELS = 64
 
 _LEN = struct.Struct("=I")
