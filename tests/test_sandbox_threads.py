@@ -521,27 +521,25 @@ _WIRE = _d("""
 """)
 
 
-def test_a_message_on_a_channel_the_judge_never_opened_fails_the_check() -> None:
-    # Even channels are the judge's: 4 is open only once a second thread of the tests asks.
-    solution = _WIRE + _d("""
+@pytest.mark.parametrize(
+    ("channel", "reason"),
+    [
+        # Even channels are the judge's: 4 is open only once a second thread of the tests asks.
+        (4, "not open"),
+        # Odd ones are the solution's: a new one must start with a request.
+        (3, "first message is no request"),
+    ],
+    ids=["a channel of the judge's it never opened", "a new channel of the solution's"],
+)
+def test_a_reply_forged_on_a_channel_fails_the_check(channel: int, reason: str) -> None:
+    solution = _WIRE + _d(f"""
         def solve():
-            frame(b"R", wire.encode(1), 4)
+            frame(b"R", wire.encode(1), {channel})
             return 1
     """)
     result = run_tests(solution, "assert solve() == 1\n")
     assert result.status == "failed"
-    assert "not open" in result.stdout_tail
-
-
-def test_a_new_channel_of_the_solution_that_starts_with_a_reply_fails_the_check() -> None:
-    solution = _WIRE + _d("""
-        def solve():
-            frame(b"R", wire.encode(1), 3)
-            return 1
-    """)
-    result = run_tests(solution, "assert solve() == 1\n")
-    assert result.status == "failed"
-    assert "first message is no request" in result.stdout_tail
+    assert reason in result.stdout_tail
 
 
 @pytest.mark.slow
