@@ -235,6 +235,10 @@ MAX_CHANNELS = 64
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
+_F64 = struct.Struct(">d")
+_C128 = struct.Struct(">dd")
+#: A release (``D``): a number of the receiver's object and how many times it was received.
+_RELEASE = struct.Struct(">II")
 #: A message's word (see :meth:`_Peer.channel`): its channel, and a bit saying that its sender
 #: has threads of its own besides those serving the other side's channels (see
 #: :meth:`_Peer.word`).
@@ -258,8 +262,6 @@ def _current_thread_name() -> str:
         return str(_current_thread().name)
     except Exception:
         return ""
-_F64 = struct.Struct(">d")
-_C128 = struct.Struct(">dd")
 
 
 class CodecError(ValueError):
@@ -4614,17 +4616,19 @@ class _Peer:
         once it released every time we sent it. Not freed here but at this side's next
         request (:meth:`bury`): freeing may run their ``__del__``, which may call the other
         side, and this thread may be the one reading the wire for all."""
-        if len(body) % 8:
+        if len(body) % _RELEASE.size:
             raise CodecError("malformed release")
         with self.export_lock:
-            for n, count in struct.iter_unpack(">II", body):
+            for n, count in _RELEASE.iter_unpack(body):
                 left = self.sent.get(n, 0) - count
                 if left > 0:
                     self.sent[n] = left
                     continue
                 self.sent.pop(n, None)
                 obj = self.exports.pop(n, None)
-                if obj is not None and self.export_ids.get(id(obj)) == n:
+                if obj is None:
+                    continue
+                if self.export_ids.get(id(obj)) == n:
                     del self.export_ids[id(obj)]
                 self.graveyard.append(obj)
 
@@ -4650,7 +4654,7 @@ class _Peer:
             if self.released:
                 with self.hold_lock:
                     released, self.released = self.released, {}
-                dead = b"".join(_U32.pack(n) + _U32.pack(c) for n, c in sorted(released.items()))
+                dead = b"".join(_RELEASE.pack(n, c) for n, c in sorted(released.items()))
                 _send(self.fd, b"D", dead, kind, body, word=word)
             else:
                 _send(self.fd, kind, body, word=word)
@@ -4830,10 +4834,10 @@ class _Peer:
             if self.trusted and kind == b"O":
                 self.relay(body)
                 continue
-            if self.trusted and kind in (b"W", b"G"):
-                self.reissue(kind, body, word & _CHANNEL_MASK)
-                continue
             number = word & _CHANNEL_MASK
+            if self.trusted and kind in (b"W", b"G"):
+                self.reissue(kind, body, number)
+                continue
             if kind == b"N":
                 self._name(number, body)
                 continue
@@ -4875,9 +4879,9 @@ class _Peer:
 
     def _deliver(self, number: int, kind: bytes, body: bytes) -> None:
         with self.state:
-            found = self.inbox.get(number)
-            new = found is None
-            if found is None:
+            box = self.inbox.get(number)
+            new = box is None
+            if box is None:
                 if self._ours(number):
                     raise CodecError("a message on a channel of ours that is not open")
                 if self.trusted and kind not in (b"Q", b"I"):
@@ -4888,9 +4892,7 @@ class _Peer:
                         "tests at once"
                     )
                 box = self.inbox[number] = _deque()
-            else:
-                box = found
-            if not new and box and self.trusted:
+            elif box and self.trusted:
                 # A channel's messages alternate (a request or reply, then the other side's):
                 # a second before its thread took the first is the solution's flood.
                 self.fail("the solution sent a second message on a channel before an answer")
@@ -4908,33 +4910,32 @@ class _Peer:
         limit is low (48), while the tests' threads that call it take turns; the judge's is
         high, so there it fails the check."""
         name = self.names.pop(number, None) or f"Thread-{number}"
+        if not self._start_serving(number, name):
+            with self.state:
+                self.pending.append((number, name))
+
+    def _start_pending(self) -> None:
+        """Start the threads of the channels waiting for one (see :meth:`_serve_new`), in the
+        order they came, while the process may start threads."""
+        while self.pending and self._start_serving(*self.pending[0]):
+            with self.state:
+                self.pending.pop(0)
+
+    def _start_serving(self, number: int, name: str) -> bool:
+        """Whether a thread named ``name`` now serves the other side's channel ``number``
+        (False: past the process's thread limit)."""
         thread = _Thread(target=self.serve_channel, args=(number,), name=name, daemon=True)
         try:
             thread.start()
         except RuntimeError as exc:
             if self.trusted:
                 self.fail(f"the judge could not start a thread to serve the solution's: {exc}")
-            with self.state:
-                self.pending.append((number, name))
-            return
+            return False
         with self.state:
             self.serving[number] = thread
             self.threads += 1
             self.threads_started += 1
-
-    def _start_pending(self) -> None:
-        while self.pending:
-            with self.state:
-                if not self.pending:
-                    return
-                number, name = self.pending.pop(0)
-            self.names[number] = name
-            before = len(self.pending)
-            self._serve_new(number)
-            if len(self.pending) > before:  # (still past the limit)
-                with self.state:
-                    self.pending.insert(0, self.pending.pop())
-                return
+        return True
 
     def start_spare(self) -> None:
         """Start a thread that only reads the wire (see :meth:`word`): it reads whenever no
@@ -7072,8 +7073,7 @@ class _CoroutineProxy(_FullProxy):
             future = _await_in_thread(_peer(), self, loop)
             if future is not None:
                 return (yield from future)
-        if False:  # a generator: the request runs when the loop steps it
-            yield None
+        # (a generator, as the yield above makes it: the request runs when the loop steps it)
         return _peer().request("await", self)
 
     def send(self, value: Any) -> Any:
