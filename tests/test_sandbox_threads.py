@@ -16,17 +16,10 @@ have, which take turns.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from tests.test_sandbox_fidelity import reference_verdict
-
-
-def _d(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
+from tests.test_sandbox_fidelity import _d, reference_verdict
 
 #: Wrong programs the judge passed while one thread of it served every thread of the solution:
 #: (name, solution, tests). In-process each fails.
