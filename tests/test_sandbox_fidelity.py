@@ -3232,6 +3232,55 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "the solution changes the tests' object's containers: node.children, graph.adj[u], sort",
+        _d("""
+            def add_child(node, child):
+                node.children.append(child)
+                return len(node.children)
+            def connect(g, u, v):
+                g.adj.setdefault(u, []).append(v)
+                g.adj.setdefault(v, []).append(u)
+            def tidy(box):
+                box.items.sort()
+                box.tags["sorted"] = True
+            class Watcher:
+                def __init__(self, box):
+                    self.seen = box.items
+                def count(self):
+                    return len(self.seen)
+                def seen_list(self):
+                    return self.seen
+        """),
+        ("    g.adj.setdefault(v, []).append(u)\n", ""),
+        _d("""
+            class Node:
+                def __init__(self, v):
+                    self.v, self.children = v, []
+            class Graph:
+                def __init__(self):
+                    self.adj = {}
+            class Box:
+                def __init__(self):
+                    self.items, self.tags = [3, 1, 2], {}
+            root = Node(1)
+            assert add_child(root, Node(2)) == 1
+            assert add_child(root, Node(3)) == 2
+            assert [c.v for c in root.children] == [2, 3]
+            g = Graph()
+            connect(g, 1, 2)
+            connect(g, 1, 3)
+            assert g.adj == {1: [2, 3], 2: [1], 3: [1]}
+            b = Box()
+            items = b.items
+            tidy(b)
+            assert b.items == [1, 2, 3] and items is b.items and b.tags == {"sorted": True}
+            w = Watcher(b)
+            b.items.append(4)
+            assert w.count() == 4
+            assert w.seen_list() is b.items
+        """),
+    ),
+    Case.twin(
         "a container the tests alias is changed by the call that drops its object (jobs.pop)",
         _d("""
             class Job:
@@ -6552,20 +6601,28 @@ def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
 def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
     # The solution's containers the tests read as attributes are kept in step both ways (see
     # _Peer.watch_attribute): a change of one never sent, or past the bound, is malformed.
+    # The solution numbers the containers it hands out even, the judge odd: the solution
+    # cannot name one of the judge's that the judge never handed out.
     peer = _judge._Peer(-1, trusted=True)
     items = peer.take_held(0, [1, 2])
     assert peer.take_held(0, [1, 2, 3]) is items
     assert items == [1, 2, 3]
-    peer.refill_held(((0, [4]),))
+    peer.refill_held((((0, [4]),), ()))
     assert items == [4]
     with pytest.raises(_judge.CodecError):
-        peer.refill_held(((1, [4]),))
+        peer.refill_held((((2, [4]),), ()))  # never sent
     with pytest.raises(_judge.CodecError):
-        peer.refill_held(((0, {"a": 1}),))  # another type
+        peer.refill_held((((0, {"a": 1}),), ()))  # another type
+    with pytest.raises(_judge.CodecError):
+        peer.take_held(0, {"a": 1})  # another type
+    with pytest.raises(_judge.CodecError):
+        peer.take_held(1, [])  # a number of the judge's it never handed out
+    with pytest.raises(_judge.CodecError):
+        peer.refill_held(((0, [4]),))  # not (changes, dropped)
     for n in range(1, _judge.MAX_HELD):
-        peer.take_held(n, [])
+        peer.take_held(2 * n, [])
     with pytest.raises(_judge.CodecError, match="kept containers"):
-        peer.take_held(_judge.MAX_HELD, [])
+        peer.take_held(2 * _judge.MAX_HELD, [])
 
 
 def test_a_kept_container_only_the_peer_holds_is_compared_once_more_then_skipped(
@@ -6584,29 +6641,38 @@ def test_a_kept_container_only_the_peer_holds_is_compared_once_more_then_skipped
         return watch_changed(value, mark)
 
     monkeypatch.setattr(_judge, "_watch_changed", counted)
-    peer = _judge._Peer(-1, trusted=True)
+    peer = _judge._Peer(-1, trusted=False)
     objects = [types.SimpleNamespace(items=list(range(100))) for _ in range(20)]
     numbers = [peer.watch_attribute(o.items) for o in objects]
-    assert numbers == list(range(20))
+    assert numbers == list(range(0, 40, 2))
     assert peer.held_changes() == ()
     assert len(compared) == 20
     objects[0].items.append(1)
     objects[1].items.append(2)
     del objects[1]  # changed, then its object went
     compared.clear()
-    changes = dict(peer.held_changes())
-    assert sorted(changes) == [0, 1]
-    assert changes[1][-1] == 2
+    field = peer.held_changes()
+    changes = dict(field[0])
+    assert sorted(changes) == [0, 2]
+    assert changes[2][-1] == 2
+    assert field[1] == ((2, 0),)  # the other side is told: it stops comparing its copy
     assert len(compared) == 20
-    del changes  # (it refers to the dropped one too)
+    del changes, field  # (they refer to the dropped one too)
     compared.clear()
     assert peer.held_changes() == ()
     assert len(compared) == 19
-    again = peer.held[1][0]  # referred to again: compared again, its change crosses
+    again = peer.take_held(2, [0])  # taken from a message again: compared again
     again.append(3)
     compared.clear()
-    assert dict(peer.held_changes()) == {1: again}
+    assert dict(peer.held_changes()[0]) == {2: again}
     assert len(compared) == 20
+    # The other side told that its copy of one is gone: this side stops comparing it, unless
+    # it handed that one out again meanwhile (the counts differ).
+    peer.refill_held(((), ((0, 1), (4, 0))))  # 0: taken once, as handed; 4: not yet
+    compared.clear()
+    peer.held_changes()
+    assert id(objects[0].items) not in compared
+    assert id(objects[2].items) in compared
     # A container something weakly refers to (a deque can be) is never skipped.
     queue = collections.deque([1])
     weak = weakref.ref(queue)

@@ -2031,6 +2031,41 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
     assert result.status == "passed", result.stdout_tail
 
 
+def test_only_public_containers_of_the_tests_plain_objects_take_the_solutions_changes() -> None:
+    """The solution changes the tests' ``node.children`` in place, as in-process (see
+    ``_TESTS_KEEPING_OPS``), but not the records a mock of the tests keeps: a hack that
+    appends the call it never made to ``call_args_list`` (in-process it would pass) fails; a
+    list the tests' object keeps under a private name stays hidden from it."""
+    solution = _d("""
+        from unittest.mock import call
+        def notify(hook, node):
+            hook(1)
+            hook.call_args_list.append(call(2))
+            node.children.append("child")
+            try:
+                node._log.append("forged")
+            except AttributeError:
+                pass
+    """)
+    tests = _d("""
+        from unittest.mock import Mock, call
+        class Node:
+            def __init__(self):
+                self.children, self._log = [], []
+        hook, node = Mock(), Node()
+        notify(hook, node)
+        assert node.children == ["child"]
+        assert node._log == []
+        assert hook.call_args_list == [call(1), call(2)]
+    """)
+    result = run_tests(solution, tests, timeout=30)
+    assert result.status == "failed", result.stdout_tail
+    assert "hook.call_args_list == [call(1), call(2)]" in result.stdout_tail
+    tests = tests.replace("[call(1), call(2)]", "[call(1)]")
+    result = run_tests(solution, tests, timeout=30)
+    assert result.status == "passed", result.stdout_tail
+
+
 @pytest.mark.slow
 def test_the_tests_function_shows_the_solution_its_signature_and_kind_and_nothing_else() -> None:
     """The solution's ``inspect.signature`` and ``__code__`` of a function the tests pass it

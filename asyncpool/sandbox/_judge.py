@@ -3105,6 +3105,17 @@ def _shared(obj: Any) -> bool:
     return any(k in _STAND_INS for k in type(obj).__mro__)
 
 
+def _plain_tests_object(obj: Any, shared: bool) -> bool:
+    """Whether ``obj`` is an instance of the tests' own plain classes (see :func:`_settable`;
+    ``shared``: :func:`_shared` of it)."""
+    mro = type(obj).__mro__
+    metaclasses = (type, abc.ABCMeta) if shared else (type,)  # a stand-in's may be ABCMeta
+    return mro[-1] is object and all(
+        k in _STAND_INS or (type(k) in metaclasses and vars(k).get("__module__") == "__main__")
+        for k in mro[:-1]
+    )
+
+
 def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
     """Whether the solution may set (or delete) this attribute of one of the tests' objects:
     public data of an instance of the tests' own plain classes, as LeetCode's linked lists and
@@ -3127,13 +3138,9 @@ def _settable(op: str, obj: Any, args: tuple[Any, ...]) -> bool:
     shared = _shared(obj)
     if not name.isidentifier() or name.startswith("__" if shared else "_"):
         return False
-    mro = type(obj).__mro__
-    metaclasses = (type, abc.ABCMeta) if shared else (type,)  # a stand-in's may be ABCMeta
-    if mro[-1] is not object or not all(
-        k in _STAND_INS or (type(k) in metaclasses and vars(k).get("__module__") == "__main__")
-        for k in mro[:-1]
-    ):
+    if not _plain_tests_object(obj, shared):
         return False
+    mro = type(obj).__mro__
     own = getattr(obj, "__dict__", None)
     if type(own) is dict and name in own:
         return not callable(own[name])
@@ -4417,18 +4424,26 @@ class _Peer:
         self.live_spaces: list[dict[str, Any]] = []
         #: name -> what its container held when the two sides last agreed (see _watch_mark).
         self.live_marks: dict[str, Any] = {}
-        #: Containers the solution's objects hold that the tests read as an attribute
-        #: (``stack.items``), by number, with what they held when the two sides last agreed:
-        #: on each side its own object (see :meth:`watch_attribute`).
+        #: Containers one side's objects hold that the other side's code read as an
+        #: attribute (``stack.items``, ``node.children``), by number, with what they held when
+        #: the two sides last agreed: on each side its own object (see :meth:`watch_attribute`).
+        #: The solution numbers those it hands out even, the judge odd.
         self.held: dict[int, tuple[Any, Any]] = {}
-        #: Those of them compared since only ``held`` refers to them (see held_changes), and
-        #: the lock that makes telling so and handing one out again (_agree) one step each.
-        self.dormant: set[int] = set()
-        self.held_lock = _RLock()
-        #: The solution's side: the number of each such container, by its ``id``, and how
-        #: many of them are containers of the tests' requests it kept (see keep_received).
+        self.held_next = 1 if trusted else 0
+        #: The number of each, by its ``id`` (``held`` keeps it alive), and how many of them
+        #: are containers of the tests' requests the solution kept (see keep_received).
         self.held_ids: dict[int, int] = {}
         self.kept_args = 0
+        #: Those compared at each message (see held_changes): not those only ``held`` refers
+        #: to, nor those whose copy on the other side only its ``held`` refers to
+        #: (``remote_dormant``, as the other side told); how many times this side handed each
+        #: out (sent its number with its value) and took each from the other side; and the
+        #: lock that makes each of these steps one.
+        self.active: dict[int, None] = {}
+        self.remote_dormant: set[int] = set()
+        self.handed: dict[int, int] = {}
+        self.taken: dict[int, int] = {}
+        self.held_lock = _RLock()
 
     # objects
 
@@ -5168,34 +5183,41 @@ class _Peer:
             self.live_marks[name] = _watch_mark(held)
 
     def watch_attribute(self, value: Any) -> int | None:
-        """The solution's side: the number under which the container ``value``, an attribute
-        the tests read (``stack.items``, ``graph.adj``), is kept in step with the judge's copy
-        of it, or None (not a container that crosses as a value, or :data:`MAX_HELD` of them
-        already). In-process the tests hold the solution's own object: ``stack.items.append(3)``
-        changes the stack, and ``items = stack.items; stack.push(4)`` changes ``items``. Each
-        reply carries the kept containers the solution changed since (compared as write-back
-        compares, by identity item by item), each request those the tests changed; each side
-        refills its own object in place. A change one level down (a list in a dict) is seen
+        """The number under which the container ``value``, an attribute the other side's code
+        read (``stack.items``, ``graph.adj``: see :meth:`serve` for which), is kept in step
+        with the other side's copy of it, or None (not a container that crosses as a value, or
+        :data:`MAX_HELD` of them already). In-process the tests hold the solution's own object:
+        ``stack.items.append(3)`` changes the stack, and ``items = stack.items; stack.push(4)``
+        changes ``items``; the solution, given the tests' node, appends to the tests' own
+        ``node.children``. Each message carries the kept containers its sender changed since
+        (compared as write-back compares, by identity item by item); each side refills its own
+        object in place. A change one level down (a list in a dict) is seen
         (:func:`_watch_mark`), a deeper one is not."""
         kind = type(value)
         if kind not in _MUTABLE or not _mutable_value(value, kind):
             return None
-        n = self.held_ids.get(id(value))
-        if n is None:
-            if len(self.held) >= MAX_HELD:
-                return None
-            n = self.held_ids[id(value)] = len(self.held)
-        self._agree(n, value)
+        with self.held_lock:
+            n = self.held_ids.get(id(value))
+            if n is None:
+                if len(self.held) >= MAX_HELD:
+                    return None
+                n = self.held_next
+                self.held_next += 2
+            self._agree(n, value)
+            self.handed[n] = self.handed.get(n, 0) + 1
+            self.remote_dormant.discard(n)  # the other side's copy is refilled and seen again
         return n
 
     def _agree(self, n: int, container: Any) -> None:
         """Record ``container`` as kept container ``n``, holding what both sides now agree it
-        holds (a new one within :data:`MAX_HELD`)."""
+        holds (a new one within :data:`MAX_HELD`), compared from now on (see held_changes)."""
         with self.held_lock:
-            if n not in self.held and len(self.held) >= MAX_HELD:
-                raise CodecError(f"more than {MAX_HELD} kept containers")
+            if n not in self.held:
+                if len(self.held) >= MAX_HELD:
+                    raise CodecError(f"more than {MAX_HELD} kept containers")
+                self.held_ids.setdefault(id(container), n)
             self.held[n] = (container, _watch_mark(container))
-            self.dormant.discard(n)
+            self.active[n] = None
 
     def keep_received(
         self, received: list[Any], counts: list[int], result: Any, kwargs: Any
@@ -5226,62 +5248,101 @@ class _Peer:
         (:meth:`keep_received`), kept in step from now on as attribute reads are."""
         if type(kept) is not tuple:
             raise CodecError("malformed kept containers")
-        for pair in kept:
-            if (
-                type(pair) is not tuple or len(pair) != 2
-                or type(pair[0]) is not int or not 0 <= pair[0] < len(sent)
-                or type(pair[1]) is not int or pair[1] < 0
-                or type(sent[pair[0]]) not in _MUTABLE
-            ):
-                raise CodecError("malformed kept containers")
-            i, n = pair
-            self._agree(n, sent[i])
+        with self.held_lock:
+            for pair in kept:
+                if (
+                    type(pair) is not tuple or len(pair) != 2
+                    or type(pair[0]) is not int or not 0 <= pair[0] < len(sent)
+                    or type(sent[pair[0]]) not in _MUTABLE
+                    or not self._theirs(pair[1])
+                    or (pair[1] in self.held and self.held[pair[1]][0] is not sent[pair[0]])
+                ):  # fmt: skip
+                    raise CodecError("malformed kept containers")
+                i, n = pair
+                self._agree(n, sent[i])
+                self.taken[n] = self.taken.get(n, 0) + 1
 
-    def held_changes(self) -> tuple[tuple[int, Any], ...]:
-        """Either side: the kept containers (see :meth:`watch_attribute`) changed on this side
-        since the two sides last agreed, to send (and they are marked as agreed).
+    def _theirs(self, n: Any) -> bool:
+        """Whether ``n`` is a number the other side gives its kept containers."""
+        return type(n) is int and n >= 0 and (n & 1) != (self.held_next & 1)
+
+    def held_changes(self) -> tuple[Any, ...]:
+        """Either side: ``()``, or ``(changes, dropped)`` to send: the kept containers (see
+        :meth:`watch_attribute`) changed on this side since the two sides last agreed, as
+        ``(number, container)`` (and they are marked as agreed), and those this side stopped
+        comparing, as ``(number, times taken)`` (see :meth:`refill_held`).
 
         Every message asks this, so comparing every kept container item by item each time
         made a check that kept many big ones quadratic (480 dropped objects' 3,000-item
-        lists: 79 s). A container nothing but ``held`` refers to (its object is gone and the
-        other side's code holds no alias of it) cannot change any more: it is compared once
-        more, for what was done to it before its last other reference went, then skipped
-        (*dormant*) until something refers to it again. Told by the reference count
-        (:func:`_held_alone`); a container that refers to itself is never dormant, only
-        compared each time."""
+        lists: 79 s). A container nothing but ``held`` refers to (its object is gone, and no
+        alias of it is left) cannot change any more: it is compared once more, for what was
+        done to it before its last other reference went, and then no longer (told by the
+        reference count, :func:`_held_alone`; a container that refers to itself is compared
+        each time). The other side is told, and stops comparing its own copy too: no code here
+        can see a change of it. Only :meth:`_agree` (this side took it from a message again,
+        or handed it out) makes either compared again: nothing else refers to it to hand it
+        out. So a message costs what the containers still in use cost."""
         changed: list[tuple[int, Any]] = []
-        dormant = self.dormant
+        dropped: list[tuple[int, int]] = []
         with self.held_lock:
-            for n, entry in list(self.held.items()):
-                alone = _held_alone(entry)
-                if alone and n in dormant:
+            for n in list(self.active):
+                if n in self.remote_dormant:
+                    del self.active[n]  # no code of the other side can see a change of it
                     continue
+                entry = self.held[n]
+                alone = _held_alone(entry)
                 if _watch_changed(entry[0], entry[1]):
                     changed.append((n, entry[0]))
                     self._agree(n, entry[0])
                 if alone:
-                    dormant.add(n)
-                else:
-                    dormant.discard(n)
-        return tuple(changed)
+                    del self.active[n]
+                    dropped.append((n, self.taken.get(n, 0)))
+        return (tuple(changed), tuple(dropped)) if changed or dropped else ()
 
-    def refill_held(self, changes: Any) -> None:
-        """Either side: the other side's changes of kept containers, each refilled in place."""
-        for n, value in _changes(changes, self.held, "kept containers"):
-            held, _ = self.held[n]
-            _apply(held, value)
-            self._agree(n, held)
+    def refill_held(self, field: Any) -> None:
+        """Either side: the other side's changes of kept containers, each refilled in place,
+        and those whose copy there nothing but its ``held`` refers to any more, no longer
+        compared here (unless this side handed one out again since the other side took it:
+        the counts differ, and the other side's copy is seen again)."""
+        if field == ():
+            return
+        if type(field) is not tuple or len(field) != 2 or type(field[1]) is not tuple:
+            raise CodecError("malformed change of kept containers")
+        changes, dropped = field
+        with self.held_lock:
+            for n, value in _changes(changes, self.held, "kept containers"):
+                held, _ = self.held[n]
+                _apply(held, value)
+                self._agree(n, held)
+            for pair in dropped:
+                if (
+                    type(pair) is not tuple or len(pair) != 2
+                    or pair[0] not in self.held or type(pair[1]) is not int
+                ):  # fmt: skip
+                    raise CodecError("malformed change of kept containers")
+                if self.handed.get(pair[0], 0) == pair[1]:
+                    self.remote_dormant.add(pair[0])
 
     def take_held(self, n: Any, value: Any) -> Any:
-        """The judge's side: a reply's value that is the solution's kept container ``n``: the
-        judge's one copy of it (refilled with ``value``), so that ``stack.items is
-        stack.items`` and an earlier alias of it see what it holds now."""
+        """A reply's value that is the other side's kept container ``n``: this side's one copy
+        of it (refilled with ``value``), so that ``stack.items is stack.items`` and an earlier
+        alias of it see what it holds now (and the tests' own list, when the solution returns
+        the copy it read of it)."""
         if type(n) is not int or n < 0 or type(value) not in _MUTABLE:
             raise CodecError("malformed kept container")
-        found = self.held.get(n)
-        held = value if found is None or type(found[0]) is not type(value) else found[0]
-        _apply(held, value)  # (nothing to do for a new one: the same object)
-        self._agree(n, held)
+        with self.held_lock:
+            found = self.held.get(n)
+            if found is None:
+                if not self._theirs(n):
+                    raise CodecError("malformed kept container")  # one of ours never handed
+                held = value
+            elif type(found[0]) is not type(value):
+                raise CodecError("malformed kept container")
+            else:
+                held = found[0]
+                _apply(held, value)
+            self._agree(n, held)
+            self.taken[n] = self.taken.get(n, 0) + 1
         return held
 
     def _holding(self, name: str, held: Any) -> list[dict[str, Any]]:
@@ -5353,8 +5414,8 @@ class _Peer:
                 count = _PATCH_COUNT[0]
                 enc.value(None if count == self.patch_count else _forwarded_patches())
                 self.patch_count = count
-                # The solution's containers the tests read as attributes and changed.
-                enc.value(self.held_changes() if self.held else ())
+            # The kept containers (the other side's code read as attributes) changed here.
+            enc.value(self.held_changes() if self.active else ())
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -5479,8 +5540,8 @@ class _Peer:
                     raise CodecError("write-back to no container")
                 _apply(sent[n], dec.value())
             updates = dec.value() if self.trusted else ()
-            key = dec.value() if self.trusted else None
-            held = dec.value() if self.trusted else ()
+            key = dec.value()
+            held = dec.value()
             kept = dec.value() if self.trusted else ()
             ambient = dec.value() if self.trusted else None
             dec.end()
@@ -5639,7 +5700,7 @@ class _Peer:
         pushed = dec.value() if not self.trusted else ()
         limit = dec.value() if not self.trusted else None
         patches = dec.value() if not self.trusted else None
-        held = dec.value() if not self.trusted else ()
+        held = dec.value()
         dec.end()
         if held:
             self.refill_held(held)
@@ -5706,17 +5767,16 @@ class _Peer:
         changed = [i for i, c in enumerate(received) if _changed(c, snaps[i])]
         key = None
         kept: list[tuple[int, int]] = []
-        if not self.trusted:
-            if kind == b"R" and (
-                op == "getattr"
-                # a container the solution still holds (``return self._items``, a global, a
-                # closure's): more references than this frame's and getrefcount's own
-                or (op in _KEEPING_OPS and type(result) in _MUTABLE
-                    and sys.getrefcount(result) > 2)
-            ):  # fmt: skip
-                key = self.watch_attribute(result)
-            if counts:
-                kept = self.keep_received(received, counts, result, kwargs)
+        if kind == b"R" and (
+            op == "getattr"
+            # a container the solution still holds (``return self._items``, a global, a
+            # closure's): more references than this frame's and getrefcount's own
+            or (op in _KEEPING_OPS and type(result) in _MUTABLE
+                and sys.getrefcount(result) > 2)
+        ) and (not self.trusted or _tests_keeping(op, target, args)):  # fmt: skip
+            key = self.watch_attribute(result)
+        if counts:
+            kept = self.keep_received(received, counts, result, kwargs)
         try:
             reply = self.reply(result, back, received, changed, key, kept)
             if len(reply) >= MAX_MESSAGE:
@@ -5788,10 +5848,11 @@ class _Peer:
             enc.value(received[i], 0, content=True)
         if not self.trusted:  # the solution's watched values that changed (see _Constants)
             enc.value(self.constants.updates() if self.constants is not None else ())
-            # ... and the kept containers (see watch_attribute): this result's number, the
-            # others it changed, the request's containers it kept (see keep_received)
-            enc.value(key)
-            enc.value(self.held_changes() if self.held else ())
+        # The kept containers (see watch_attribute): this result's number, the others changed
+        # here; the solution's side: the request's containers it kept (see keep_received)
+        enc.value(key)
+        enc.value(self.held_changes() if self.active else ())
+        if not self.trusted:
             enc.value(tuple(kept) if kept else ())
             enc.value(self.ambient_changes() if self.back is not None or self.drawn_known else None)
         return enc.bytes()
@@ -7554,6 +7615,23 @@ MAX_WATCHED_ITEMS = 4096
 #: Requests besides ``getattr`` whose result, a container the solution still holds after the
 #: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
 _KEEPING_OPS = frozenset({"call", "getitem", "next"})
+#: The requests of the solution whose result, a container of the tests, is kept in step: a
+#: public attribute or an item of an instance of the tests' own plain classes, the objects
+#: whose public data it may set too (:func:`_settable`): ``node.children.append(child)`` or
+#: ``graph.adj[u].append(v)`` change the tests' own in-process. Not a mock's, a runner's nor
+#: any other library's object: the solution changes the records those keep
+#: (``mock.call_args_list``) only by calling them.
+_TESTS_KEEPING_OPS = frozenset({"getattr", "getitem"})
+
+
+def _tests_keeping(op: str, target: Any, args: tuple[Any, ...]) -> bool:
+    """Whether the result of the solution's request ``op`` of the tests' ``target`` is kept
+    in step (see :data:`_TESTS_KEEPING_OPS`)."""
+    if op not in _TESTS_KEEPING_OPS or isinstance(target, type):
+        return False
+    if op == "getattr" and (not args or type(args[0]) is not str or args[0][:1] == "_"):
+        return False
+    return _plain_tests_object(target, _shared(target))
 #: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute),
 #: and of them, the most that the tests passed in and the solution kept (_Peer.keep_received):
 #: each kept one is compared at every request and reply, and a test that hands a structure
