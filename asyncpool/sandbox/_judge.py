@@ -5309,11 +5309,11 @@ class _Peer:
         if type(field) is not tuple or len(field) != 2 or type(field[1]) is not tuple:
             raise CodecError("malformed change of kept containers")
         changes, dropped = field
+        for n, value in _changes(changes, self.held, "kept containers"):
+            held, _ = self.held[n]
+            _apply(held, value)  # (not under the lock: a dict's keys may be hashed remotely)
+            self._agree(n, held)
         with self.held_lock:
-            for n, value in _changes(changes, self.held, "kept containers"):
-                held, _ = self.held[n]
-                _apply(held, value)
-                self._agree(n, held)
             for pair in dropped:
                 if (
                     type(pair) is not tuple or len(pair) != 2
@@ -5335,12 +5335,14 @@ class _Peer:
             if found is None:
                 if not self._theirs(n):
                     raise CodecError("malformed kept container")  # one of ours never handed
-                held = value
-            elif type(found[0]) is not type(value):
-                raise CodecError("malformed kept container")
-            else:
-                held = found[0]
-                _apply(held, value)
+                self._agree(n, value)
+                self.taken[n] = self.taken.get(n, 0) + 1
+                return value
+        held = found[0]
+        if type(held) is not type(value):
+            raise CodecError("malformed kept container")
+        _apply(held, value)  # (not under the lock: a dict's keys may be hashed remotely)
+        with self.held_lock:
             self._agree(n, held)
             self.taken[n] = self.taken.get(n, 0) + 1
         return held
