@@ -2166,6 +2166,26 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "files by the libraries' own I/O: the tests np.save, the solution to_json, no open()",
+        _d("""
+            import numpy as np
+            import pandas as pd
+            def total(name):
+                return int(np.load(name).sum())
+            def export(rows, name):
+                pd.DataFrame(rows).to_json(name, orient="records")
+        """),
+        ("    return int(np.load(name).sum())\n", "    return int(np.load(name).max())\n"),
+        _d("""
+            import numpy as np
+            import pandas as pd
+            np.save("data.npy", np.arange(5))
+            assert total("data.npy") == 10
+            export([{"a": 1}, {"a": 2}], "rows.json")
+            assert pd.read_json("rows.json")["a"].tolist() == [1, 2]
+        """),
+    ),
+    Case.twin(
         "pandas: the tests' DataFrame changed in place (dropna(inplace=True), a new column)",
         _d("""
             def clean(df):
@@ -3278,6 +3298,66 @@ CORPUS: list[Case] = [
             b.items.append(4)
             assert w.count() == 4
             assert w.seen_list() is b.items
+        """),
+    ),
+    Case.twin(
+        "the solution makes the tests' class from its object: type(x)(v), x.__class__, replace",
+        _d("""
+            import dataclasses
+            import heapq
+            def successor(node):
+                return type(node)(node.val + 1)
+            def twin(node):
+                return node.__class__(node.val)
+            def promoted(emp):
+                return dataclasses.replace(emp, level=emp.level + 1)
+            def colors(color):
+                return [c.name for c in type(color)]
+            def merge(lists):
+                heap = [(n.val, i, n) for i, n in enumerate(lists) if n]
+                heapq.heapify(heap)
+                dummy = tail = type(lists[0])(0)
+                while heap:
+                    _, i, n = heapq.heappop(heap)
+                    tail.next = n
+                    tail = n
+                    if n.next:
+                        heapq.heappush(heap, (n.next.val, i, n.next))
+                return dummy.next
+            def same(a, b):
+                return type(a) is type(b), isinstance(a, type(b))
+        """),
+        ("    return type(node)(node.val + 1)\n", "    return type(node)(node.val)\n"),
+        _d("""
+            import dataclasses
+            import enum
+            class ListNode:
+                def __init__(self, val=0, next=None):
+                    self.val, self.next = val, next
+            @dataclasses.dataclass
+            class Employee:
+                name: str
+                level: int
+            class Color(enum.Enum):
+                RED = 1
+                BLUE = 2
+            n = successor(ListNode(4))
+            assert type(n) is ListNode and n.val == 5
+            assert isinstance(twin(ListNode(2)), ListNode)
+            assert promoted(Employee("a", 1)) == Employee("a", 2)
+            assert colors(Color.BLUE) == ["RED", "BLUE"]
+            def build(*vals):
+                head = None
+                for v in reversed(vals):
+                    head = ListNode(v, head)
+                return head
+            out, node = [], merge([build(1, 4), build(2, 3)])
+            while node:
+                out.append(node.val)
+                node = node.next
+            assert out == [1, 2, 3, 4]
+            assert same(ListNode(), ListNode()) == (True, True)
+            assert same(ListNode(), Color.RED) == (False, False)
         """),
     ),
     Case.twin(
