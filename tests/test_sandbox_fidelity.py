@@ -20,6 +20,7 @@ import copy
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 import types
 import weakref
@@ -4969,12 +4970,14 @@ REFERENCE = _d("""
 
 
 def reference_verdict(solution: str, tests: str, entry_point: str | None) -> str:
-    """The verdict of running the tests in-process, in a throwaway interpreter."""
+    """The verdict of running the tests in-process, in a throwaway interpreter, in a
+    directory of its own (the files a program writes there go with it)."""
     payload = json.dumps({"solution": solution, "tests": tests, "entry_point": entry_point})
-    proc = subprocess.run(
-        [sys.executable, "-c", REFERENCE], input=payload.encode(), capture_output=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run(
+            [sys.executable, "-c", REFERENCE], input=payload.encode(), capture_output=True,
+            timeout=120, check=False, cwd=cwd,
+        )  # fmt: skip
     return "passed" if proc.returncode == 0 else "failed"
 
 
