@@ -5737,6 +5737,7 @@ class _Peer:
                 and not (op == "signature" and type(target) is types.FunctionType)
                 and not _settable(op, target, args)
                 and not _mock_signature_set(op, target, args)
+                and not (op == "type" and _tests_class_object(target))
             ):
                 raise TypeError(f"the tests' objects do not allow {op}")
             result = self.perform(op, target, args, kwargs)
@@ -6913,6 +6914,10 @@ def _class_type(self: Any) -> type:
 #: Code of the judge's process whose reads of a handle's ``__class__`` are answered with the
 #: solution's class (see :func:`_instance_class`): the tests' own, and ``dataclasses.replace``.
 _CLASS_READERS = frozenset({"<tests>", dataclasses.__file__})
+#: ... and of the solution's process (its program's, ``dataclasses.replace``'s): the class
+#: handle of the tests' class (``node.__class__(5)``), when the judge says it (see
+#: :func:`_tests_class_object`).
+_SOLUTION_CLASS_READERS = frozenset({"<program>", dataclasses.__file__})
 
 
 def _instance_class(self: Any) -> Any:
@@ -6922,10 +6927,10 @@ def _instance_class(self: Any) -> Any:
     ABC machinery (which passes ``__class__`` to ``issubclass``, wanting a class) and the
     judge's own checks see a class."""
     peer = _PEER
-    if peer is None or not peer.trusted:
+    if peer is None:
         return type(self)
     caller = sys._getframe(1).f_code.co_filename
-    if caller not in _CLASS_READERS:
+    if caller not in (_CLASS_READERS if peer.trusted else _SOLUTION_CLASS_READERS):
         return type(self)
     return _type_of(self)
 
@@ -7626,6 +7631,20 @@ _KEEPING_OPS = frozenset({"call", "getitem", "next"})
 _TESTS_KEEPING_OPS = frozenset({"getattr", "getitem"})
 
 
+def _tests_class_object(obj: Any) -> bool:
+    """Whether ``obj`` is an object of a class the tests' code defined (a plain class, a
+    dataclass, an ``Enum``; not a class itself, nor a mock's or a library's object): the
+    solution's ``type(obj)`` and ``obj.__class__`` of its handle are then that class's handle
+    (:func:`_type_of`), as in-process, where ``type(node)(5)`` makes one of the tests'
+    ``Node``s; the solution reads of the class no more than of the object it was handed."""
+    cls = type(obj)
+    return (
+        not isinstance(obj, type)
+        and vars(cls).get("__module__") == "__main__"
+        and type(cls) is not _Mirror
+    )  # fmt: skip
+
+
 def _tests_keeping(op: str, target: Any, args: tuple[Any, ...]) -> bool:
     """Whether the result of the solution's request ``op`` of the tests' ``target`` is kept
     in step (see :data:`_TESTS_KEEPING_OPS`)."""
@@ -8313,6 +8332,15 @@ def _guard_set_assertions() -> None:
     unittest.TestCase.assertSetEqual = assertSetEqual  # type: ignore[method-assign]
 
 
+def judged_namespace(namespace: dict[str, Any], code: types.CodeType) -> None:
+    """In the solution's process, before its code runs: when the code names ``type``, its
+    ``type`` is :class:`_TestsType`, which answers ``type(node)`` of a handle of the tests'
+    object with the handle of the tests' class (``type(node)(5)``, ``type(a) is type(b)``,
+    ``list(type(color))`` of the tests' ``Enum``), and is ``type`` for everything else."""
+    if "type" in _names_used(code):
+        namespace["type"] = _TestsType
+
+
 def judged_stdin() -> None:
     """In the solution's process, before its code runs: ``sys.stdin`` and ``input`` read
     what the tests give (see :class:`_Stdin`), so that ``input = sys.stdin.readline`` at
@@ -8748,9 +8776,15 @@ def _type_of(obj: Any) -> Any:
         claimed = obj.__class__  # (read here: the proxy class, or what such a handle says)
         if claimed in _SAID_TYPES and not backed:
             return claimed
-        answer = _peer().request("type", obj)
+        peer = _peer()
+        if not peer.trusted:  # the solution's type() of the tests' object (judged_namespace)
+            try:
+                return peer.request("type", obj)
+            except TypeError:  # not of a class the tests defined: the proxy class, as before
+                return kind
+        answer = peer.request("type", obj)
         if not _possible_type(answer, kind, backed):
-            _peer().fail("the solution answered type() with a class its object cannot be of")
+            peer.fail("the solution answered type() with a class its object cannot be of")
         kind = answer
     return _TestsType if kind is type else kind
 
@@ -8798,7 +8832,10 @@ class _TestsTypeMeta(type):
         if cls is not _TestsType:
             return super().__call__(*args, **kwargs)
         if len(args) == 1 and not kwargs:
-            return _type_of(args[0])
+            kind = type(args[0])
+            if kind in _PROXY_TYPES or kind in _BACKED_CLASSES:
+                return _type_of(args[0])
+            return _TestsType if kind is type else kind  # (the common case, inline)
         return type(*args, **kwargs)
 
     def __instancecheck__(cls, obj: Any) -> bool:

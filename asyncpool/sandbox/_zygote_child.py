@@ -130,6 +130,7 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
         del source
         if serve_fd is not None:
             JUDGE.judged_stdin()
+            JUDGE.judged_namespace(main.__dict__, code)
         exec(code, main.__dict__)
         if serve_fd is not None:
             with contextlib.suppress(BaseException):
