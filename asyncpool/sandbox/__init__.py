@@ -177,14 +177,24 @@ untrusted bytes):
   to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
   kept in step with the tests' own the same way from then on (``queue.append(0)`` in the tests
   reaches the object, its ``self.queue.sort()`` sorts the tests' ``queue``), at most
-  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``;
+  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container of the
+  tests' object that the solution reads as a public attribute or an item (of an instance of
+  the tests' own plain classes: the objects whose public data it may set, below) is kept in
+  step the same way: ``node.children.append(child)``, ``graph.adj[u].append(v)``,
+  ``box.items.sort()`` change the tests' own; never a mock's records (``call_args_list``),
+  nor a private name. A kept container that no code of one side can reach any more (its
+  object is gone, no alias is left) is compared once more, then by neither side, so a message
+  costs what the containers still in use cost;
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
   public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what
   ``functools.wraps`` copies; not its docstring, no frames, code or ``__globals__``: nothing of
   the tests leaks), compare, hash and combine it (``heapq`` of the tests' ``Interval``s, a set
   of their ``Point``s, ``isinstance(x, TheirClass)``: the tests' own methods decide), and the
-  call runs in the judge. An ``AssertionError`` of the tests' code inside a callback fails the
+  call runs in the judge. The solution's ``type(x)`` and ``x.__class__`` of an object of a
+  class the tests defined (a plain class, a dataclass, an ``Enum``) are that class's handle, as
+  in-process: ``type(node)(5)``, ``dataclasses.replace(emp, level=2)``, ``list(type(color))``.
+  An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
   tests' exceptions (it gets an exception of their class's nearest built-in class, never of a
   built-in merely named alike, a standard library's or a library's class itself when the

@@ -8860,7 +8860,9 @@ class _TestsType(type, metaclass=_TestsTypeMeta):
     """The tests' ``type`` (in their namespace when they name it): ``type(obj)`` of a handle
     is the solution's class as the tests see it (its class handle: ``type(p) is Point``,
     ``type(p).count``, ``type(p)(2)``, ``issubclass(type(p), Shape)``), as in-process, where a
-    handle's own class is the judge's proxy class. Else it is ``type``: three-argument calls,
+    handle's own class is the judge's proxy class. The solution's too, when its code names
+    ``type`` (:func:`judged_namespace`): of a handle of an object of a class the tests defined,
+    that class's handle (:func:`_tests_class_object`). Else it is ``type``: three-argument calls,
     ``isinstance(cls, type)``, a metaclass derived from it; ``type(int) is type`` holds,
     since :func:`_type_of` answers ``type`` with this class."""
 
