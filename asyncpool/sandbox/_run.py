@@ -458,11 +458,13 @@ _FILE_USE = re.compile(
     rb"np\.(?:save|load)\w*|numpy\.(?:save|load)\w*|savetxt|loadtxt|genfromtxt|fromfile|"
     rb"tofile|memmap|read_\w+|to_(?:csv|json|excel|parquet|pickle|feather|hdf|html|xml|sql|"
     rb"stata|latex|markdown)|savefig|imread|imwrite|imsave|Image|h5py|yaml|ElementTree|"
-    rb"openpyxl|xlsxwriter|docx|wave|soundfile|cv2)\b"
+    rb"openpyxl|xlsxwriter|docx|wave|soundfile|cv2|"
+    # os's and io's, imported by name (``from os import listdir``)
+    rb"listdir|scandir|isfile|isdir|exists|getsize|access|FileIO)\b"
     # a file name in the text (``"data.npy"``, ``'out.png'``)
     rb"|\w\.(?:npy|npz|png|jpe?g|gif|bmp|tiff?|txt|csv|tsv|json|jsonl|xlsx?|parquet|pkl|"
     rb"pickle|h5|hdf5|ya?ml|xml|html?|log|zip|gz|tar|db|sqlite3?|wav|mp3|pdf|docx?|md|ini|"
-    rb"cfg|toml)\b"
+    rb"cfg|toml|dat|bin)\b"
 )
 
 
