@@ -2167,6 +2167,21 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "a file the solution writes, found by the tests' listdir imported by name",
+        _d("""
+            def save(name, text):
+                with open(name, "w") as f:
+                    f.write(text)
+        """),
+        ("        f.write(text)\n", "        f.write(text[1:])\n"),
+        _d("""
+            from os import listdir, stat
+            save("result", "ok!")
+            assert "result" in listdir(".")
+            assert stat("result").st_size == 3
+        """),
+    ),
+    Case.twin(
         "files by the libraries' own I/O: the tests np.save, the solution to_json, no open()",
         _d("""
             import numpy as np
@@ -2180,10 +2195,12 @@ CORPUS: list[Case] = [
         _d("""
             import numpy as np
             import pandas as pd
+            from os import listdir
             np.save("data.npy", np.arange(5))
             assert total("data.npy") == 10
             export([{"a": 1}, {"a": 2}], "rows.json")
             assert pd.read_json("rows.json")["a"].tolist() == [1, 2]
+            assert {"data.npy", "rows.json"} <= set(listdir("."))
         """),
     ),
     Case.twin(
@@ -3359,6 +3376,78 @@ CORPUS: list[Case] = [
             assert out == [1, 2, 3, 4]
             assert same(ListNode(), ListNode()) == (True, True)
             assert same(ListNode(), Color.RED) == (False, False)
+        """),
+    ),
+    Case.twin(
+        "kept containers' inner lists stay the aliased objects; thousands of kept containers",
+        _d("""
+            def add_edge(g, u, v):
+                g.adj[u].append(v)
+                g.adj[v].append(u)
+            class Tracker:
+                def __init__(self, board):
+                    self.first_row = board.cells[0]
+                def mark(self, c):
+                    self.first_row[c] = "X"
+            def link(nodes):
+                for i in range(1, len(nodes)):
+                    nodes[(i - 1) // 2].children.append(nodes[i])
+        """),
+        ("        self.first_row[c] = \"X\"\n", "        self.first_row = [\"X\"]\n"),
+        _d("""
+            class Graph:
+                def __init__(self, n):
+                    self.adj = {i: [] for i in range(n)}
+            class Board:
+                def __init__(self):
+                    self.cells = [[".", "."], [".", "."]]
+            class Node:
+                def __init__(self, i):
+                    self.i, self.children = i, []
+            g = Graph(3)
+            a0 = g.adj[0]
+            add_edge(g, 0, 1)
+            add_edge(g, 0, 2)
+            assert a0 == [1, 2] and g.adj[0] is a0 and g.adj[2] == [0]
+            b = Board()
+            t = Tracker(b)
+            t.mark(1)
+            assert b.cells[0][1] == "X"
+            nodes = [Node(i) for i in range(2600)]
+            link(nodes)
+            assert all(len(n.children) == 2 for n in nodes[:1299])
+            assert [c.i for c in nodes[1299].children] == [2599]
+        """),
+    ),
+    Case.twin(
+        "the solution names type: type[T] annotations, a metaclass of its own, type() of values",
+        _d("""
+            from typing import TypeVar
+            T = TypeVar("T")
+            class Registry(type):
+                names = []
+                def __new__(mcs, name, bases, ns):
+                    cls = super().__new__(mcs, name, bases, ns)
+                    mcs.names.append(name)
+                    return cls
+            class Plugin(metaclass=Registry):
+                pass
+            def make(cls: type[T], *args) -> T:
+                return cls(*args)
+            def kinds(values):
+                return [type(v).__name__ for v in values]
+            def is_class(x):
+                return isinstance(x, type) and type(Registry) is type
+        """),
+        (
+            "    return [type(v).__name__ for v in values]\n",
+            "    return [str(v) for v in values]\n",
+        ),
+        _d("""
+            assert make(int, "5") == 5 and make(list) == []
+            assert kinds([1, "a", None, [2]]) == ["int", "str", "NoneType", "list"]
+            assert is_class(int) and not is_class(3)
+            assert Registry.names == ["Plugin"] and type(Plugin) is Registry
         """),
     ),
     Case.twin(
@@ -6690,12 +6779,12 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
     items = peer.take_held(0, [1, 2])
     assert peer.take_held(0, [1, 2, 3]) is items
     assert items == [1, 2, 3]
-    peer.refill_held((((0, [4]),), ()))
+    peer.refill_held((((0, [4], ()),), ()))
     assert items == [4]
     with pytest.raises(_judge.CodecError):
-        peer.refill_held((((2, [4]),), ()))  # never sent
+        peer.refill_held((((2, [4], ()),), ()))  # never sent
     with pytest.raises(_judge.CodecError):
-        peer.refill_held((((0, {"a": 1}),), ()))  # another type
+        peer.refill_held((((0, {"a": 1}, ()),), ()))  # another type
     with pytest.raises(_judge.CodecError):
         peer.take_held(0, {"a": 1})  # another type
     with pytest.raises(_judge.CodecError):
@@ -6708,7 +6797,7 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
         peer.take_held(2 * _judge.MAX_HELD, [])
 
 
-def test_a_kept_container_only_the_peer_holds_is_compared_once_more_then_skipped(
+def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Every message compares the kept containers (see _Peer.held_changes). One whose object
@@ -6735,23 +6824,29 @@ def test_a_kept_container_only_the_peer_holds_is_compared_once_more_then_skipped
     del objects[1]  # changed, then its object went
     compared.clear()
     field = peer.held_changes()
-    changes = dict(field[0])
+    changes = {n: value for n, value, _ in field[0]}
     assert sorted(changes) == [0, 2]
     assert changes[2][-1] == 2
     assert field[1] == ((2, 0),)  # the other side is told: it stops comparing its copy
     assert len(compared) == 20
     del changes, field  # (they refer to the dropped one too)
+    assert len(peer.held) == 19  # forgotten: held keeps what is in use
     compared.clear()
     assert peer.held_changes() == ()
     assert len(compared) == 19
+    peer.refill_held((((2, [9], ()),), ()))  # a change that crossed the forgetting: nothing
+    with pytest.raises(_judge.CodecError):
+        peer.refill_held((((40, [9], ()),), ()))  # a number never given
     again = peer.take_held(2, [0])  # taken from a message again: compared again
     again.append(3)
     compared.clear()
-    assert dict(peer.held_changes()[0]) == {2: again}
+    assert peer.held_changes()[0] == ((2, again, ()),)
     assert len(compared) == 20
-    # The other side told that its copy of one is gone: this side stops comparing it, unless
-    # it handed that one out again meanwhile (the counts differ).
+    # The other side told that its copy of one is gone: this side forgets it too, unless it
+    # handed that one out again meanwhile (the counts differ).
     peer.refill_held(((), ((0, 1), (4, 0))))  # 0: taken once, as handed; 4: not yet
+    assert 0 not in peer.held
+    assert 4 in peer.held
     compared.clear()
     peer.held_changes()
     assert id(objects[0].items) not in compared

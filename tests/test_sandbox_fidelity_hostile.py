@@ -2035,7 +2035,9 @@ def test_only_public_containers_of_the_tests_plain_objects_take_the_solutions_ch
     """The solution changes the tests' ``node.children`` in place, as in-process (see
     ``_TESTS_KEEPING_OPS``), but not the records a mock of the tests keeps: a hack that
     appends the call it never made to ``call_args_list`` (in-process it would pass) fails; a
-    list the tests' object keeps under a private name stays hidden from it."""
+    list the tests' object keeps under a private name stays hidden from it; and a class-wide
+    table of the tests' (a tolerance, expected values), read through the object, is a copy
+    (in-process the solution would loosen the tolerance of every test)."""
     solution = _d("""
         from unittest.mock import call
         def notify(hook, node):
@@ -2046,16 +2048,21 @@ def test_only_public_containers_of_the_tests_plain_objects_take_the_solutions_ch
                 node._log.append("forged")
             except AttributeError:
                 pass
+            node.TOLERANCE["abs"] = 1e9
+            node.EXPECTED[:] = ["anything"]
     """)
     tests = _d("""
         from unittest.mock import Mock, call
         class Node:
+            TOLERANCE = {"abs": 1e-9}
+            EXPECTED = [1, 2]
             def __init__(self):
                 self.children, self._log = [], []
         hook, node = Mock(), Node()
         notify(hook, node)
         assert node.children == ["child"]
         assert node._log == []
+        assert Node.TOLERANCE == {"abs": 1e-9} and Node.EXPECTED == [1, 2]
         assert hook.call_args_list == [call(1), call(2)]
     """)
     result = run_tests(solution, tests, timeout=30)

@@ -177,14 +177,18 @@ untrusted bytes):
   to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
   kept in step with the tests' own the same way from then on (``queue.append(0)`` in the tests
   reaches the object, its ``self.queue.sort()`` sorts the tests' ``queue``), at most
-  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container of the
-  tests' object that the solution reads as a public attribute or an item (of an instance of
-  the tests' own plain classes: the objects whose public data it may set, below) is kept in
-  step the same way: ``node.children.append(child)``, ``graph.adj[u].append(v)``,
-  ``box.items.sort()`` change the tests' own; never a mock's records (``call_args_list``),
-  nor a private name. A kept container that no code of one side can reach any more (its
-  object is gone, no alias is left) is compared once more, then by neither side, so a message
-  costs what the containers still in use cost;
+  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container that
+  the solution reads as a public attribute an instance of the tests' own plain classes holds
+  itself (the data whose public names it may set, below) is kept in step the same way:
+  ``node.children.append(child)``, ``graph.adj[u].append(v)``, ``box.items.sort()`` change
+  the tests' own; never one its class holds (a class-wide tolerance or table stays the
+  tests'), a mock's records (``call_args_list``), nor a private name. A refill keeps the
+  containers a kept one holds as the same objects (``row = g.adj[0]`` sees the solution's
+  ``g.adj[0].append(1)``). A kept container that no code of one side can reach any more (its
+  object is gone, no alias is left, it holds no container) is compared once more, then
+  forgotten by both sides, so a message costs what the containers still in use cost, and
+  the bound (``_judge.MAX_HELD``) counts those alone. Two threads changing one kept
+  container at once: the last message's contents win (in-process both changes stay);
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
   public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what
@@ -193,7 +197,9 @@ untrusted bytes):
   of their ``Point``s, ``isinstance(x, TheirClass)``: the tests' own methods decide), and the
   call runs in the judge. The solution's ``type(x)`` and ``x.__class__`` of an object of a
   class the tests defined (a plain class, a dataclass, an ``Enum``) are that class's handle, as
-  in-process: ``type(node)(5)``, ``dataclasses.replace(emp, level=2)``, ``list(type(color))``.
+  in-process: ``type(node)(5)``, ``dataclasses.replace(emp, level=2)``, ``list(type(color))``
+  (the solution's ``type`` is then a class derived from ``type``: ``type(int) is
+  builtins.type``, ``"mro" in type.__dict__`` and ``pickle.dumps(type)`` differ).
   An ``AssertionError`` of the tests' code inside a callback fails the
   check even if the solution catches it, and the solution never learns the message of the
   tests' exceptions (it gets an exception of their class's nearest built-in class, never of a

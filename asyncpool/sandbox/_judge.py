@@ -2186,6 +2186,74 @@ def _apply(target: Any, new: Any) -> None:
             target.default_factory = new.default_factory
 
 
+def _inner_slots(container: Any) -> list[Any] | None:
+    """The items of a kept container by position, where it holds containers that its mark
+    watches (a list's or deque's items, a mapping's or namespace's values), or None."""
+    kind = type(container)
+    if kind is list or kind is _deque:
+        return list(container)
+    if kind is _Namespace:
+        return list(vars(container).values())
+    if isinstance(container, dict):
+        return list(container.values())
+    return None
+
+
+def _same_inner(container: Any, mark: Any) -> tuple[tuple[int, int], ...]:
+    """The containers ``container`` holds that are the same objects as when ``mark`` was
+    taken, as ``(position now, position then)`` (see :func:`_refill`)."""
+    if type(mark) is not _DeepMark:
+        return ()
+    then = mark.snap[1] if type(mark.snap) is tuple else mark.snap
+    where = {id(item): j for j, item in enumerate(then) if type(item) in _MUTABLE}
+    now = _inner_slots(container) or []
+    return tuple(
+        (i, where[id(item)]) for i, item in enumerate(now)
+        if type(item) in _MUTABLE and id(item) in where
+    )  # fmt: skip
+
+
+def _refill(target: Any, new: Any, same: Any) -> None:
+    """:func:`_apply` for a kept container, keeping the containers it held that the other
+    side's copy still holds as the same objects (``same``: see :func:`_same_inner`) as this
+    side's own objects, refilled in place: in-process ``row = g.adj[0]`` is the list the
+    solution's ``g.adj[0].append(1)`` changes, not one a refill put aside."""
+    before = _inner_slots(target) if same else None
+    _apply(target, new)
+    if not before:
+        return
+    if type(same) is not tuple or len(same) > len(before):
+        raise CodecError("malformed kept container")
+    kind = type(target)
+    keys = (
+        None if kind is list or kind is _deque
+        else list(vars(target)) if kind is _Namespace
+        else list(target)
+    )  # fmt: skip
+    size = len(target) if keys is None else len(keys)
+    for pair in same:
+        if (
+            type(pair) is not tuple or len(pair) != 2
+            or type(pair[0]) is not int or type(pair[1]) is not int
+            or not 0 <= pair[0] < size or not 0 <= pair[1] < len(before)
+        ):  # fmt: skip
+            raise CodecError("malformed kept container")
+        i, j = pair
+        old = before[j]
+        fresh = target[i] if keys is None else (
+            vars(target)[keys[i]] if kind is _Namespace else target[keys[i]]
+        )  # fmt: skip
+        if type(old) is not type(fresh) or type(old) not in _MUTABLE or old is fresh:
+            continue
+        _apply(old, fresh)
+        if keys is None:
+            target[i] = old
+        elif kind is _Namespace:
+            vars(target)[keys[i]] = old
+        else:
+            dict.__setitem__(target, keys[i], old)
+
+
 # -- framing -----------------------------------------------------------------------------------
 
 
@@ -4434,15 +4502,14 @@ class _Peer:
         #: are containers of the tests' requests the solution kept (see keep_received).
         self.held_ids: dict[int, int] = {}
         self.kept_args = 0
-        #: Those compared at each message (see held_changes): not those only ``held`` refers
-        #: to, nor those whose copy on the other side only its ``held`` refers to
-        #: (``remote_dormant``, as the other side told); how many times this side handed each
-        #: out (sent its number with its value) and took each from the other side; and the
-        #: lock that makes each of these steps one.
+        #: Those compared at each message (see held_changes); how many times this side handed
+        #: each out (sent its number with its value) and took each from the other side; the
+        #: highest number of the other side's it took; and the lock that makes each of these
+        #: steps one.
         self.active: dict[int, None] = {}
-        self.remote_dormant: set[int] = set()
         self.handed: dict[int, int] = {}
         self.taken: dict[int, int] = {}
+        self.theirs_max = -1
         self.held_lock = _RLock()
 
     # objects
@@ -5193,9 +5260,17 @@ class _Peer:
         (compared as write-back compares, by identity item by item); each side refills its own
         object in place. A change one level down (a list in a dict) is seen
         (:func:`_watch_mark`), a deeper one is not."""
+        key = self.hand_out(value)
+        return key[0] if isinstance(key, tuple) else key
+
+    def hand_out(self, value: Any) -> int | tuple[int, Any] | None:
+        """:meth:`watch_attribute`, as a reply's key: the number, or ``(number, same)`` when
+        the other side's copy holds containers that are still the same objects here (see
+        :func:`_refill`)."""
         kind = type(value)
         if kind not in _MUTABLE or not _mutable_value(value, kind):
             return None
+        same: Any = ()
         with self.held_lock:
             n = self.held_ids.get(id(value))
             if n is None:
@@ -5203,10 +5278,11 @@ class _Peer:
                     return None
                 n = self.held_next
                 self.held_next += 2
+            elif n in self.held:
+                same = _same_inner(value, self.held[n][1])
             self._agree(n, value)
             self.handed[n] = self.handed.get(n, 0) + 1
-            self.remote_dormant.discard(n)  # the other side's copy is refilled and seen again
-        return n
+        return (n, same) if same else n
 
     def _agree(self, n: int, container: Any) -> None:
         """Record ``container`` as kept container ``n``, holding what both sides now agree it
@@ -5261,16 +5337,38 @@ class _Peer:
                 i, n = pair
                 self._agree(n, sent[i])
                 self.taken[n] = self.taken.get(n, 0) + 1
+                self.theirs_max = max(self.theirs_max, n)
 
     def _theirs(self, n: Any) -> bool:
         """Whether ``n`` is a number the other side gives its kept containers."""
         return type(n) is int and n >= 0 and (n & 1) != (self.held_next & 1)
 
+    def _forgotten(self, n: Any) -> bool:
+        """Whether ``n``, not in ``held``, is a number a kept container had and this side
+        forgot (see :meth:`_forget`): a message about it crossed the forgetting, or the
+        other side hands it out again."""
+        return (
+            type(n) is int and n >= 0 and n not in self.held
+            and (n <= self.theirs_max if self._theirs(n) else n < self.held_next)
+        )  # fmt: skip
+
+    def _forget(self, n: int) -> None:
+        """Drop kept container ``n``: no code of either side can reach its copies any more
+        (see :meth:`held_changes`), so ``held`` keeps what is in use, within
+        :data:`MAX_HELD`. A number handed out again after this makes a new copy."""
+        entry = self.held.pop(n, None)
+        self.active.pop(n, None)
+        if entry is not None and self.held_ids.get(id(entry[0])) == n:
+            del self.held_ids[id(entry[0])]
+        self.handed.pop(n, None)
+        self.taken.pop(n, None)
+
     def held_changes(self) -> tuple[Any, ...]:
         """Either side: ``()``, or ``(changes, dropped)`` to send: the kept containers (see
         :meth:`watch_attribute`) changed on this side since the two sides last agreed, as
-        ``(number, container)`` (and they are marked as agreed), and those this side stopped
-        comparing, as ``(number, times taken)`` (see :meth:`refill_held`).
+        ``(number, container, same)`` (:func:`_same_inner`; they are marked as agreed), and
+        those this side stopped comparing, as ``(number, times taken)`` (see
+        :meth:`refill_held`).
 
         Every message asks this, so comparing every kept container item by item each time
         made a check that kept many big ones quadratic (480 dropped objects' 3,000-item
@@ -5278,70 +5376,77 @@ class _Peer:
         alias of it is left) cannot change any more: it is compared once more, for what was
         done to it before its last other reference went, and then no longer (told by the
         reference count, :func:`_held_alone`; a container that refers to itself is compared
-        each time). The other side is told, and stops comparing its own copy too: no code here
-        can see a change of it. Only :meth:`_agree` (this side took it from a message again,
-        or handed it out) makes either compared again: nothing else refers to it to hand it
-        out. So a message costs what the containers still in use cost."""
-        changed: list[tuple[int, Any]] = []
+        each time). It is forgotten here (:meth:`_forget`), and the other side told, which
+        forgets its own copy too: no code here can see a change of it any more. So a message
+        costs what the containers still in use cost, and ``held`` holds only those."""
+        changed: list[tuple[int, Any, tuple[tuple[int, int], ...]]] = []
         dropped: list[tuple[int, int]] = []
         with self.held_lock:
             for n in list(self.active):
-                if n in self.remote_dormant:
-                    del self.active[n]  # no code of the other side can see a change of it
-                    continue
                 entry = self.held[n]
                 alone = _held_alone(entry)
                 if _watch_changed(entry[0], entry[1]):
-                    changed.append((n, entry[0]))
+                    changed.append((n, entry[0], _same_inner(entry[0], entry[1])))
                     self._agree(n, entry[0])
                 if alone:
-                    del self.active[n]
                     dropped.append((n, self.taken.get(n, 0)))
+                    self._forget(n)
         return (tuple(changed), tuple(dropped)) if changed or dropped else ()
 
     def refill_held(self, field: Any) -> None:
-        """Either side: the other side's changes of kept containers, each refilled in place,
-        and those whose copy there nothing but its ``held`` refers to any more, no longer
-        compared here (unless this side handed one out again since the other side took it:
-        the counts differ, and the other side's copy is seen again)."""
+        """Either side: the other side's changes of kept containers, each refilled in place
+        (one this side forgot meanwhile: nothing here can see it), and those whose copy there
+        no code can reach any more, forgotten here too, unless this side handed one out again
+        since the other side took it (the counts differ: its copy there is seen again)."""
         if field == ():
             return
         if type(field) is not tuple or len(field) != 2 or type(field[1]) is not tuple:
             raise CodecError("malformed change of kept containers")
         changes, dropped = field
-        for n, value in _changes(changes, self.held, "kept containers"):
-            held, _ = self.held[n]
-            _apply(held, value)  # (not under the lock: a dict's keys may be hashed remotely)
-            self._agree(n, held)
+        if type(changes) is not tuple or not all(
+            type(c) is tuple and len(c) == 3 and (c[0] in self.held or self._forgotten(c[0]))
+            for c in changes
+        ):
+            raise CodecError("malformed change of kept containers")
+        for n, value, same in changes:
+            found = self.held.get(n)
+            if found is not None:
+                # (not under the lock: dict keys may be hashed remotely)
+                _refill(found[0], value, same)
+                self._agree(n, found[0])
         with self.held_lock:
             for pair in dropped:
                 if (
-                    type(pair) is not tuple or len(pair) != 2
-                    or pair[0] not in self.held or type(pair[1]) is not int
+                    type(pair) is not tuple or len(pair) != 2 or type(pair[1]) is not int
+                    or not (pair[0] in self.held or self._forgotten(pair[0]))
                 ):  # fmt: skip
                     raise CodecError("malformed change of kept containers")
-                if self.handed.get(pair[0], 0) == pair[1]:
-                    self.remote_dormant.add(pair[0])
+                if pair[0] in self.held and self.handed.get(pair[0], 0) == pair[1]:
+                    self._forget(pair[0])
 
-    def take_held(self, n: Any, value: Any) -> Any:
-        """A reply's value that is the other side's kept container ``n``: this side's one copy
-        of it (refilled with ``value``), so that ``stack.items is stack.items`` and an earlier
-        alias of it see what it holds now (and the tests' own list, when the solution returns
-        the copy it read of it)."""
+    def take_held(self, key: Any, value: Any) -> Any:
+        """A reply's value that is the other side's kept container (``key``: its number, or
+        ``(number, same)``, see :meth:`hand_out`): this side's one copy of it (refilled with
+        ``value``), so that ``stack.items is stack.items`` and an earlier alias of it see what
+        it holds now (and the tests' own list, when the solution returns the copy it read of
+        it)."""
+        n, same = key if type(key) is tuple and len(key) == 2 else (key, ())
         if type(n) is not int or n < 0 or type(value) not in _MUTABLE:
             raise CodecError("malformed kept container")
         with self.held_lock:
             found = self.held.get(n)
             if found is None:
-                if not self._theirs(n):
+                if not self._theirs(n) and not self._forgotten(n):
                     raise CodecError("malformed kept container")  # one of ours never handed
-                self._agree(n, value)
+                self._agree(n, value)  # (a new copy; of one forgotten here: a fresh one)
                 self.taken[n] = self.taken.get(n, 0) + 1
+                if self._theirs(n):
+                    self.theirs_max = max(self.theirs_max, n)
                 return value
         held = found[0]
         if type(held) is not type(value):
             raise CodecError("malformed kept container")
-        _apply(held, value)  # (not under the lock: a dict's keys may be hashed remotely)
+        _refill(held, value, same)  # (not under the lock: dict keys may be hashed remotely)
         with self.held_lock:
             self._agree(n, held)
             self.taken[n] = self.taken.get(n, 0) + 1
@@ -5777,7 +5882,7 @@ class _Peer:
             or (op in _KEEPING_OPS and type(result) in _MUTABLE
                 and sys.getrefcount(result) > 2)
         ) and (not self.trusted or _tests_keeping(op, target, args)):  # fmt: skip
-            key = self.watch_attribute(result)
+            key = self.hand_out(result)
         if counts:
             kept = self.keep_received(received, counts, result, kwargs)
         try:
@@ -5841,7 +5946,7 @@ class _Peer:
 
     def reply(
         self, result: Any, back: dict[int, int], received: list[Any], changed: list[int],
-        key: int | None = None, kept: list[tuple[int, int]] | None = None,
+        key: int | tuple[int, Any] | None = None, kept: list[tuple[int, int]] | None = None,
     ) -> bytes:  # fmt: skip
         enc = _Encoder(self, back)
         enc.value(result)
@@ -7227,8 +7332,14 @@ _HELD_ALONE = _held_refs(([], None))
 def _held_alone(entry: tuple[Any, Any]) -> bool:
     """Whether the kept container of ``entry`` (a value of :attr:`_Peer.held`) is referred to
     by nothing but ``entry``: no object, variable or weak reference (a ``deque``'s) of either
-    side's code can reach it to change it."""
-    return _held_refs(entry) <= _HELD_ALONE and not _getweakrefcount(entry[0])
+    side's code can reach it to change it. Never one holding containers its mark watches
+    (:class:`_DeepMark`): code may still hold one of those (``self.row = board.cells[0]``)
+    and change it, which comparing the outer one tells."""
+    return (
+        type(entry[1]) is not _DeepMark
+        and _held_refs(entry) <= _HELD_ALONE
+        and not _getweakrefcount(entry[0])
+    )  # fmt: skip
 
 
 def _refcounts(containers: list[Any]) -> list[int]:
@@ -7622,13 +7733,6 @@ MAX_WATCHED_ITEMS = 4096
 #: Requests besides ``getattr`` whose result, a container the solution still holds after the
 #: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
 _KEEPING_OPS = frozenset({"call", "getitem", "next"})
-#: The requests of the solution whose result, a container of the tests, is kept in step: a
-#: public attribute or an item of an instance of the tests' own plain classes, the objects
-#: whose public data it may set too (:func:`_settable`): ``node.children.append(child)`` or
-#: ``graph.adj[u].append(v)`` change the tests' own in-process. Not a mock's, a runner's nor
-#: any other library's object: the solution changes the records those keep
-#: (``mock.call_args_list``) only by calling them.
-_TESTS_KEEPING_OPS = frozenset({"getattr", "getitem"})
 
 
 def _tests_class_object(obj: Any) -> bool:
@@ -7647,12 +7751,26 @@ def _tests_class_object(obj: Any) -> bool:
 
 def _tests_keeping(op: str, target: Any, args: tuple[Any, ...]) -> bool:
     """Whether the result of the solution's request ``op`` of the tests' ``target`` is kept
-    in step (see :data:`_TESTS_KEEPING_OPS`)."""
-    if op not in _TESTS_KEEPING_OPS or isinstance(target, type):
+    in step: a public attribute of an instance of the tests' own plain classes that the
+    instance itself holds (its ``__dict__``'s or a slot's), the data whose public names the
+    solution may set too (:func:`_settable`): ``node.children.append(child)`` or
+    ``graph.adj[u].append(v)`` change the tests' own in-process. Never one its class holds (a
+    class-wide table or tolerance: ``shape.TOL["abs"] = 1e9`` would change it for every test,
+    as setting it is refused), an item a method of theirs returns, nor a mock's, a runner's or
+    any other library's object: the solution changes the records those keep
+    (``mock.call_args_list``) only by calling them."""
+    if op != "getattr" or isinstance(target, type) or not _plain_tests_object(target, False):
         return False
-    if op == "getattr" and (not args or type(args[0]) is not str or args[0][:1] == "_"):
+    name = args[0] if args else None
+    if type(name) is not str or name[:1] == "_":
         return False
-    return _plain_tests_object(target, _shared(target))
+    own = getattr(target, "__dict__", None)
+    if type(own) is dict and name in own:
+        return True
+    held = next((vars(k)[name] for k in type(target).__mro__ if name in vars(k)), None)
+    return type(held) is types.MemberDescriptorType  # a slot: the instance's own
+
+
 #: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute),
 #: and of them, the most that the tests passed in and the solution kept (_Peer.keep_received):
 #: each kept one is compared at every request and reply, and a test that hands a structure
@@ -8337,8 +8455,23 @@ def judged_namespace(namespace: dict[str, Any], code: types.CodeType) -> None:
     ``type`` is :class:`_TestsType`, which answers ``type(node)`` of a handle of the tests'
     object with the handle of the tests' class (``type(node)(5)``, ``type(a) is type(b)``,
     ``list(type(color))`` of the tests' ``Enum``), and is ``type`` for everything else."""
-    if "type" in _names_used(code):
+    if _loads_name(code, "type"):
         namespace["type"] = _TestsType
+
+
+def _loads_name(code: types.CodeType, name: str) -> bool:
+    """Whether ``code`` (or code nested in it) loads the global or builtin ``name`` (not an
+    attribute, a string or a key so named)."""
+    import dis
+
+    return any(
+        name in current.co_names
+        and any(
+            i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and i.argval == name
+            for i in dis.get_instructions(current)
+        )
+        for current in _code_objects(code)
+    )
 
 
 def judged_stdin() -> None:
@@ -8786,7 +8919,7 @@ def _type_of(obj: Any) -> Any:
         if not _possible_type(answer, kind, backed):
             peer.fail("the solution answered type() with a class its object cannot be of")
         kind = answer
-    return _TestsType if kind is type else kind
+    return _TestsType if kind is type or kind is _TestsTypeMeta else kind
 
 
 #: The types a handle says by itself (its name at crossing: see :data:`_GENERATOR_NAME`); a
@@ -8835,7 +8968,8 @@ class _TestsTypeMeta(type):
             kind = type(args[0])
             if kind in _PROXY_TYPES or kind in _BACKED_CLASSES:
                 return _type_of(args[0])
-            return _TestsType if kind is type else kind  # (the common case, inline)
+            # (the common case, inline; a metaclass derived from this one's is type's)
+            return _TestsType if kind is type or kind is _TestsTypeMeta else kind
         return type(*args, **kwargs)
 
     def __instancecheck__(cls, obj: Any) -> bool:
@@ -8869,6 +9003,11 @@ class _TestsType(type, metaclass=_TestsTypeMeta):
 
 _TestsType.__name__ = _TestsType.__qualname__ = "type"
 _TestsType.__module__ = "builtins"
+# ``type[int]`` (an annotation, PEP 585) is ``type``'s alone: CPython subscripts only
+# ``type`` itself, not a class derived from it.
+_TestsType.__class_getitem__ = classmethod(  # type: ignore[attr-defined]
+    lambda cls, item: types.GenericAlias(type, item)
+)
 
 
 def _ask_constants(
