@@ -6863,6 +6863,45 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
     assert id(weak()) in compared
 
 
+@pytest.mark.parametrize(
+    "make",
+    [list, collections.deque, dict, collections.OrderedDict, types.SimpleNamespace],
+    ids=["list", "deque", "dict", "OrderedDict", "SimpleNamespace"],
+)
+def test_a_refill_keeps_the_inner_containers_the_other_side_still_holds(make: Any) -> None:
+    # The other side's copy changed its inner lists and swapped two of them: this side's own
+    # inner lists are refilled in place and moved as they were (an alias of one follows it);
+    # a position holding a new list there gets that new list here.
+    def build(rows: list[list[int]]) -> Any:
+        if make in (list, collections.deque):
+            return make(rows)
+        if make is types.SimpleNamespace:
+            return make(**{f"r{i}": row for i, row in enumerate(rows)})
+        return make((f"r{i}", row) for i, row in enumerate(rows))
+
+    def inner(container: Any) -> list[Any]:
+        return list(_judge._inner_slots(container) or [])
+
+    there = build([[1], [2], [3]])
+    mark = _judge._watch_mark(there)
+    first, second, _ = inner(there)
+    first.append(10)
+    moved = build([second, first, [30]])  # r0 <-> r1 swapped, r2 a new list
+    same = _judge._same_inner(moved, mark)
+    assert same == ((0, 1), (1, 0))
+    here = build([[1], [2], [3]])
+    aliases = inner(here)
+    _judge._refill(here, build([[2], [1, 10], [30]]), same)
+    now = inner(here)
+    assert now[:2] == [aliases[1], aliases[0]]
+    assert now[0] is aliases[1]
+    assert now[1] is aliases[0]
+    assert now[2] is not aliases[2]
+    assert (aliases[0], aliases[1], now[2]) == ([1, 10], [2], [30])
+    with pytest.raises(_judge.CodecError):
+        _judge._refill(build([[1]]), build([[1]]), ((0, 5),))  # no such position then
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("limit", [None, 3000])
 def test_a_recursion_goes_as_deep_as_in_process_and_no_deeper(limit: int | None) -> None:

@@ -2251,7 +2251,7 @@ def _refill(target: Any, new: Any, same: Any) -> None:
         elif kind is _Namespace:
             vars(target)[keys[i]] = old
         else:
-            dict.__setitem__(target, keys[i], old)
+            target[keys[i]] = old
 
 
 # -- framing -----------------------------------------------------------------------------------
@@ -5367,8 +5367,7 @@ class _Peer:
         """Either side: ``()``, or ``(changes, dropped)`` to send: the kept containers (see
         :meth:`watch_attribute`) changed on this side since the two sides last agreed, as
         ``(number, container, same)`` (:func:`_same_inner`; they are marked as agreed), and
-        those this side stopped comparing, as ``(number, times taken)`` (see
-        :meth:`refill_held`).
+        those this side forgot, as ``(number, times taken)`` (see :meth:`refill_held`).
 
         Every message asks this, so comparing every kept container item by item each time
         made a check that kept many big ones quadratic (480 dropped objects' 3,000-item
@@ -7771,10 +7770,11 @@ def _tests_keeping(op: str, target: Any, args: tuple[Any, ...]) -> bool:
     return type(held) is types.MemberDescriptorType  # a slot: the instance's own
 
 
-#: The most containers of the solution's objects kept in step per check (_Peer.watch_attribute),
-#: and of them, the most that the tests passed in and the solution kept (_Peer.keep_received):
-#: each kept one is compared at every request and reply, and a test that hands a structure
-#: thousands of rows, one call each, would otherwise pay for every row at every call.
+#: The most kept containers in use at once per check, on each side (_Peer.watch_attribute; one
+#: no code reaches any more is forgotten), and of them, the most that the tests passed in and
+#: the solution kept (_Peer.keep_received): each kept one is compared at every request and
+#: reply, and a test that hands a structure thousands of rows, one call each, would otherwise
+#: pay for every row at every call.
 MAX_HELD = 1000
 MAX_KEPT_ARGS = 64
 
