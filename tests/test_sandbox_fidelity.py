@@ -6863,6 +6863,20 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
     assert id(weak()) in compared
 
 
+def test_the_tests_containers_kept_for_the_solution_are_bounded_while_in_use() -> None:
+    # Each kept container costs a comparison at every message while it is in use: past
+    # MAX_TESTS_HELD of the tests' containers the solution reads a copy, until one is let go.
+    peer = _judge._Peer(-1, trusted=True)
+    bound = _judge.MAX_TESTS_HELD
+    lists = [[i] for i in range(bound + 1)]
+    keys = [peer.hand_out(x) for x in lists]
+    assert keys[:-1] == list(range(1, 2 * bound, 2))  # the judge's numbers are odd
+    assert keys[-1] is None
+    peer.refill_held(((), ((1, 1),)))  # the solution let go of its copy of the first
+    assert 1 not in peer.held
+    assert peer.hand_out(lists[-1]) == 2 * bound + 1
+
+
 @pytest.mark.parametrize(
     "make",
     [list, collections.deque, dict, collections.OrderedDict, types.SimpleNamespace],

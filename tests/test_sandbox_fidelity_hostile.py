@@ -2031,6 +2031,7 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
     assert result.status == "passed", result.stdout_tail
 
 
+@pytest.mark.slow
 def test_only_public_containers_of_the_tests_plain_objects_take_the_solutions_changes() -> None:
     """The solution changes the tests' ``node.children`` in place, as in-process (see
     ``_TESTS_KEEPING_OPS``), but not the records a mock of the tests keeps: a hack that
