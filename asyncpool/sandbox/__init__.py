@@ -187,8 +187,10 @@ untrusted bytes):
   ``g.adj[0].append(1)``). A kept container that no code of one side can reach any more (its
   object is gone, no alias is left, it holds no container) is compared once more, then
   forgotten by both sides, so a message costs what the containers still in use cost, and
-  the bound (``_judge.MAX_HELD``) counts those alone. Two threads changing one kept
-  container at once: the last message's contents win (in-process both changes stay);
+  the bound (``_judge.MAX_HELD``) counts those alone; of the tests' containers, at most
+  ``_judge.MAX_TESTS_HELD`` (16) are kept at once (past it the solution reads a copy). Two
+  threads changing one kept container at once: the last message's contents win (in-process
+  both changes stay);
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
   tests) crosses the other way as a handle; the solution may call it, iterate it and read its
   public attributes and its ``__name__``, ``__qualname__`` and ``__module__`` (what
