@@ -167,7 +167,7 @@ import warnings
 import weakref
 import zoneinfo
 from array import array as _array
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
 from collections.abc import Set as _AbcSet
 from datetime import date as _Date  # bound once: the tests' patches of datetime are forwarded
@@ -2186,17 +2186,24 @@ def _apply(target: Any, new: Any) -> None:
             target.default_factory = new.default_factory
 
 
-def _inner_slots(container: Any) -> list[Any] | None:
-    """The items of a kept container by position, where it holds containers that its mark
-    watches (a list's or deque's items, a mapping's or namespace's values), or None."""
+def _slots(container: Any) -> tuple[Any, Sequence[Any]] | None:
+    """Where a kept container holds the containers its mark watches, as ``(space, keys)``:
+    ``space[keys[i]]`` is its ``i``-th item (a list's or deque's by index, a mapping's or
+    namespace's by key); None for one that holds none (a set, a bytearray)."""
     kind = type(container)
     if kind is list or kind is _deque:
-        return list(container)
-    if kind is _Namespace:
-        return list(vars(container).values())
-    if isinstance(container, dict):
-        return list(container.values())
-    return None
+        return container, range(len(container))
+    space = vars(container) if kind is _Namespace else container
+    return (space, list(space)) if isinstance(space, dict) else None
+
+
+def _inner_slots(container: Any) -> list[Any] | None:
+    """The items of a kept container by position (see :func:`_slots`), or None."""
+    found = _slots(container)
+    if found is None:
+        return None
+    space, keys = found
+    return [space[k] for k in keys]
 
 
 def _same_inner(container: Any, mark: Any) -> tuple[tuple[int, int], ...]:
@@ -2224,34 +2231,20 @@ def _refill(target: Any, new: Any, same: Any) -> None:
         return
     if type(same) is not tuple or len(same) > len(before):
         raise CodecError("malformed kept container")
-    kind = type(target)
-    keys = (
-        None if kind is list or kind is _deque
-        else list(vars(target)) if kind is _Namespace
-        else list(target)
-    )  # fmt: skip
-    size = len(target) if keys is None else len(keys)
+    space, keys = _slots(target) or (target, ())
     for pair in same:
         if (
             type(pair) is not tuple or len(pair) != 2
             or type(pair[0]) is not int or type(pair[1]) is not int
-            or not 0 <= pair[0] < size or not 0 <= pair[1] < len(before)
+            or not 0 <= pair[0] < len(keys) or not 0 <= pair[1] < len(before)
         ):  # fmt: skip
             raise CodecError("malformed kept container")
         i, j = pair
-        old = before[j]
-        fresh = target[i] if keys is None else (
-            vars(target)[keys[i]] if kind is _Namespace else target[keys[i]]
-        )  # fmt: skip
+        old, fresh = before[j], space[keys[i]]
         if type(old) is not type(fresh) or type(old) not in _MUTABLE or old is fresh:
             continue
         _apply(old, fresh)
-        if keys is None:
-            target[i] = old
-        elif kind is _Namespace:
-            vars(target)[keys[i]] = old
-        else:
-            target[keys[i]] = old
+        space[keys[i]] = old
 
 
 # -- framing -----------------------------------------------------------------------------------
@@ -3975,7 +3968,6 @@ def _reaches_nothing_real(function: Any) -> bool:
     every value its closure holds is no callable, or such a one. ``lambda p: p.endswith(
     ".csv")`` and ``def boom(*a): raise AssertionError`` pass; ``lambda *a: real_open(*a)``
     does not: through it the solution would open, in the judge, any path it chose."""
-    import dis
 
     def harmless(value: Any) -> bool:
         if not callable(value):
@@ -3989,17 +3981,24 @@ def _reaches_nothing_real(function: Any) -> bool:
     cells = function.__closure__ or ()
     if not all(harmless(cell.cell_contents) for cell in cells if cell.cell_contents is not None):
         return False
-    for code in _code_objects(function.__code__):
-        for instruction in dis.get_instructions(code):
-            if instruction.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
-                continue
-            name = str(instruction.argval)
-            if name in found:
-                if not harmless(found[name]):
-                    return False
-            elif name not in _COMPUTING_BUILTINS and not harmless(vars(builtins).get(name)):
+    for name in _globals_loaded(function.__code__):
+        if name in found:
+            if not harmless(found[name]):
                 return False
+        elif name not in _COMPUTING_BUILTINS and not harmless(vars(builtins).get(name)):
+            return False
     return True
+
+
+def _globals_loaded(code: types.CodeType) -> Iterator[str]:
+    """The global or built-in names ``code`` (or code nested in it) loads, as they come (not
+    an attribute, a string or a key so named)."""
+    import dis
+
+    for current in _code_objects(code):
+        for instruction in dis.get_instructions(current):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                yield str(instruction.argval)
 
 
 def _patched_original(patcher: Any, target: Any, attr: str) -> Any:
@@ -8475,18 +8474,9 @@ def judged_namespace(namespace: dict[str, Any], code: types.CodeType) -> None:
 
 
 def _loads_name(code: types.CodeType, name: str) -> bool:
-    """Whether ``code`` (or code nested in it) loads the global or builtin ``name`` (not an
-    attribute, a string or a key so named)."""
-    import dis
-
-    return any(
-        name in current.co_names
-        and any(
-            i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and i.argval == name
-            for i in dis.get_instructions(current)
-        )
-        for current in _code_objects(code)
-    )
+    """Whether ``code`` (or code nested in it) loads the global or built-in ``name``: its
+    opcodes read only when one of its code objects names it at all."""
+    return any(name in c.co_names for c in _code_objects(code)) and name in _globals_loaded(code)
 
 
 def judged_stdin() -> None:
