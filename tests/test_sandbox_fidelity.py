@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
+from tests._programs import JUDGE_WIRE
 
 
 @dataclass(frozen=True)
@@ -7147,9 +7148,8 @@ def test_the_solutions_recursion_limit_reaches_the_tests_only_upward_and_bounded
     "settings", ["(1000,)", "('1000', None)", "(1000, 'x')", "[1000, None]", "None"]
 )
 def test_malformed_settings_in_the_greeting_fail_the_check(settings: str) -> None:
-    forged = _d(f"""
+    forged = JUDGE_WIRE + _d(f"""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         own = (sys.getrecursionlimit(), wire._int_digits())
         encode = wire._Encoder.value
         def value(self, v, depth=0, content=False):

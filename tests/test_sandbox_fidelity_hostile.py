@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
+from tests._programs import JUDGE_WIRE
 
 
 def _d(text: str) -> str:
@@ -32,11 +33,10 @@ SORT_TESTS = _d("""
 """)
 HONEST_SORT = "def solve(xs):\n    return sorted(xs)\n"
 
-#: Forged replies: the solution replaces ``_Peer.reply`` of its own copy of the judge module
-#: (it is in its memory) with one that returns ``BODY`` and then answers with ``KIND``.
-_FORGE = _d("""
+#: Forged replies: the solution replaces ``_Peer.reply`` of its own copy of the judge (it is in
+#: its memory) with one that returns ``BODY`` and then answers with ``KIND``.
+_FORGE = JUDGE_WIRE + _d("""
     import struct, sys
-    wire = sys.modules["_asyncpool_judge"]
     U32 = struct.Struct(">I").pack
     def solve(xs):
         return sorted(xs)
@@ -76,9 +76,9 @@ PID_FROM_OPEN = _d("""
 def _answering_type(kind: str) -> str:
     """The head of a solution that rewrote its side of the wire to answer every ``type``
     request of the judge with the built-in class ``kind``."""
-    return _d(f"""
+    return JUDGE_WIRE + _d(f"""
         import sys
-        Peer = sys.modules["_asyncpool_judge"]._Peer
+        Peer = wire._Peer
         perform = Peer.perform
         def lying(self, op, obj, args, kwargs):
             return {kind} if op == "type" else perform(self, op, obj, args, kwargs)
@@ -91,9 +91,8 @@ def _claimed_exception(module: str, name: str, args: tuple[object, ...] = ()) ->
     detail (see ``_judge._exception_detail``, rewritten in its own copy of the wire) claims
     the standard library class ``module.name``: the judge must never make that class of it
     when it is one whose raising means more than a failure."""
-    return _d(f"""
+    return JUDGE_WIRE + _d(f"""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         def detail(exc, own):
             return ({args!r}, (), ({module!r}, {name!r}))
         wire._exception_detail = detail
@@ -119,9 +118,8 @@ RAISED_BACK = _d("""
 def _raising_back(described: str) -> str:
     """A solution whose wire describes every exception it raises as ``described`` (a forged
     mark of the tests' exception raised back, see ``_judge._RAISED``)."""
-    return _d(f"""
+    return JUDGE_WIRE + _d(f"""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         def call(f):
             wire._Peer.describe = lambda self, exc, depth=0: {described}
             raise ValueError("mine")
@@ -386,9 +384,8 @@ ATTACKS: list[tuple[str, str, str]] = [
         "an exception class whose forged bases hold StopIteration, raised in the tests' map",
         # right everywhere but on [2, 1], met only inside the tests' all(map(...)): were the
         # judge's class for it a StopIteration, map would end early and all() be true.
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
-            wire = sys.modules["_asyncpool_judge"]
             class EndsTheMap(ValueError):
                 pass
             def spec(cls):
@@ -512,10 +509,10 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged reply: a change of an environment variable the tests do not name",
-        _d("""
+        JUDGE_WIRE + _d("""
             import os, sys
             def solve():
-                peer = sys.modules["_asyncpool_judge"]._PEER
+                peer = wire._PEER
                 peer.back = (peer.back[0], (*peer.back[1], "LD_PRELOAD"))
                 os.environ["LD_PRELOAD"] = "/tmp/evil.so"
                 return 1
@@ -525,10 +522,9 @@ ATTACKS: list[tuple[str, str, str]] = [
     (
         "forged reply: a change of a generator the judge does not follow",
         # only the labels of _SEEDED name a generator whose change the judge takes
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
             def solve():
-                wire = sys.modules["_asyncpool_judge"]
                 wire._Peer.ambient_changes = lambda self: (None, (), ("<argv>",))
                 return 1
         """),
@@ -537,9 +533,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     (
         "forged class names: a class of a module not on the list, an exception class, no class",
         # only classes of _STANDARD_CLASS_MODULES, never an exception class, are the judge's own
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
-            wire = sys.modules["_asyncpool_judge"]
             NAMES = {"A": b"subprocess:Popen", "B": b"json.decoder:JSONDecodeError",
                      "C": b"collections:abc"}
             wire._standard_class_name = lambda cls: NAMES.get(cls.__name__)
@@ -580,9 +575,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged reply: a text of the tests under a number never given",
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
-            wire = sys.modules["_asyncpool_judge"]
             def answer(fn):
                 text = wire._TestsText()
                 text.number = 7
@@ -623,9 +617,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged output on a third stream",
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
-            wire = sys.modules["_asyncpool_judge"]
             def solve(xs):
                 wire._PEER.send(b"O", wire.encode((3, "x")))
                 return sorted(xs)
@@ -634,9 +627,8 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged output past the relay bound",
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
-            wire = sys.modules["_asyncpool_judge"]
             def solve(xs):
                 for _ in range(3):
                     wire._PEER.send(b"O", wire.encode((1, "x" * (30 << 20))))
@@ -696,10 +688,9 @@ ATTACKS: list[tuple[str, str, str]] = [
     ),
     (
         "forged reply: a Mapping's items that are not pairs",
-        _d("""
+        JUDGE_WIRE + _d("""
             import sys
             from collections.abc import Mapping
-            wire = sys.modules["_asyncpool_judge"]
             wire._abc_contents = lambda obj: ("mapping", 2, ("a", "b"))
             class M(Mapping):
                 def __getitem__(self, k): return 1
@@ -1165,9 +1156,8 @@ ATTACKS.append(
 )  # fmt: skip
 #: A reply whose tail (after the result: the watched values, this result's kept-container
 #: number, the kept containers changed) the solution chooses (see _Peer.watch_attribute).
-_FORGE_TAIL = _d("""
+_FORGE_TAIL = JUDGE_WIRE + _d("""
     import sys
-    wire = sys.modules["_asyncpool_judge"]
     class Box:
         def __init__(self):
             self.items = [3, 1, 2]
@@ -1371,9 +1361,8 @@ ATTACKS += [
 def _notifying(notice: str) -> str:
     """A solution that sends the judge a forged warning or log record (``notice``: the
     arguments of ``_Peer.notify``) and answers wrong."""
-    return _d(f"""
+    return JUDGE_WIRE + _d(f"""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         def solve(xs):
             wire._PEER.notify({notice})
             return xs
@@ -1393,9 +1382,8 @@ ATTACKS += [
     ("forged warning: an exception class that is no warning, under an error filter",
      _notifying('b"W", ("no", "AssertionError", "<program>", 1)'), WARNING_TESTS),
     ("forged log record: an object of the solution's for the logger's name",
-     _d("""
+     JUDGE_WIRE + _d("""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         class Name:
             def __str__(self):
                 return "x"
@@ -1406,9 +1394,8 @@ ATTACKS += [
 ]  # fmt: skip
 ATTACKS += [
     ("forged read of the tests' stdin: a method of the judge's choosing",
-     _d("""
+     JUDGE_WIRE + _d("""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         def solve(xs):
             wire._PEER.ask_judge("close", 0)
             return sorted(xs)
@@ -1442,9 +1429,8 @@ ATTACKS += [
     # The solution's values the tests read are kept current (see _Constants): an update may
     # name only what the judge asked for, never a name of the tests'.
     ("forged update of a name the judge never asked for: the tests' expected value",
-     _d("""
+     JUDGE_WIRE + _d("""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         LIMIT = 10
         def solve(xs):
             return xs
@@ -1879,26 +1865,29 @@ def test_a_failed_bound_names_its_reason() -> None:
 
 
 def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
-    """Every ``module.attribute`` the judge module's code reads (its wire runs in the solution's
-    process too) is of a module whose patches stay the tests' own, or is such an attribute: a
-    patch the tests make (``patch("datetime.datetime", ...)``) must not break the wire."""
+    """Every ``module.attribute`` the judge's code reads, in every module of its package (its
+    wire runs in the solution's process too), is of a module whose patches stay the tests' own,
+    or is such an attribute: a patch the tests make (``patch("datetime.datetime", ...)``) must
+    not break the wire."""
     import ast
     from pathlib import Path
 
-    tree = ast.parse(Path(_judge.__file__).read_text())
-    modules = {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-    }
-    used = {
-        (node.value.id, node.attr)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id in modules
-    }
+    used: set[tuple[str, str]] = set()
+    for path in sorted(Path(_judge.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        modules = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        used |= {
+            (node.value.id, node.attr)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        }
     assert ("decimal", "localcontext") in used  # the scan sees the wire's uses
     reached = {
         (module, attr) for module, attr in used
@@ -2001,14 +1990,13 @@ def test_a_spy_of_a_real_function_runs_the_solutions_own_and_only_spies_record()
     judge's), also when the solution unwraps it first (the spy has no ``__wrapped__``, as the
     mock has none); a ``record`` the solution forges on another of the tests' mocks is refused,
     and the mock stays uncalled."""
-    solution = _d("""
+    solution = JUDGE_WIRE + _d("""
         import inspect, os, sys
         def pid():
             return os.getpid()
         def unwrapped_pid():
             return inspect.unwrap(os.getpid)()
         def forge(mock):
-            wire = sys.modules["_asyncpool_judge"]
             try:
                 wire._peer().request("record", mock, ((), {}))
             except TypeError:
@@ -2167,9 +2155,8 @@ def test_a_log_records_args_and_extra_cross_only_as_plain_values() -> None:
     """A record's ``args`` and ``extra=`` attributes reach the tests' handlers when they are
     plain values (``caplog.records[0].args``, ``.user``); an object of the solution's among
     them is left out, and forged arguments that do not give the record's text are dropped."""
-    solution = _d("""
+    solution = JUDGE_WIRE + _d("""
         import logging, sys
-        wire = sys.modules["_asyncpool_judge"]
         log = logging.getLogger("app")
         class Sneaky:
             def __eq__(self, other):
@@ -2410,9 +2397,8 @@ def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_i
     the other requests :data:`_judge._OPS` keeps for the judge are refused (a ``TypeError``)
     when the solution makes them of the tests' objects, which stay untouched."""
     assert _judge._OPS[op] is False
-    forged = _d(f"""
+    forged = JUDGE_WIRE + _d(f"""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         def consume(gen):
             try:
                 wire._peer().request({op!r}, gen, (ValueError, ()))

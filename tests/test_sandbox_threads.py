@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
+from tests._programs import JUDGE_WIRE
 from tests.test_sandbox_fidelity import _d, reference_verdict
 
 #: Wrong programs the judge passed while one thread of it served every thread of the solution:
@@ -504,11 +505,10 @@ def test_honest_threaded_programs_get_the_in_process_verdict(solution: str, test
     _judged_as_in_process(solution, tests, "passed")
 
 
-#: The head of a solution that writes frames of its own on the wire (its copy of the judge's
-#: module is in its memory): ``frame(kind, body, channel)``.
-_WIRE = _d("""
+#: The head of a solution that writes frames of its own on the wire (its copy of the judge is
+#: in its memory): ``frame(kind, body, channel)``.
+_WIRE = JUDGE_WIRE + _d("""
     import sys, threading
-    wire = sys.modules["_asyncpool_judge"]
     def frame(kind, body, channel):
         wire._send(wire._PEER.fd, kind, body, word=wire._U32.pack(channel))
 """)
@@ -574,9 +574,8 @@ def test_a_second_message_on_a_channel_before_its_answer_fails_the_check() -> No
 
 def test_a_solution_that_says_it_has_threads_when_it_has_none_is_judged_as_any() -> None:
     # The word's threads bit only makes the judge start a thread that reads; it decides nothing.
-    head = _d("""
+    head = JUDGE_WIRE + _d("""
         import sys
-        wire = sys.modules["_asyncpool_judge"]
         wire._Peer.word = lambda self, channel: wire._U32.pack(channel | wire._THREADED)
     """)
     honest = run_tests(head + "def f(x):\n    return x + 1\n", "assert f(1) == 2\n")

@@ -149,10 +149,10 @@ def _trim_heap() -> None:
     """Give the C heap's free memory back to the kernel (glibc's ``malloc_trim(0)``), once,
     before the first fork.
 
-    Why: compiling the judge's source (``_judge.py``, this interpreter runs with ``-B``) at
-    start-up left ~13 MB of C heap free but mapped and resident (glibc trims only the heap's
-    top): every fork copied its page-table entries and every exit unmapped them. With the trim
-    the server's anonymous memory went from 29.6 to 16.7 MB. A check's CPU (server, run and
+    Why: compiling the judge's source (the ``_judge`` package, this interpreter runs with
+    ``-B``) at start-up left ~13 MB of C heap free but mapped and resident (glibc trims only the
+    heap's top): every fork copied its page-table entries and every exit unmapped them. With the
+    trim the server's anonymous memory went from 29.6 to 16.7 MB. A check's CPU (server, run and
     judge together) went from 5.49 to 4.66 ms for ``run_python_bare`` and from 8.63 to 8.41 ms
     for ``run_tests`` with the two versions' servers alternating item by item
     (``benchmarks/bench_sandbox.py --against``, 3 rounds of 328 HumanEval checks); one server
@@ -963,7 +963,9 @@ def main(argv: list[str]) -> None:
     lanes = [arg.split("=", 1)[1] for arg in argv[2:] if arg.startswith("--cpu-lanes=")]
     os.environ.clear()
     os.environ.update(ENV)
-    _zygote_child.JUDGE = _load_sibling("_judge")
+    from . import _judge  # (the stand-in package's: see the top of this file)
+
+    _zygote_child.JUDGE = _judge
     _zygote_child.JUDGE.prepare_server()
     _warm_up()
     _zygote_child.NS = _load_sibling("_ns")

@@ -72,9 +72,10 @@ class ServerView(Protocol):
     streams: tuple[TextIO, TextIO] | None
 
 
-#: The sandbox's helper modules, loaded by file path by the server's ``main`` (the package is
-#: never imported there); placeholders until then.
-JUDGE = types.ModuleType("_asyncpool_judge")
+#: The sandbox's helper modules, set by the server's ``main`` (the package is never imported
+#: there: the judge is a package of its stand-in package, the others are loaded by file path);
+#: placeholders until then.
+JUDGE = types.ModuleType("_asyncpool_zygote._judge")
 NS = types.ModuleType("_asyncpool_ns")
 SECCOMP = types.ModuleType("_asyncpool_seccomp")
 #: ``O_PATH`` descriptors of import directories every child keeps (see

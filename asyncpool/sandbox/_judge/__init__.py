@@ -1,8 +1,9 @@
 """The judge of ``sandbox.run_tests``: tests in a trusted process, the solution behind a wire.
 
-Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`, by file path: it never imports the
-``asyncpool`` package), standard library only (numpy and pandas, when a value needs them, are
-imported lazily). Each ``run_tests`` has two processes:
+Loaded by the fork server (:mod:`asyncpool.sandbox._zygote`) as ``_asyncpool_zygote._judge``, a
+package of its stand-in package (it never imports the ``asyncpool`` package), standard library only
+(numpy and pandas, when a value needs them, are imported lazily). Each ``run_tests`` has two
+processes:
 
 * the **solution** process (jailed, its own sandbox uid) runs the solution's source as a module
   named ``solution`` (not ``__main__``: a ``__main__`` block does not run, as under in-process
@@ -2625,8 +2626,9 @@ def _loaded_class(module: str, qualname: str) -> type | None:
 
 
 #: Modules whose classes never cross by name (:func:`_named_class`): the solution's, the
-#: tests', the judge's.
-_OWN_MODULES = frozenset({"solution", "__main__", "_asyncpool_judge", "asyncpool"})
+#: tests', the judge's (``asyncpool``; in the fork server ``_asyncpool_zygote``, the stand-in
+#: package whose modules the judge's and the server's are there).
+_OWN_MODULES = frozenset({"solution", "__main__", "_asyncpool_zygote", "asyncpool"})
 
 
 class _TestsText(str):
@@ -3250,14 +3252,14 @@ def _inert_mock(value: Any) -> bool:
 _PATCHES: list[tuple[Any, Any, str]] = []  # (its target: a module or a library's class)
 _PATCH_COUNT = [0]
 #: Modules whose patches stay the tests' own: ``sys`` (the solution's output already reaches
-#: the tests' ``sys.stdout``), the judge's and the tests', and every module whose attributes
-#: the solution's side of the wire uses as it runs (the codec builds ``decimal.Decimal``,
-#: ``fractions.Fraction``...; ``datetime``'s classes it binds at import, so the tests'
-#: ``patch("datetime.date", ...)`` reaches the solution): patched there, they would break the
-#: wire, not the solution (a test checks that this and :data:`_UNFORWARDED_ATTRS` cover every
-#: such use in this module).
+#: the tests' ``sys.stdout``), the judge's (by its name in the fork server) and the tests', and
+#: every module whose attributes the solution's side of the wire uses as it runs (the codec
+#: builds ``decimal.Decimal``, ``fractions.Fraction``...; ``datetime``'s classes it binds at
+#: import, so the tests' ``patch("datetime.date", ...)`` reaches the solution): patched there,
+#: they would break the wire, not the solution (a test checks that this and
+#: :data:`_UNFORWARDED_ATTRS` cover every such use in this module).
 _UNFORWARDED = frozenset({
-    "sys", "_asyncpool_judge", "__main__", "decimal", "fractions",
+    "sys", "_asyncpool_zygote._judge", "__main__", "decimal", "fractions",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
@@ -6939,9 +6941,10 @@ def _capabilities(kind: type) -> int:
     return bits
 
 
-#: Modules whose classes a handle's ``__class__`` never stands for (see :func:`_library_module`).
+#: Modules whose classes a handle's ``__class__`` never stands for (see :func:`_library_module`;
+#: the judge's: see :data:`_OWN_MODULES`).
 _NOT_LIBRARIES = frozenset({
-    "solution", "__main__", "_asyncpool_judge", "asyncpool", "_pytest", "pytest", "numpy",
+    "solution", "__main__", "_asyncpool_zygote", "asyncpool", "_pytest", "pytest", "numpy",
     "pandas",
 })  # fmt: skip
 
