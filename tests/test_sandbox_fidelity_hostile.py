@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
+from asyncpool.sandbox._judge import _ops, _values
 from tests._programs import JUDGE_WIRE
 
 
@@ -1889,6 +1890,11 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
             and node.value.id in modules
         }
     assert ("decimal", "localcontext") in used  # the scan sees the wire's uses
+    # the judge's own modules, each by its name in the fork server (a package of its stand-in)
+    package = Path(_judge.__file__).parent
+    judge_modules = {f"_asyncpool_zygote._judge.{path.stem}" for path in package.glob("*.py")}
+    assert judge_modules - {"_asyncpool_zygote._judge.__init__"} <= _judge._UNFORWARDED
+    assert "_asyncpool_zygote._judge" in _judge._UNFORWARDED
     reached = {
         (module, attr) for module, attr in used
         if module not in _judge._UNFORWARDED and (module, attr) not in _judge._UNFORWARDED_ATTRS
@@ -1952,8 +1958,8 @@ def test_numpy_text_and_bytes_cross_as_values_and_text_must_be_code_points() -> 
         assert type(back) is type(value)
         assert back.dtype == value.dtype
         assert np.array_equal(back, value)
-    assert _judge._allowed_dtype("<U999999") == np.dtype("<U999999")
-    assert _judge._allowed_dtype("<U1000000") is None
+    assert _values._allowed_dtype("<U999999") == np.dtype("<U999999")
+    assert _values._allowed_dtype("<U1000000") is None
     sent = _judge.encode(np.array(["a"]))
     with pytest.raises(_judge.CodecError, match="not code points"):
         _judge.decode(sent.replace("a".encode("utf-32-le"), b"\x00\xdc\x00\x00"))
@@ -2394,9 +2400,9 @@ def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_i
     op: str,
 ) -> None:
     """``throw`` (a built-in exception thrown into a generator, see ``_GeneratorProxy``) and
-    the other requests :data:`_judge._OPS` keeps for the judge are refused (a ``TypeError``)
+    the other requests :data:`_ops._OPS` keeps for the judge are refused (a ``TypeError``)
     when the solution makes them of the tests' objects, which stay untouched."""
-    assert _judge._OPS[op] is False
+    assert _ops._OPS[op] is False
     forged = JUDGE_WIRE + _d(f"""
         import sys
         def consume(gen):

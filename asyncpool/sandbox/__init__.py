@@ -54,7 +54,7 @@ Two processes per check:
   ``sys.path`` or a setting of the interpreter changed (the decimal context, the warnings
   filters, ``np.seterr``, ``gc``, the umask...: ``_zygote_child._interpreter_settings``), a
   module's attribute the tests may have set, a patch they started and never stopped: read from
-  their bytecode, see ``_judge._attribute_roots``); a check finds none
+  their bytecode, see ``_judge._tests_code._attribute_roots``); a check finds none
   idle, or the caller is not root: a judge forked for it alone.
 * **files**: tests that name a file API (``open``, ``tmp_path``, ``tempfile``, ``pathlib``,
   ``os.path``, ``shutil``, ``csv``...: ``_run._FILE_USE``, read from their text alone) share

@@ -150,11 +150,9 @@ import collections
 import contextlib
 import dataclasses
 import decimal
-import fractions
 import importlib
 import io
 import keyword
-import opcode
 import operator
 import os
 import pathlib
@@ -162,11 +160,8 @@ import struct
 import sys
 import traceback
 import types
-import typing
-import uuid
 import warnings
 import weakref
-import zoneinfo
 from array import array as _array
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
@@ -175,19 +170,13 @@ from datetime import date as _Date  # bound once: the tests' patches of datetime
 from datetime import datetime as _DateTime
 from datetime import time as _Time
 from datetime import timedelta as _TimeDelta
-from datetime import timezone as _TimeZone
-from datetime import tzinfo as _TzInfo
 from decimal import getcontext as _getcontext  # bound once: the tests' patches are forwarded
 from importlib.util import find_spec as _find_spec  # bound once (the fork server loaded it)
 from itertools import chain as _chain  # bound once: the tests' patches are forwarded
-from math import ceil as _ceil  # bound once (the wire's ops, see _UNARY)
-from math import floor as _floor
-from math import trunc as _trunc
 from os import chdir as _chdir  # bound once: the tests' patches of os are forwarded
 from os import fstat as _fstat
 from os import getcwd as _getcwd
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
-from re import RegexFlag as _RegexFlag
 from re import compile as _re_compile
 from re import error as _re_error
 from socket import SHUT_RDWR as _SHUT_RDWR  # bound once: the tests may patch socket
@@ -199,42 +188,94 @@ from threading import current_thread as _current_thread
 from typing import Any, NoReturn
 from weakref import getweakrefcount as _getweakrefcount  # bound once, as getrefcount
 
-#: Largest message either side may send, in bytes.
-MAX_MESSAGE = 64 * 1024 * 1024
-#: Deepest nesting of containers in one value (a linked list or a tree as nested dicts or
-#: lists; a "flatten" test's list 1,000 deep). The codec recurses once or twice per level:
-#: within the default recursion limit of either side (1,000) up to :data:`_SHALLOW` levels,
-#: with room for the tests' and the solution's own; past it, within a limit raised for that
-#: value alone (:func:`_deepened`). On Python 3.10, whose Python calls use the C stack, 300.
-MAX_DEPTH = 10_000 if sys.version_info >= (3, 11) else 300
-_SHALLOW = 250
-#: Most values (containers and scalars) in one message.
-MAX_ITEMS = 4_000_000
-#: Most callables the solution may announce.
-MAX_NAMES = 10_000
-#: Most distinct objects of the solution the judge may hold handles to.
-MAX_HANDLES = 200_000
-#: Deepest nesting of requests (a callback of the tests calling the solution calling back...).
-MAX_CALL_DEPTH = 50
-#: Most requests the solution may make of the judge (callbacks, reads of the tests' objects).
-MAX_CALLBACKS = 200_000
-#: Most items the judge takes from one iterator of the solution.
-MAX_ITERATION = 200_000
-#: Most bytes of the solution's output copied to the tests' redirected ``sys.stdout`` /
-#: ``sys.stderr`` in one check (the solution's own output file is bounded lower, by its
-#: ``RLIMIT_FSIZE``).
-MAX_RELAYED = 64 * 1024 * 1024
-#: Most warnings and log records of the solution re-issued in the judge in one check (those
-#: past it are dropped, as a flood of them says nothing more).
-MAX_NOTICES = 10_000
-#: Most texts of the solution's the judge remembers as possible code (see _Peer.note_text).
-MAX_TEXTS = 100_000
-#: Most threads of one side that exchange with the other at once (channels, see
-#: :meth:`_Peer.channel`): a thread past it waits for another's channel to close (when that
-#: thread ends), and the judge fails a check whose solution opens more. Above the threads a
-#: run may have (``RLIMIT_NPROC``: 48 where its memory cgroup holds it), within those a
-#: judge's address space allows (each thread's stack).
-MAX_CHANNELS = 64
+from . import _annotations, _bounds, _ops, _pandas, _tests_code, _values
+from ._annotations import _TYPING_KINDS, _typing_spec, _typing_value
+from ._bounds import (
+    _SHALLOW,
+    MAX_CALL_DEPTH,
+    MAX_CALLBACKS,
+    MAX_CHANNELS,
+    MAX_DEPTH,
+    MAX_HANDLES,
+    MAX_ITEMS,
+    MAX_ITERATION,
+    MAX_MESSAGE,
+    MAX_NAMES,
+    MAX_NOTICES,
+    MAX_RELAYED,
+    MAX_TEXTS,
+    CodecError,
+    SolutionBroke,
+    SolutionError,
+)
+from ._ops import (
+    _BINARY,
+    _COMPARISONS,
+    _DERIVED_VALUES,
+    _HIDDEN,
+    _INPLACE,
+    _INTERNALS,
+    _NAMES_SHOWN,
+    _OPS,
+    _REFLECTED,
+    _SUBTRACTIONS,
+    _UNARY,
+)
+from ._pandas import _pandas_spec, _pandas_value
+from ._tests_code import _CHECK, _COMPILE, _EVAL, _EXEC, _code_objects, _compiled, _globals_loaded
+from ._values import (
+    _BACKED_BASES,
+    _BUILTIN_TYPE_NAMES,
+    _BUILTIN_TYPES,
+    _CHAIN_MAPS,
+    _DATETIME_TAGS,
+    _FACTORIES,
+    _FACTORY_CODE,
+    _MUTABLE,
+    _PATH_CODE,
+    _PATHS,
+    _PATTERN_FLAGS,
+    _UNSET,
+    _UUID,
+    _VIEW_TAGS,
+    MAX_MADE_CLASSES,
+    _allowed_dtype,
+    _base_value,
+    _chainable,
+    _ChainMap,
+    _Counter,
+    _datetime_fields,
+    _Decimal,
+    _defaultdict,
+    _deque,
+    _fixed_tz,
+    _Fraction,
+    _import_numpy,
+    _loaded_class,
+    _made_once,
+    _mutable_value,
+    _namedtuple_class,
+    _Namespace,
+    _normal_dist,
+    _OrderedDict,
+    _plain_name,
+    _plain_namedtuple,
+    _plain_tz,
+    _timezone,
+    _tz_spec,
+    _wrapped_data,
+)
+
+# What the fork server (``_zygote``, ``_zygote_child``) and the caller use.
+__all__ = [
+    "_decimal_spec", "_int_digits", "_numpy_errors", "MAX_CALL_DEPTH", "MAX_CALLBACKS",
+    "MAX_CHANNELS", "MAX_DEPTH", "MAX_HANDLES", "MAX_ITEMS", "MAX_ITERATION", "MAX_MESSAGE",
+    "MAX_NAMES", "MAX_NOTICES", "MAX_RELAYED", "MAX_TEXTS", "CodecError", "SolutionBroke",
+    "SolutionError", "deliver_verdict", "entry_steps", "judge", "judge_check", "same_file",
+    "decode", "encode", "guard_judge", "WARM_TESTS", "judged_namespace", "judged_stdin",
+    "prepare_server", "serve_solution", "serve_warm_up",
+]
+
 
 _LEN = struct.Struct("=I")
 _U32 = struct.Struct(">I")
@@ -265,182 +306,6 @@ def _current_thread_name() -> str:
         return str(_current_thread().name)
     except Exception:
         return ""
-
-
-class CodecError(ValueError):
-    """A value cannot be encoded, or bytes are not a valid message."""
-
-
-class SolutionBroke(BaseException):
-    """The solution process died, hung up, broke the protocol or a bound: no test can pass.
-
-    A ``BaseException`` so that ``except Exception`` in a test does not swallow it; the judge
-    also remembers it, so that even a bare ``except:`` cannot turn it into a pass."""
-
-
-class SolutionError(Exception):
-    """Stands for an exception of the solution whose type is not a built-in exception."""
-
-
-# -- the types that cross as values --------------------------------------------------------------
-
-_Counter = collections.Counter
-_OrderedDict = collections.OrderedDict
-_defaultdict = collections.defaultdict
-_deque = collections.deque
-_ChainMap = collections.ChainMap
-#: ``types.SimpleNamespace``: a mutable container of its attributes (string names only).
-_Namespace = types.SimpleNamespace
-_UUID = uuid.UUID
-#: Path classes whose objects cross as values (class code, then the path's string).
-_PATHS: tuple[type, ...] = (pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.PosixPath)
-_PATH_CODE = {cls: i for i, cls in enumerate(_PATHS)}
-#: The mappings a ``ChainMap`` may chain to cross as a value (a tuple of them, rebuilt as a new
-#: ``ChainMap`` of the receiver's; each is a mutable container of the message as any other).
-_CHAIN_MAPS = frozenset({dict, _Counter, _OrderedDict, _defaultdict})
-_Fraction = fractions.Fraction
-_Decimal = decimal.Decimal
-
-#: The ``default_factory`` values a ``defaultdict`` may have to cross as a value (by code).
-_FACTORIES: tuple[Any, ...] = (
-    None, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, bool,
-)  # fmt: skip
-_FACTORY_CODE = {id(f): i for i, f in enumerate(_FACTORIES)}
-
-#: numpy dtypes (by name) whose arrays and scalars cross as values: fixed-size numbers and bool.
-_NUMPY_DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
-    *(f"{kind}64[{unit}]" for kind in ("datetime", "timedelta")
-      for unit in ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns")),
-)  # fmt: skip
-
-#: The built-in classes (``int``, ``list``, ``ValueError``...) by name: one crossing is the
-#: receiver's own class of that name (``return int`` then ``is int`` holds; a test's ``int``
-#: passed to the solution is the solution's ``int``, called there).
-_BUILTIN_TYPES: dict[str, type] = {
-    name: obj for name, obj in vars(builtins).items()
-    if isinstance(obj, type) and not name.startswith("_")
-}  # fmt: skip
-_BUILTIN_TYPE_NAMES = {id(cls): name.encode("ascii") for name, cls in _BUILTIN_TYPES.items()}
-
-#: A name no namespace holds (``dict.get``'s default where None is a value).
-_UNSET = object()
-
-#: Mutable containers: given a number in each message (for aliasing, cycles and write-back).
-_MUTABLE = frozenset(
-    {list, dict, set, bytearray, _Counter, _OrderedDict, _defaultdict, _deque, _Namespace}
-)
-
-#: ``dict`` views cross as values (their items, rebuilt as a view of a new dict of the
-#: receiver's): ``d.keys() == {1, 3}`` and ``d.items() & other`` work as in-process; a view no
-#: longer follows the sender's dict after it crossed.
-_VIEW_TAGS: dict[type, bytes] = {
-    type({}.keys()): b"K", type({}.items()): b"J", type({}.values()): b"L",
-}  # fmt: skip
-
-#: Built-in types whose *subclasses'* instances (an ``IntEnum`` member, a ``str`` subclass, a
-#: ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a lambda)
-#: cross as **value-backed handles**: the base value (an exact ``int``, ``str``, ``tuple``,
-#: ``list``, ``dict``...) plus a handle. The receiver's object is an instance of its own
-#: subclass of that base type (:class:`_BackedInt`...): it compares, hashes, orders and
-#: computes as the base value (the sender's ``__eq__`` is never asked, so a subclass whose
-#: ``__eq__`` says yes to everything gains nothing: its value is what it is), and attribute
-#: reads the base type does not have (``.name``, a field, a method of the class) are requests
-#: on the handle. A mutable one is a copy taken when it crossed (not written back, not
-#: followed: ``defaultdict``'s factory does not cross). ``bool`` has no subclasses.
-_BASE_COPIES: tuple[tuple[type, Any], ...] = (
-    (int, int.__index__), (float, float.__float__), (complex, complex.__pos__),
-    (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
-    (tuple, lambda v: tuple.__getitem__(v, slice(None))), (list, list.copy), (dict, dict.copy),
-    (set, set.copy), (frozenset, frozenset.copy), (bytearray, bytearray.copy),
-)  # fmt: skip
-_BACKED_BASES: tuple[type, ...] = tuple(base for base, _ in _BASE_COPIES)
-
-
-#: ``collections``' wrapper classes, each with the exact type its ``data`` holds.
-_WRAPPERS: tuple[tuple[type, type], ...] = (
-    (collections.UserDict, dict), (collections.UserList, list), (collections.UserString, str),
-)  # fmt: skip
-
-
-def _wrapped_data(value: Any) -> Any:
-    """The solution's side: a copy of the ``data`` of an instance of a ``UserDict``,
-    ``UserList`` or ``UserString`` (or a subclass) when it is of the exact type the wrapper
-    holds, else None. Such an object then crosses as a value-backed handle of that value (see
-    :data:`_BASE_COPIES`): in-process those classes compare as their data (``UserDict`` through
-    ``Mapping.__eq__``, the others through their own), so ``registry == {"a": 0}`` holds; its
-    methods stay requests."""
-    for wrapper, exact in _WRAPPERS:
-        if isinstance(value, wrapper):
-            try:
-                data = vars(value).get("data")
-            except TypeError:  # no __dict__
-                return None
-            return _base_value(data) if type(data) is exact else None
-    return None
-
-
-def _normal_dist() -> type | None:
-    """``statistics.NormalDist`` when ``statistics`` is loaded here (a value of it can only
-    exist then), else None."""
-    module = sys.modules.get("statistics")
-    found = None if module is None else vars(module).get("NormalDist")
-    return found if isinstance(found, type) else None
-
-
-def _base_value(value: Any) -> Any:
-    """The exact base-type value of an instance of a subclass of one of :data:`_BACKED_BASES`,
-    made by the base type's own method (a subclass's overrides are not called)."""
-    for base, copy in _BASE_COPIES:
-        if isinstance(value, base):
-            return copy(value)
-    raise CodecError("not a value-backed type")
-
-
-def _numpy_dtypes() -> dict[str, Any]:
-    """The allowed dtypes of the numpy loaded here, by their ``dtype.str`` ({} without numpy)."""
-    np = sys.modules.get("numpy")
-    if np is None:
-        return {}
-    cached = _NP_CACHE.get(id(np))
-    if cached is None:
-        cached = {np.dtype(n).str: np.dtype(n) for n in _NUMPY_DTYPES}
-        _NP_CACHE[id(np)] = cached
-    return cached
-
-
-_NP_CACHE: dict[int, dict[str, Any]] = {}
-
-#: The fixed-width text and bytes dtypes (``np.array(["ab", "c"])`` is ``<U2``), by their
-#: ``dtype.str``: of any width from 1 (numpy cannot rebuild width 0 from bytes) to a million.
-_NUMPY_TEXT = _re_compile(r"(?:[<>]U|\|S)[1-9][0-9]{0,5}")
-
-
-def _allowed_dtype(name: str) -> Any:
-    """The numpy dtype ``name`` (a ``dtype.str``) if its values may cross, else None: one of
-    :data:`_NUMPY_DTYPES` or a fixed-width text or bytes dtype (:data:`_NUMPY_TEXT`)."""
-    found = _numpy_dtypes().get(name)
-    if found is None and _NUMPY_TEXT.fullmatch(name):
-        found = sys.modules["numpy"].dtype(name)
-    return found
-
-
-def _import_numpy() -> Any:
-    """numpy, imported in this process on first need (the judge only when a value needs it),
-    with its thread pools at one thread: they would count against the process limits."""
-    np = sys.modules.get("numpy")
-    if np is None:
-        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(var, "1")
-        try:
-            np = importlib.import_module("numpy")
-        except ImportError as exc:
-            raise CodecError("a numpy value, and numpy cannot be imported here") from exc
-    return np
-
-
-# -- encoding ------------------------------------------------------------------------------------
 
 
 def _deepened(codec: Any, again: Callable[[], Any]) -> Any:
@@ -870,512 +735,11 @@ class _Encoder:
         return False
 
 
-#: pandas dtypes (by name) whose columns, Series and Index cross as values, besides numpy's
-#: (:data:`_NUMPY_DTYPES`): Python objects, strings, and the nullable numbers and bool (their
-#: missing values cross as None). ``category`` crosses too, as its codes, its categories (an
-#: index of these dtypes, or of intervals) and whether they are ordered, and times in a time
-#: zone of :func:`_plain_tz`'s, as their instants and the zone, and periods, as their ordinals
-#: and dtype (see :func:`_pandas_column`).
-_PANDAS_DTYPES = frozenset({
-    "object", "str", "string", "boolean", "Float32", "Float64",
-    *(f"{u}Int{bits}" for u in ("", "U") for bits in (8, 16, 32, 64)),
-})  # fmt: skip
-
-
-def _pandas_column(pd: Any, values: Any) -> tuple[str, Any] | None:
-    """A Series' or Index's ``(dtype name, values)``: a numpy array of an allowed dtype, else
-    a tuple of its Python values (``NA``/``NaT`` as None); None when its dtype crosses not."""
-    dtype = values.dtype
-    name = str(dtype)
-    np: Any = sys.modules.get("numpy")
-    if isinstance(dtype, np.dtype) and dtype.str in _numpy_dtypes():
-        return name, values.to_numpy(copy=False)
-    if isinstance(dtype, pd.CategoricalDtype):
-        # pd.cut's bins, a column read as categories: BigCodeBench's tests compare such frames
-        # with assert_frame_equal, which a handle (another class) fails.
-        categorical = values.array
-        categories = _pandas_index(pd, categorical.categories)
-        if categories is None or type(categorical.codes) is not np.ndarray:
-            return None
-        return "category", (categorical.codes, categories, bool(categorical.ordered))
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        # Times in a time zone (pd.to_datetime(..., utc=True), dt.tz_convert): their instants
-        # (datetime64 in UTC) and the zone (see _tz_spec).
-        if not _plain_tz(dtype.tz):
-            return None
-        instants = values.array.asi8.view(f"M8[{dtype.unit}]")
-        return "datetimetz", (instants, _tz_spec(dtype.tz))
-    if isinstance(dtype, pd.PeriodDtype):
-        # Periods (pd.period_range, dt.to_period): their ordinals and the dtype's name.
-        return "period", (values.array.asi8, name)
-    if name not in _PANDAS_DTYPES:
-        return None
-    missing = (pd.NA, pd.NaT)
-    return name, tuple(None if v is missing[0] or v is missing[1] else v for v in values)
-
-
-def _pandas_index(pd: Any, index: Any) -> tuple[Any, ...] | None:
-    kind = type(index)
-    if kind is pd.RangeIndex:
-        return ("R", index.start, index.stop, index.step, index.name)
-    if kind is pd.MultiIndex:
-        return ("X", tuple(index), tuple(index.names))
-    if kind is pd.IntervalIndex:
-        left, right = _pandas_column(pd, index.left), _pandas_column(pd, index.right)
-        if left is None or right is None or index.left.dtype.kind not in "iufmM":
-            return None
-        return ("V", left, right, index.closed, index.name)
-    if kind not in (
-        pd.Index, pd.DatetimeIndex, pd.TimedeltaIndex, pd.CategoricalIndex, pd.PeriodIndex
-    ):
-        return None
-    column = _pandas_column(pd, index)
-    if column is None:
-        return None
-    timed = kind in (pd.DatetimeIndex, pd.TimedeltaIndex)
-    freq = getattr(index, "freqstr", None) if timed else None
-    return ("I", *column, index.name, freq)
-
-
-def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
-    """How a pandas ``DataFrame``, ``Series`` or ``Index`` (exactly those classes, of the
-    dtypes of :data:`_NUMPY_DTYPES` and :data:`_PANDAS_DTYPES`), a ``Timestamp`` (in a time
-    zone of :func:`_plain_tz`'s, or none) or ``Timedelta``, ``NaT``, ``NA``, a ``Period``, an
-    ``Interval`` (of numbers or times, :func:`_interval_bound`) or a ``Categorical`` crosses:
-    as a value (a tuple of names, dtypes, numpy arrays and plain values, :func:`_pandas_value`
-    rebuilds it), never pickled; None for anything else (it crosses as a handle). ``attrs``
-    and flags stay."""
-    pd = sys.modules.get("pandas")
-    if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
-        return None
-    if kind is pd.DataFrame:
-        columns = _pandas_index(pd, value.columns)
-        index = _pandas_index(pd, value.index)
-        data = [_pandas_column(pd, value.iloc[:, i]) for i in range(value.shape[1])]
-        if columns is None or index is None or None in data:
-            return None
-        return ("F", columns, index, tuple(data))
-    if kind is pd.Series:
-        index = _pandas_index(pd, value.index)
-        column = _pandas_column(pd, value)
-        return None if index is None or column is None else ("S", *column, index, value.name)
-    if kind in (
-        pd.Index, pd.RangeIndex, pd.MultiIndex, pd.DatetimeIndex, pd.TimedeltaIndex,
-        pd.CategoricalIndex, pd.IntervalIndex, pd.PeriodIndex,
-    ):  # fmt: skip
-        return _pandas_index(pd, value)
-    if kind in (pd.Timestamp, pd.Timedelta) and getattr(value, "tz", None) is None:
-        kind_name = "T" if kind is pd.Timestamp else "D"
-        raw = value.to_datetime64() if kind is pd.Timestamp else value.to_timedelta64()
-        return (kind_name, raw)
-    if kind is pd.Timestamp and _plain_tz(value.tzinfo):
-        # its instant (UTC) and its time zone (see _tz_spec): rebuilt converted to that zone
-        return ("T", value.to_datetime64(), _tz_spec(value.tzinfo))
-    if kind is pd.Interval and _interval_bound(pd, value.left):
-        return ("v", value.left, value.right, value.closed)
-    if kind is pd.Categorical:  # pd.cut of a list or an array
-        column = _pandas_column(pd, pd.Series(value, copy=False))
-        return None if column is None or column[0] != "category" else ("C", column[1])
-    if kind is pd.Period:
-        return ("P", value.ordinal, value.freqstr)
-    if value is pd.NaT:
-        return ("NaT",)
-    if value is pd.NA:
-        return ("NA",)
-    return None
-
-
-#: The sides a pandas interval may be closed on.
-_INTERVAL_CLOSED = ("left", "right", "both", "neither")
-
-
-def _interval_bound(pd: Any, bound: Any) -> bool:
-    """Whether ``bound`` may bound a ``pd.Interval`` that crosses as a value: an ``int`` or a
-    ``float``, a numpy number, a ``Timestamp`` without a time zone or a ``Timedelta`` (exact
-    types: nothing of the other side is asked)."""
-    np: Any = sys.modules.get("numpy")
-    kind = type(bound)
-    if kind in (int, float, pd.Timedelta):
-        return True
-    if kind is pd.Timestamp:
-        return bound.tz is None
-    return np is not None and issubclass(kind, (np.integer, np.floating))
-
-
-def _import_pandas() -> Any:
-    np = _import_numpy()  # and its thread pools at one thread
-    del np
-    try:
-        return importlib.import_module("pandas")
-    except ImportError as exc:
-        raise CodecError("a pandas value, and pandas cannot be imported here") from exc
-
-
-def _vector(value: Any, kinds: str) -> bool:
-    """Whether ``value`` is a one-dimensional numpy array of one of the dtype ``kinds``."""
-    np: Any = sys.modules.get("numpy")
-    return (
-        np is not None
-        and type(value) is np.ndarray
-        and value.ndim == 1
-        and value.dtype.kind in kinds
-    )
-
-
-def _pandas_array(pd: Any, dtype: Any, values: Any, depth: int) -> Any:
-    """The values of a column (see :func:`_pandas_column`) as an array of that dtype."""
-    np = _import_numpy()
-    if type(dtype) is not str:
-        raise CodecError("malformed pandas dtype")
-    if type(values) is np.ndarray:
-        if values.ndim != 1 or str(values.dtype) != dtype:
-            raise CodecError("malformed pandas column")
-        return values
-    if dtype == "category":
-        if (
-            type(values) is not tuple
-            or len(values) != 3
-            or not _vector(values[0], "i")
-            or type(values[2]) is not bool
-        ):
-            raise CodecError("malformed pandas categorical")
-        categories = _pandas_value(values[1], depth + 1)
-        if not isinstance(categories, pd.Index) or isinstance(categories, pd.MultiIndex):
-            raise CodecError("malformed pandas categorical")
-        # from_codes refuses a code out of range and categories that repeat
-        return pd.Categorical.from_codes(values[0], categories=categories, ordered=values[2])
-    if dtype == "datetimetz":
-        if (
-            type(values) is not tuple
-            or len(values) != 2
-            or not _vector(values[0], "M")
-            or values[0].dtype.str not in _numpy_dtypes()
-        ):
-            raise CodecError("malformed pandas times in a time zone")
-        tz = _timezone(values[1])
-        if tz is None:
-            raise CodecError("malformed pandas times in a time zone")
-        return pd.DatetimeIndex(values[0]).tz_localize("UTC").tz_convert(tz).array
-    if dtype == "period":
-        if (
-            type(values) is not tuple
-            or len(values) != 2
-            or not _vector(values[0], "i")
-            or values[0].dtype != np.int64
-            or type(values[1]) is not str
-            or not (len(values[1]) <= 40 and values[1].isascii())
-            or not (values[1].startswith("period[") and values[1].endswith("]"))
-        ):
-            raise CodecError("malformed pandas periods")
-        period = pd.api.types.pandas_dtype(values[1])
-        if not isinstance(period, pd.PeriodDtype):
-            raise CodecError("malformed pandas periods")
-        return pd.arrays.PeriodArray(values[0], dtype=period)
-    if type(values) is not tuple or dtype not in _PANDAS_DTYPES:
-        raise CodecError("pandas dtype not allowed")
-    if dtype == "object":
-        array = np.empty(len(values), dtype=object)
-        array[:] = values
-        return array
-    return pd.array(list(values), dtype=dtype)
-
-
-def _pandas_value(spec: Any, depth: int) -> Any:
-    """The pandas value :func:`_pandas_spec` described, rebuilt by pandas' constructors from
-    plain values and numpy arrays (checked: dtypes from the allowed lists only)."""
-    pd = _import_pandas()
-    if type(spec) is not tuple or not spec or type(spec[0]) is not str or depth > 2:
-        raise CodecError("malformed pandas value")
-    kind, rest = spec[0], spec[1:]
-    if kind == "F" and len(rest) == 3 and type(rest[2]) is tuple:
-        columns = _pandas_value(rest[0], depth + 1)
-        index = _pandas_value(rest[1], depth + 1)
-        arrays = {}
-        for i, column in enumerate(rest[2]):
-            if type(column) is not tuple or len(column) != 2:
-                raise CodecError("malformed pandas column")
-            arrays[i] = _pandas_array(pd, column[0], column[1], depth)
-        frame = pd.DataFrame(arrays, index=index)
-        frame.columns = columns
-        return frame
-    if kind == "S" and len(rest) == 4:
-        index = _pandas_value(rest[2], depth + 1)
-        return pd.Series(_pandas_array(pd, rest[0], rest[1], depth), index=index, name=rest[3])
-    if kind == "I" and len(rest) == 4 and (rest[3] is None or type(rest[3]) is str):
-        array = _pandas_array(pd, rest[0], rest[1], depth)
-        if rest[3] is not None:
-            dated = rest[0].startswith("datetime64") or rest[0] == "datetimetz"
-            maker = pd.DatetimeIndex if dated else pd.TimedeltaIndex
-            return maker(array, freq=rest[3][:100], name=rest[2])
-        return pd.Index(array, name=rest[2], tupleize_cols=False)
-    if (
-        kind == "V"
-        and len(rest) == 4
-        and all(type(side) is tuple and len(side) == 2 for side in rest[:2])
-        and rest[2] in _INTERVAL_CLOSED
-    ):
-        left = _pandas_array(pd, rest[0][0], rest[0][1], depth)
-        right = _pandas_array(pd, rest[1][0], rest[1][1], depth)
-        if not _vector(left, "iufmM"):
-            raise CodecError("malformed pandas IntervalIndex")
-        return pd.IntervalIndex.from_arrays(left, right, closed=rest[2], name=rest[3])
-    if kind == "C" and len(rest) == 1:
-        return _pandas_array(pd, "category", rest[0], depth)
-    if kind == "R" and len(rest) == 4 and all(type(v) is int for v in rest[:3]):
-        return pd.RangeIndex(rest[0], rest[1], rest[2], name=rest[3])
-    if kind == "X" and len(rest) == 2 and type(rest[0]) is tuple and type(rest[1]) is tuple:
-        if not all(type(t) is tuple for t in rest[0]):
-            raise CodecError("malformed pandas MultiIndex")
-        return pd.MultiIndex.from_tuples(list(rest[0]), names=list(rest[1]))
-    np = _import_numpy()
-    if kind in ("T", "D") and len(rest) == 1 and isinstance(rest[0], np.generic):
-        wanted = np.datetime64 if kind == "T" else np.timedelta64
-        if not isinstance(rest[0], wanted):
-            raise CodecError("malformed pandas time")
-        return (pd.Timestamp if kind == "T" else pd.Timedelta)(rest[0])
-    if kind == "T" and len(rest) == 2 and isinstance(rest[0], np.datetime64):
-        tz = _timezone(rest[1])
-        if tz is None:
-            raise CodecError("malformed pandas time")
-        return pd.Timestamp(rest[0]).tz_localize("UTC").tz_convert(tz)
-    if (
-        kind == "v"
-        and len(rest) == 3
-        and _interval_bound(pd, rest[0])
-        and _interval_bound(pd, rest[1])
-        and rest[2] in _INTERVAL_CLOSED
-    ):
-        return pd.Interval(rest[0], rest[1], closed=rest[2])
-    if (
-        kind == "P"
-        and len(rest) == 2
-        and type(rest[0]) is int
-        and type(rest[1]) is str
-        and len(rest[1]) <= 32
-        and rest[1].isascii()
-    ):
-        return pd.Period(ordinal=rest[0], freq=rest[1])
-    if kind == "NaT" and not rest:
-        return pd.NaT
-    if kind == "NA" and not rest:
-        return pd.NA
-    raise CodecError("malformed pandas value")
-
-
-#: ``typing``'s generic aliases that cross as values, by name (``typing.List[int]``: the
-#: receiver subscripts its own ``typing.List``), besides ``Union`` (``Optional``), ``Literal``,
-#: ``Any`` and ``X | Y``.
-_TYPING_NAMES = frozenset({
-    "List", "Dict", "Set", "FrozenSet", "Tuple", "Type", "DefaultDict", "OrderedDict", "Counter",
-    "Deque", "ChainMap", "Iterable", "Iterator", "Generator", "Sequence", "MutableSequence",
-    "Mapping", "MutableMapping", "AbstractSet", "MutableSet", "Collection", "Container",
-    "Callable", "Awaitable", "Coroutine", "AsyncIterator", "AsyncIterable", "AsyncGenerator",
-    "Hashable", "Sized", "Reversible",
-})  # fmt: skip
-#: The classes of the ``typing`` objects :func:`_typing_spec` describes (exact types).
-_TYPING_KINDS = frozenset(
-    kind
-    for kind in (
-        getattr(typing, "_GenericAlias", None), getattr(typing, "_CallableGenericAlias", None),
-        getattr(typing, "_SpecialGenericAlias", None), getattr(typing, "_UnionGenericAlias", None),
-        getattr(typing, "_LiteralGenericAlias", None), getattr(types, "UnionType", None),
-        type(typing.Any),
-    )
-    if isinstance(kind, type)
-)  # fmt: skip
-
-
-def _typing_arg(arg: Any, literal: bool = False) -> bool:
-    """Whether ``arg`` may be an argument of a ``typing`` alias that crosses as a value: a
-    built-in class, None, ``...``, such an alias, ``list[int]``, a list of those (a
-    ``Callable``'s parameters), or (``literal``) a plain value. Exact types: a handle is none
-    of these (the alias then crosses as a handle)."""
-    kind = type(arg)
-    if arg is None or arg is Ellipsis or arg is type(None):
-        return True
-    if literal:
-        return kind in (int, str, bytes, bool)
-    if kind is type:
-        return id(arg) in _BUILTIN_TYPE_NAMES
-    if kind is list:
-        return len(arg) <= 64 and all(_typing_arg(a) for a in arg)
-    if kind is types.GenericAlias:
-        return id(arg.__origin__) in _BUILTIN_TYPE_NAMES and all(
-            _typing_arg(a) for a in arg.__args__
-        )
-    return kind in _TYPING_KINDS and _typing_spec(arg, kind) is not None
-
-
-def _typing_spec(value: Any, kind: type) -> tuple[str, tuple[Any, ...] | None] | None:
-    """How a ``typing`` annotation crosses (``f.__annotations__ == {"x": Optional[int]}``,
-    ``get_type_hints(f)``): ``(name, args)``, which :func:`_typing_value` subscripts again on
-    the receiver's side (args None: the bare alias, ``typing.List``); ``None`` for any other
-    (a user's generic class, a forward reference: it crosses as a handle)."""
-    name: Any
-    if value is typing.Any:
-        return ("Any", ())
-    if kind is getattr(types, "UnionType", None):
-        name = "|"
-    elif kind is getattr(typing, "_UnionGenericAlias", None):
-        name = "Union"
-    elif kind is getattr(typing, "_LiteralGenericAlias", None):
-        name = "Literal"
-    else:
-        name = getattr(value, "_name", None)
-        if name not in _TYPING_NAMES or type(name) is not str:
-            return None
-        if kind is getattr(typing, "_SpecialGenericAlias", None):
-            return (name, None) if value is getattr(typing, name) else None
-    args = tuple(None if a is type(None) else a for a in typing.get_args(value))
-    if len(args) > 64 or not all(_typing_arg(a, name == "Literal") for a in args):
-        return None
-    return (name, args)
-
-
-def _typing_value(spec: Any) -> Any:
-    """The ``typing`` annotation :func:`_typing_spec` described (checked: allowed names and
-    arguments only, subscripted by ``typing`` itself)."""
-    if type(spec) is not tuple or len(spec) != 2 or type(spec[0]) is not str:
-        raise CodecError("bad typing annotation")
-    name, args = spec
-    if name == "Any" and args == ():
-        return typing.Any
-    if args is None and name in _TYPING_NAMES:
-        return getattr(typing, name)
-    if type(args) is not tuple or len(args) > 64 or not (args or name == "Tuple"):
-        raise CodecError("bad typing annotation")
-    if not all(_typing_arg(a, name == "Literal") for a in args):
-        raise CodecError("bad typing annotation argument")
-    try:
-        if name == "|":
-            union: Any = args[0]
-            for arg in args[1:]:
-                union = union | arg
-            return union
-        if name in ("Union", "Literal"):
-            return getattr(typing, name)[args]
-        if name in _TYPING_NAMES:
-            return getattr(typing, name)[args if args else ()]
-    except TypeError as exc:  # typing refused them (Callable's parameters not a list...)
-        raise CodecError(f"bad typing annotation ({exc})") from None
-    raise CodecError("bad typing annotation")
-
-
-#: What ``collections.namedtuple`` (or ``typing.NamedTuple``) puts in a class of its own.
-_NAMEDTUPLE_ATTRS = frozenset(
-    {
-        "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
-        "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__module__", "__qualname__",
-        "__annotations__", "__orig_bases__", "__dict__", "__weakref__",
-    }
-)  # fmt: skip
-
-
-def _plain_namedtuple(kind: type) -> bool:
-    """Whether ``kind`` is a named tuple class with nothing of its own but its fields (no
-    methods, no ``__eq__``): its values then cross as named tuples the receiver builds."""
-    fields = getattr(kind, "_fields", None)
-    return (
-        kind.__bases__ == (tuple,)
-        and type(fields) is tuple
-        and all(type(f) is str for f in fields)
-        and set(vars(kind)) <= _NAMEDTUPLE_ATTRS | set(fields)
-    )
-
-
-_DATETIME_TAGS: dict[type, bytes] = {
-    _DateTime: b"W",
-    _Date: b"Y",
-    _Time: b"H",
-    _TimeDelta: b"V",
-}
-
-
-def _mutable_value(value: Any, kind: type) -> bool:
-    """Whether ``value``, of the :data:`_MUTABLE` type ``kind``, crosses as a value: a
-    ``defaultdict`` only of a built-in factory, a ``SimpleNamespace`` only with string names."""
-    if kind is _defaultdict:
-        return id(value.default_factory) in _FACTORY_CODE
-    if kind is _Namespace:
-        return all(type(k) is str for k in vars(value))
-    return True
-
-
-def _chainable(mapping: Any) -> bool:
-    """Whether ``mapping`` crosses as a value a ``ChainMap`` may chain."""
-    kind = type(mapping)
-    return kind in _CHAIN_MAPS and _mutable_value(mapping, kind)
-
-
-def _fixed_tz(value: Any) -> bool:
-    """Whether a date/time value's time zone (if any) is a ``datetime.timezone`` (a fixed
-    offset, rebuilt exactly) or, on a ``datetime``, a ``zoneinfo.ZoneInfo`` of a plain key
-    (rebuilt as the receiver's ``ZoneInfo`` of that key, from the system's time zone data);
-    any other ``tzinfo`` is code, so the value crosses as a handle."""
-    tz = getattr(value, "tzinfo", None)
-    return tz is None or (
-        _plain_tz(tz) and (type(tz) is not zoneinfo.ZoneInfo or type(value) is _DateTime)
-    )
-
-
-def _plain_tz(tz: Any) -> bool:
-    """Whether a time zone crosses (see :func:`_tz_spec`): a ``datetime.timezone``, or a
-    ``zoneinfo.ZoneInfo`` of a plain key."""
-    return type(tz) is _TimeZone or (
-        type(tz) is zoneinfo.ZoneInfo and _zone_key(tz.key) is not None
-    )
-
-
-def _zone_key(key: Any) -> str | None:
-    """``key`` if it is a plain IANA key (``Europe/Paris``, ``UTC``), else ``None``: never a
-    path (no ``..``, no leading ``/``), so the receiver opens only its time zone files."""
-    if type(key) is not str or not 0 < len(key) <= 64 or key.startswith("/"):
-        return None
-    parts = key.split("/")
-    ok = all(p and p not in (".", "..") and p.replace("_", "").replace("-", "").replace(
-        "+", "").isalnum() and p.isascii() for p in parts)  # fmt: skip
-    return key if ok else None
-
-
-def _tz_spec(tz: Any) -> Any:
-    """A time zone as it crosses (see :func:`_fixed_tz`; rebuilt by :func:`_timezone`): a
-    ``ZoneInfo``'s key, or a ``timezone``'s offset and its name when not the default one."""
-    if type(tz) is zoneinfo.ZoneInfo:
-        return tz.key
-    offset = tz.utcoffset(None)
-    name = tz.tzname(None)
-    default = _TimeZone(offset).tzname(None)
-    return (offset.days, offset.seconds, offset.microseconds, None if name == default else name)
-
-
-#: The flags a compiled regular expression crosses with (as a value, compiled again by the
-#: receiver): not ``re.DEBUG``, which prints when compiling, nor the deprecated ``TEMPLATE``.
-_PATTERN_FLAGS = int(
-    _RegexFlag.IGNORECASE | _RegexFlag.LOCALE | _RegexFlag.MULTILINE | _RegexFlag.DOTALL
-    | _RegexFlag.UNICODE | _RegexFlag.VERBOSE | _RegexFlag.ASCII
-)
-
-
-def _datetime_fields(value: Any) -> tuple[Any, ...]:
-    if type(value) is _TimeDelta:
-        return (value.days, value.seconds, value.microseconds)
-    if type(value) is _Date:
-        return (value.year, value.month, value.day)
-    tz = None if value.tzinfo is None else _tz_spec(value.tzinfo)
-    clock = (value.hour, value.minute, value.second, value.microsecond, value.fold, tz)
-    if type(value) is _Time:
-        return clock
-    return (value.year, value.month, value.day, *clock)
-
-
 def encode(value: object) -> bytes:
     """``value`` as bytes; :class:`CodecError` unless it is made of values only (no handles)."""
     enc = _Encoder(None)
     enc.value(value)
     return enc.bytes()
-
-
-# -- decoding (strict: exact types only, every length and number checked) ------------------------
 
 
 class _Decoder:
@@ -1987,59 +1351,6 @@ class _Decoder:
         return self.peer.backed(n, base, cls)
 
 
-def _plain_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_")
-
-
-#: Most classes each cache of classes made from the other side's names holds
-#: (:func:`_made_once`): a long-lived judge serves many solutions, and none may grow it
-#: without end.
-MAX_MADE_CLASSES = 1000
-
-
-def _made_once(cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
-    """``cache[key]``, made by ``make()`` the first time; None when it is not there and the
-    cache already holds :data:`MAX_MADE_CLASSES`."""
-    found = cache.get(key)
-    if found is None and len(cache) < MAX_MADE_CLASSES:
-        found = cache[key] = make()
-    return found
-
-
-_NAMEDTUPLES: dict[tuple[str, tuple[str, ...]], Any] = {}
-
-
-def _namedtuple_class(name: str, fields: tuple[str, ...]) -> Any:
-    """The receiver's own named tuple class of that name and fields (made by
-    ``collections.namedtuple`` from checked identifiers; at most 1,000 per process)."""
-    try:
-        cls = _made_once(_NAMEDTUPLES, (name, fields), lambda: collections.namedtuple(name, fields))
-    except ValueError as exc:
-        raise CodecError("bad named tuple") from exc
-    if cls is None:
-        raise CodecError("too many named tuple classes")
-    return cls
-
-
-def _timezone(spec: Any) -> _TzInfo | None:
-    if spec is None:
-        return None
-    if type(spec) is str:
-        key = _zone_key(spec)
-        if key is None:
-            raise CodecError("bad time zone key")
-        try:
-            return zoneinfo.ZoneInfo(key)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError) as exc:
-            raise CodecError("unknown time zone key") from exc
-    if type(spec) is not tuple or len(spec) != 4 or not all(type(f) is int for f in spec[:3]):
-        raise CodecError("bad time zone")
-    if spec[3] is not None and type(spec[3]) is not str:
-        raise CodecError("bad time zone name")
-    offset = _TimeDelta(spec[0], spec[1], spec[2])
-    return _TimeZone(offset) if spec[3] is None else _TimeZone(offset, spec[3])
-
-
 _TAGS: dict[bytes, Any] = {
     b"N": _Decoder._none, b"T": _Decoder._true, b"F": _Decoder._false, b"i": _Decoder._int,
     b"f": _Decoder._float, b"c": _Decoder._complex, b"s": _Decoder._str, b"b": _Decoder._bytes,
@@ -2076,9 +1387,6 @@ def decode(data: bytes) -> Any:
     value = dec.value()
     dec.end()
     return value
-
-
-# -- write-back ----------------------------------------------------------------------------------
 
 
 def _frame(value: Any) -> bool:
@@ -2248,9 +1556,6 @@ def _refill(target: Any, new: Any, same: Any) -> None:
         space[keys[i]] = old
 
 
-# -- framing -----------------------------------------------------------------------------------
-
-
 def _send(fd: int, kind: bytes, body: bytes, *more: bytes, word: bytes = b"") -> None:
     """Write one message (``more``: further kind, body pairs, in the same write), each body
     after ``word`` (a :class:`_Peer`'s channel word, see :meth:`_Peer.channel`)."""
@@ -2299,8 +1604,6 @@ def _recv_word(fd: int, width: int) -> tuple[bytes, int, bytes]:
             raise EOFError
         buf += chunk
 
-
-# -- the two ends of the wire --------------------------------------------------------------------
 
 def _made_of_a_message(cls: type) -> bool:
     try:
@@ -2613,18 +1916,6 @@ _NEVER_REBUILT: tuple[type, ...] = (
 )  # fmt: skip
 
 
-def _loaded_class(module: str, qualname: str) -> type | None:
-    """The class ``qualname`` (dotted: ``Outer.Inner``) of ``module`` as already imported here,
-    else None: read through ``vars()``, so nothing is imported for it and no module's or
-    class's ``__getattr__`` runs (the names are the solution's)."""
-    found: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        if found is None or not part.isidentifier():
-            return None
-        found = vars(found).get(part) if isinstance(found, (types.ModuleType, type)) else None
-    return found if isinstance(found, type) else None
-
-
 #: Modules whose classes never cross by name (:func:`_named_class`): the solution's, the
 #: tests', the judge's (``asyncpool``; in the fork server ``_asyncpool_zygote``, the stand-in
 #: package whose modules the judge's and the server's are there).
@@ -2744,16 +2035,6 @@ def _named_class(cls: type) -> tuple[str, str] | None:
     ):
         return None
     return (module, qualname)
-
-
-def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
-    """``code`` and every code object nested in it (functions, classes, comprehensions of the
-    tests), depth first: the one walk of the tests' bytecode that the scans below share."""
-    stack = [code]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack += (c for c in current.co_consts if isinstance(c, types.CodeType))
 
 
 def _installed(name: str) -> bool:
@@ -2912,64 +2193,6 @@ def _solution_exit(code: Any) -> SystemExit:
     exc = SystemExit(code)
     vars(exc)[_SOLUTION_EXIT] = True
     return exc
-
-
-#: Requests one side may make on the other's objects; those marked False the judge refuses
-#: the solution (it may call the tests' objects, iterate them and read public attributes; set
-#: only what :func:`_settable` allows). Comparisons, arithmetic, conversions and
-#: ``isinstance``/``issubclass`` of the tests' objects and classes are the tests' own methods
-#: running here, as in-process (the solution sorting, deduplicating or summing the tests'
-#: ``Interval``s, ``Point``s or ``Money``): the judge computes them and the solution gets the
-#: result, never the other way round; they tell the solution nothing its inputs' public
-#: attributes do not. So do its copies (``copy.deepcopy(root)`` of the tests' tree), and
-#: ``with``/``async with`` on the tests' context managers (a ``Lock``, an open file, a class of
-#: theirs, a ``mock_open``): their own ``__enter__`` and ``__exit__`` run here, as a call of
-#: their methods would; ``__exit__`` gets the solution's exception as the judge rebuilds every
-#: one of the solution's (see :func:`_exit`), and what it returns decides, as in-process,
-#: whether the solution's exception is suppressed.
-_OPS: dict[str, bool] = {
-    "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
-    "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
-    # a copy of the tests' object is the tests' object too (made here by their classes'
-    # own copying; the solution holds a handle of it, as of the original)
-    "copy": True, "deepcopy": True,
-    "signature": False, "dir": False,
-    "anext": False, "throw": False,
-    "members": False, "collection": False,
-    "setattr": False, "delattr": False, "setitem": False, "delitem": False, "enter": True,
-    "exit": True, "aenter": True, "aexit": True, "isinstance": True, "issubclass": True,
-    "type": False, "record": False,
-    "eq": True, "ne": True, "lt": True, "le": True, "gt": True, "ge": True,
-    "add": True, "radd": True, "sub": True, "mul": True, "truediv": True,
-    "iadd": True, "isub": True, "imul": True, "itruediv": True, "ifloordiv": True,
-    "imod": True, "ipow": True, "iand": True, "ior": True, "ixor": True, "ilshift": True,
-    "irshift": True, "imatmul": True,
-    "rsub": True, "rmul": True, "rtruediv": True, "rfloordiv": True, "rmod": True,
-    "rpow": True, "rand_": True, "ror_": True, "rxor": True, "rlshift": True,
-    "rrshift": True, "rmatmul": True,
-    "floordiv": True, "mod": True, "pow": True, "and_": True, "or_": True, "xor": True,
-    "lshift": True, "rshift": True,
-    "matmul": True, "neg": True, "pos": True, "abs": True, "invert": True, "int": True,
-    "float": True, "index": True, "complex": True, "round": True, "floor": True,
-    "ceil": True, "trunc": True, "subclass": False,
-}  # fmt: skip
-#: Attributes of the tests' objects the solution may not read: private and special ones
-#: (``__globals__``, ``__code__``...), and frames, code and tracebacks (a generator's
-#: ``gi_frame.f_globals`` or ``gi_code.co_consts`` would show the tests' namespace and
-#: constants, their expected answers among them).
-_HIDDEN = ("_", "f_", "co_", "gi_", "cr_", "ag_", "tb_")
-#: ... but for these, which name an object and nothing it holds: what ``functools.wraps``
-#: copies from a function of the tests the solution decorates (``@count_calls`` on a test's
-#: helper; not ``__doc__``, whose text could quote an expected answer).
-_NAMES_SHOWN = frozenset({"__name__", "__qualname__", "__module__"})
-_INTERNALS = (
-    types.FrameType,
-    types.CodeType,
-    types.ModuleType,
-    types.TracebackType,
-    types.CellType,
-)
 
 
 #: Dunder methods of the solution's class a stand-in forwards (see _Peer.stand_in); those of
@@ -3252,20 +2475,26 @@ def _inert_mock(value: Any) -> bool:
 _PATCHES: list[tuple[Any, Any, str]] = []  # (its target: a module or a library's class)
 _PATCH_COUNT = [0]
 #: Modules whose patches stay the tests' own: ``sys`` (the solution's output already reaches
-#: the tests' ``sys.stdout``), the judge's (by its name in the fork server) and the tests', and
-#: every module whose attributes the solution's side of the wire uses as it runs (the codec
-#: builds ``decimal.Decimal``, ``fractions.Fraction``...; ``datetime``'s classes it binds at
-#: import, so the tests' ``patch("datetime.date", ...)`` reaches the solution): patched there,
-#: they would break the wire, not the solution (a test checks that this and
-#: :data:`_UNFORWARDED_ATTRS` cover every such use in this module).
+#: the tests' ``sys.stdout``), the judge's (each of its modules, by its name in the fork server)
+#: and the tests', and every module whose attributes the solution's side of the wire uses as it
+#: runs (the codec builds ``decimal.Decimal``, ``fractions.Fraction``...; ``datetime``'s classes
+#: it binds at import, so the tests' ``patch("datetime.date", ...)`` reaches the solution):
+#: patched there, they would break the wire, not the solution (a test checks that this names
+#: every module of the judge, and that this and :data:`_UNFORWARDED_ATTRS` cover every such use
+#: in them).
 _UNFORWARDED = frozenset({
-    "sys", "_asyncpool_zygote._judge", "__main__", "decimal", "fractions",
+    "sys", "__main__", "decimal", "fractions",
     "pathlib", "zoneinfo", "struct", "io", "collections", "operator", "weakref", "types",
     "contextlib", "traceback", "keyword", "importlib", "dataclasses", "inspect", "array",
     "copy", "tempfile", "unittest", "asyncio", "_thread",
     "dis", "opcode",  # the judge's reading of the tests' code (_attribute_roots)
     "typing",  # the annotations that cross as values (_typing_spec)
     "doctest",  # the tests' doctest of the solution (_doctest_in_solution)
+    # the judge's own modules, by their names in the fork server
+    "_asyncpool_zygote._judge",
+    *(f"_asyncpool_zygote._judge.{name}" for name in (
+        "_annotations", "_bounds", "_ops", "_pandas", "_tests_code", "_values",
+    )),
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
 #: ``input`` asks the judge's already, see :meth:`_Peer.serve_input`).
@@ -3992,17 +3221,6 @@ def _reaches_nothing_real(function: Any) -> bool:
     return True
 
 
-def _globals_loaded(code: types.CodeType) -> Iterator[str]:
-    """The global or built-in names ``code`` (or code nested in it) loads, as they come (not
-    an attribute, a string or a key so named)."""
-    import dis
-
-    for current in _code_objects(code):
-        for instruction in dis.get_instructions(current):
-            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                yield str(instruction.argval)
-
-
 def _patched_original(patcher: Any, target: Any, attr: str) -> Any:
     """What a patch of the tests replaced: ``unittest.mock``'s ``temp_original``, or the old
     value ``MonkeyPatch.setattr`` kept; :data:`_UNSET` when not known."""
@@ -4298,42 +3516,6 @@ def _mock_signature_set(op: str, obj: Any, args: tuple[Any, ...] = ()) -> bool:
     if base is None or not isinstance(obj, base):
         return False
     return op == "setattr" and args[:1] == ("__signature__",)
-
-
-_BINARY = {
-    "eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "truediv", "floordiv", "mod",
-    "pow", "and_", "or_", "xor", "lshift", "rshift", "matmul",
-}  # fmt: skip
-#: In-place arithmetic (``acc += 5``: the object's ``__iadd__``, which may change it and
-#: return it), as :mod:`operator` names it.
-_INPLACE = frozenset({
-    "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor",
-    "ilshift", "irshift", "imatmul",
-})  # fmt: skip
-#: Reflected arithmetic (``3 * v``: the value on the left), as the operator it reflects.
-_REFLECTED = {
-    "radd": "add", "rsub": "sub", "rmul": "mul", "rtruediv": "truediv",
-    "rfloordiv": "floordiv", "rmod": "mod", "rpow": "pow", "rand_": "and_", "ror_": "or_",
-    "rxor": "xor", "rlshift": "lshift", "rrshift": "rshift", "rmatmul": "matmul",
-}  # fmt: skip
-#: The comparison requests (see _Peer.refuse_derived).
-_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
-#: Arithmetic that makes a difference with a value of the tests (see _Peer.derive).
-_SUBTRACTIONS = frozenset({"sub", "rsub", "isub"})
-#: Requests whose answer, about a derived object, must be a derived object (see _Peer.derive):
-#: its truth, length, numbers, items, membership and methods' answers (``list(solve() -
-#: expected) == []``, ``(solve() - expected).max() < 1e-9`` would be comparisons the solution
-#: computed).
-_DERIVED_VALUES = frozenset({
-    "bool", "len", "neg", "pos", "abs", "invert", "int", "float", "index", "complex",
-    "round", "floor", "ceil", "trunc", "radd", "iter", "next", "getitem", "contains", "call",
-})  # fmt: skip
-_UNARY: dict[str, Any] = {
-    "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert,
-    "int": int, "float": float, "index": operator.index, "complex": complex,
-    # bound at import: the tests' patches of math, forwarded, stay the solution's own
-    "floor": _floor, "ceil": _ceil, "trunc": _trunc,
-}  # fmt: skip
 
 
 class _ChannelTicket:
@@ -7615,9 +6797,6 @@ _BACKED_CLASS_OF: dict[type, type] = {
 _BACKED_CLASSES = frozenset(_BACKED_CLASS_OF.values())
 
 
-# -- the solution's side (runs inside the jail; nothing here is trusted by the judge) ---------
-
-
 def _pin(cpu: int | None) -> None:
     """Run on ``cpu`` from now on: the judge and the solution take turns, and a turn on one CPU
     is a local wakeup, much cheaper than one across CPUs (own time does not change)."""
@@ -8116,13 +7295,6 @@ class _Evaluator:
         }  # fmt: skip
 
 
-# -- the judge's guard against running what the solution wrote ------------------------------------
-
-_EVAL = builtins.eval
-_EXEC = builtins.exec
-_COMPILE = builtins.compile
-
-
 def _caller_scope(globals_: Any, locals_: Any) -> tuple[Any, Any]:
     """``eval``'s and ``exec``'s default scope: the caller's (two frames up: the guard's own
     caller), as the built-ins would take."""
@@ -8597,8 +7769,6 @@ def _serve_requests(peer: _Peer) -> bool:
             return False
         peer.serve(body)
 
-
-# -- the judge's side (trusted) ----------------------------------------------------------------
 
 #: Standard modules the judge imports for the tests when the solution imported them.
 TEST_MODULES = frozenset({
@@ -9077,74 +8247,6 @@ def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
     return root, steps
 
 
-def _names_used(code: types.CodeType) -> set[str]:
-    """Every global or attribute name the tests' code (and the code nested in it) uses, and
-    the names its strings spell: a name reached through a string (``getattr(solution,
-    "MAX")``, ``monkeypatch.setattr(solution, "MAX", 10)``, ``patch("solution.os.path.exists")``,
-    ``patch("solution.random.choice")``) must be in the judge's ``solution`` module as much as
-    one the code names (each part of a dotted path of identifiers counts; strings of at most
-    200 characters)."""
-    found: set[str] = set()
-    for current in _code_objects(code):
-        found.update(current.co_names)
-        for const in current.co_consts:
-            if type(const) is str and len(const) <= 200:
-                parts = const.split(".")
-                if all(part.isidentifier() for part in parts):
-                    found.update(parts)
-    return found
-
-
-#: Opcodes (one byte each, at even offsets of ``co_code``) with which a code object may change
-#: an attribute of a module: a quick filter before :func:`_attribute_roots` reads it.
-_ATTRIBUTE_WRITES = tuple(bytes([opcode.opmap[n]]) for n in ("STORE_ATTR", "DELETE_ATTR"))
-_IMPORT_NAME = bytes([opcode.opmap["IMPORT_NAME"]])
-
-
-def _attribute_roots(code: types.CodeType) -> frozenset[str]:
-    """The global names of the tests' code whose attributes it may set or delete (``time.sleep
-    = f``, ``os.path.exists = f``, ``del random.seed``, ``setattr(m, ...)``): the roots a
-    long-lived judge checks after the check (see :func:`_changed_modules`). Where the root
-    cannot be read off (an augmented assignment, ``setattr``, a ``__dict__`` write), every
-    global the code object loads counts; ``"<local import>"`` stands for an attribute written
-    through a local name in code that imports (``def test(): import time; time.sleep = f``).
-
-    Read from the bytecode once per source (with the compiled code): tests that write no
-    attribute (plain asserts, HumanEval's ``check``) cost one scan of their opcodes."""
-    roots: set[str] = set()
-    for current in _code_objects(code):
-        ops = current.co_code[::2]
-        unclear = bool({"setattr", "delattr", "__dict__", "vars"} & set(current.co_names))
-        if not unclear and not any(op in ops for op in _ATTRIBUTE_WRITES):
-            continue
-        import dis
-
-        loaded: set[str] = set()
-        root: tuple[bool, str] | None = None  # (global, name) of the chain being loaded
-        for ins in dis.get_instructions(current):
-            name = ins.opname
-            if name in ("LOAD_NAME", "LOAD_GLOBAL"):
-                root = (True, ins.argval)
-                loaded.add(ins.argval)
-            elif name.startswith(("LOAD_FAST", "LOAD_DEREF")):
-                root = (False, ins.argval)
-            elif name in ("LOAD_ATTR", "LOAD_METHOD") and root is not None:
-                continue
-            elif name in ("STORE_ATTR", "DELETE_ATTR"):
-                if root is None:
-                    unclear = True
-                elif root[0]:
-                    roots.add(root[1])
-                elif _IMPORT_NAME in ops:
-                    roots.add("<local import>")
-                root = None
-            else:
-                root = None
-        if unclear:
-            roots |= loaded
-    return frozenset(roots)
-
-
 def _changed_modules(roots: frozenset[str], namespace: dict[str, Any]) -> bool:
     """Whether the check may have left a module of this process changed for the next check of
     a long-lived judge: one of the tests' :func:`_attribute_roots` names a module (the
@@ -9170,30 +8272,6 @@ def _standard(module: str, name: str) -> Any:
         return None
     value = getattr(_import(module), name, None)
     return value if callable(value) else None
-
-
-#: Compiled tests kept by a long-lived judge, by their source: a training batch checks many
-#: solutions against the same tests, and compiling them is a good part of a check's cost.
-CODE_CACHE_SIZE = 64
-_code_cache: collections.OrderedDict[
-    str, tuple[types.CodeType, frozenset[str], frozenset[str]]
-] = collections.OrderedDict()
-
-
-def _compiled(tests: str) -> tuple[types.CodeType, frozenset[str], frozenset[str]]:
-    """The tests' code, the names it uses and its :func:`_attribute_roots`, from a bounded LRU
-    cache (a code object is immutable: executing it twice in fresh namespaces is executing the
-    source twice)."""
-    found = _code_cache.get(tests)
-    if found is not None:
-        _code_cache.move_to_end(tests)
-        return found
-    code = _COMPILE(tests, "<tests>", "exec", dont_inherit=True)  # not our __future__ imports
-    found = (code, frozenset(_names_used(code)), _attribute_roots(code))
-    _code_cache[tests] = found
-    while len(_code_cache) > CODE_CACHE_SIZE:
-        _code_cache.popitem(last=False)
-    return found
 
 
 def judge_check(
@@ -9977,10 +9055,6 @@ def _condition(mark: Any) -> bool:
     return False
 
 
-#: The running check's tests: their code object and their namespace (for :func:`_condition`).
-_CHECK: list[Any] = [None, {}]
-
-
 def _tests_strings() -> frozenset[str]:
     """The string constants of the running check's tests' code, nested code included."""
     code = _CHECK[0]
@@ -10008,7 +9082,6 @@ def _asyncio_test(marks: list[Any]) -> bool:
     own, as ``asyncio.run`` gives it): it has the ``asyncio`` mark, and the plugin is installed
     (without it pytest runs no coroutine test). Its fixtures stay the plain ones."""
     return any(m.name == "asyncio" for m in marks) and _installed("pytest_asyncio")
-
 
 
 def _parameters(fn: Any, bound: bool) -> tuple[list[str], list[str]]:
@@ -10508,6 +9581,15 @@ class _CapSys:
         return result
 
 
+#: The globals of every module of the judge (by ``id``: each module lives as long as the
+#: process): their frames are left out of a failure's description (see :func:`_describe`).
+_OWN_GLOBALS = frozenset(
+    {id(globals()), *(id(vars(module)) for module in (
+        _annotations, _bounds, _ops, _pandas, _tests_code, _values,
+    ))}
+)
+
+
 def _describe(exc: BaseException, tests: str = "") -> str:
     """The reason of a failed check: the last frames of the tests' traceback (file, line,
     function; for the tests' own lines their source, from ``tests``) and the exception, as the
@@ -10516,17 +9598,17 @@ def _describe(exc: BaseException, tests: str = "") -> str:
     Written out rather than ``traceback.format_exception``: that reads the source file of every
     frame (stat per frame per call, the judge's own 300 KB source once per judge) and computes
     each frame's column positions by walking its code's position table, about a tenth of a
-    judge's CPU on HumanEval's failing checks; and its frames began with this module's own
-    (``judge_check``, the proxies' calls), which say nothing of the tests. Frames of this
-    module are left out."""
+    judge's CPU on HumanEval's failing checks; and its frames began with the judge's own
+    (``judge_check``, the proxies' calls), which say nothing of the tests. Frames of the
+    judge's modules (:data:`_OWN_GLOBALS`) are left out."""
     try:
         entries = ["Traceback (most recent call last):\n"]
         lines: list[str] | None = None
-        mine = globals()
+        mine = _OWN_GLOBALS
         tb = exc.__traceback__
         while tb is not None:
             frame = tb.tb_frame
-            if frame.f_globals is not mine:
+            if id(frame.f_globals) not in mine:
                 code, lineno = frame.f_code, tb.tb_lineno  # (None in 3.12+ for no line)
                 entry = f'  File "{code.co_filename}", line {lineno}, in {code.co_name}\n'
                 if code.co_filename == "<tests>" and tests and isinstance(lineno, int):
@@ -10540,4 +9622,3 @@ def _describe(exc: BaseException, tests: str = "") -> str:
         return "".join(entries[-6:])
     except BaseException:
         return type(exc).__name__
-
