@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
+from asyncpool.sandbox._judge import _exceptions
 from tests._programs import JUDGE_WIRE
 
 
@@ -6743,18 +6744,18 @@ def test_an_exception_group_of_the_solution_is_split_by_the_tests_except_star() 
     assert run_tests(wrong, tests, timeout=30).status == "failed"
     # forged: a group past the bound, or holding an exit of the solution's, is malformed
     peer = _judge._Peer(-1, trusted=True)
-    many = (_judge._GROUPED, "m", (("ValueError", "v", None),) * (_judge.MAX_GROUPED + 1))
+    many = (_exceptions._GROUPED, "m", (("ValueError", "v", None),) * (_exceptions.MAX_GROUPED + 1))
     with pytest.raises(_judge.CodecError, match="malformed exception group"):
         peer.exception(many)
     with pytest.raises(_judge.CodecError, match="malformed exception group"):
-        peer.exception((_judge._GROUPED, "m", (("SystemExit", "", 3),)))
+        peer.exception((_exceptions._GROUPED, "m", (("SystemExit", "", 3),)))
 
 
 def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
     # An exception raised from another crosses with its cause (the tests read __cause__);
     # the chain is bounded, so a forged reply cannot nest it without end.
     peer = _judge._Peer(-1, trusted=True)
-    caused = _judge._CAUSED
+    caused = _exceptions._CAUSED
     root = ("ZeroDivisionError", "root", None)
     chained = (caused, ("ValueError", "outer", None),
                (caused, ("KeyError", "k", None), root, True, True), ("TypeError", "t"), True)
@@ -6765,7 +6766,7 @@ def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
     assert type(exc.__cause__.__cause__) is ZeroDivisionError
     assert exc.__cause__.__context__ is exc.__cause__.__cause__
     nested: tuple[object, ...] = ("ValueError", "x")
-    for _ in range(_judge.MAX_CAUSES + 1):
+    for _ in range(_exceptions.MAX_CAUSES + 1):
         nested = (caused, ("KeyError", "k"), None, nested, False)
     with pytest.raises(_judge.CodecError, match="nested too deep"):
         peer.exception(nested)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _ops, _values
+from asyncpool.sandbox._judge import _exceptions, _ops, _proxies, _values
 from tests._programs import JUDGE_WIRE
 
 
@@ -89,7 +89,7 @@ def _answering_type(kind: str) -> str:
 
 def _claimed_exception(module: str, name: str, args: tuple[object, ...] = ()) -> str:
     """A solution right everywhere but on ``[2, 1]``, where it raises a ``ValueError`` whose
-    detail (see ``_judge._exception_detail``, rewritten in its own copy of the wire) claims
+    detail (see ``_exceptions._exception_detail``, rewritten in its own copy of the wire) claims
     the standard library class ``module.name``: the judge must never make that class of it
     when it is one whose raising means more than a failure."""
     return JUDGE_WIRE + _d(f"""
@@ -118,7 +118,7 @@ RAISED_BACK = _d("""
 
 def _raising_back(described: str) -> str:
     """A solution whose wire describes every exception it raises as ``described`` (a forged
-    mark of the tests' exception raised back, see ``_judge._RAISED``)."""
+    mark of the tests' exception raised back, see ``_exceptions._RAISED``)."""
     return JUDGE_WIRE + _d(f"""
         import sys
         def call(f):
@@ -1967,26 +1967,26 @@ def test_numpy_text_and_bytes_cross_as_values_and_text_must_be_code_points() -> 
 
 def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     """A handle's ``__class__`` may say the library class the solution's object is of (see
-    ``_judge._library_class``), never a class of the standard library, the built-ins, the
+    ``_proxies._library_class``), never a class of the standard library, the built-ins, the
     judge, pytest, the solution or the tests, nor a metaclass or an exception: the judge's
     own type checks of handles must never take one for such an object."""
     mpl = pytest.importorskip("matplotlib.axes")
-    assert _judge._library_class("matplotlib.axes._axes", "Axes") is mpl.Axes
+    assert _proxies._library_class("matplotlib.axes._axes", "Axes") is mpl.Axes
     for module, name in [
         ("builtins", "int"), ("collections", "OrderedDict"), ("asyncpool.sandbox._judge", "_Proxy"),
         ("_pytest.outcomes", "Skipped"), ("solution", "Point"), ("__main__", "TestCases"),
         ("numpy", "ndarray"), ("matplotlib.axes._axes", "Axes.__init__"),
         ("matplotlib.axes._axes", "nothing"), ("not_imported_anywhere", "C"),
     ]:  # fmt: skip
-        assert _judge._library_class(module, name) is None, (module, name)
-    assert not _judge._library_module("os.path")
-    assert not _judge._library_module("a b")
+        assert _proxies._library_class(module, name) is None, (module, name)
+    assert not _proxies._library_module("os.path")
+    assert not _proxies._library_module("a b")
     # a proxy class made for a name that claims a standard class has no such __class__ (only
     # a class's handle's, or the solution's class for the tests' own reads)
-    proxy = _judge._proxy_class(b"OrderedDict\1collections:OrderedDict")
+    proxy = _proxies._proxy_class(b"OrderedDict\1collections:OrderedDict")
     assert proxy is not None
     getter = vars(proxy).get("__class__")
-    assert getter is None or getter.fget in (_judge._class_type, _judge._instance_class)
+    assert getter is None or getter.fget in (_proxies._class_type, _proxies._instance_class)
 
 
 @pytest.mark.slow
@@ -2212,19 +2212,19 @@ def test_an_exceptions_library_base_is_imported_only_when_the_tests_import_it() 
 
 def test_exception_args_cross_only_as_small_plain_data() -> None:
     """The args and attributes of the solution's exceptions cross as values only while they
-    are plain and small (``_judge._plain_detail``: 10 deep, 1,000 items in all): a forged
+    are plain and small (``_exceptions._plain_detail``: 10 deep, 1,000 items in all): a forged
     detail past either is its message alone, checked at the cost of the budget."""
     deep: object = 1
     for _ in range(10):
         deep = [deep]
-    assert _judge._plain_detail((deep,)) is False
-    assert _judge._plain_detail(([[[[[[[[1]]]]]]]],)) is True
-    assert _judge._plain_detail((list(range(998)),)) is True  # 1,000 with the tuple and list
-    assert _judge._plain_detail((list(range(999)),)) is False
-    assert _judge._plain_detail(({"a": [1, (2,)], "b": b"x" * 10_000},)) is True
-    assert _judge._plain_detail(("x" * 10_001,)) is False
-    assert _judge._plain_detail((object(),)) is False
-    exc = _judge._solution_exception(
+    assert _exceptions._plain_detail((deep,)) is False
+    assert _exceptions._plain_detail(([[[[[[[[1]]]]]]]],)) is True
+    assert _exceptions._plain_detail((list(range(998)),)) is True  # 1,000 with the tuple and list
+    assert _exceptions._plain_detail((list(range(999)),)) is False
+    assert _exceptions._plain_detail(({"a": [1, (2,)], "b": b"x" * 10_000},)) is True
+    assert _exceptions._plain_detail(("x" * 10_001,)) is False
+    assert _exceptions._plain_detail((object(),)) is False
+    exc = _exceptions._solution_exception(
         "ValueError", "(1, 2)", detail=(([1] * 5000,), (), None, ())
     )
     assert type(exc) is ValueError

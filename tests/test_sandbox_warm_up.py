@@ -21,6 +21,7 @@ _PROBE = textwrap.dedent(
     """
     import gc, json, os, signal, sys, warnings
     from asyncpool.sandbox import _judge as J, _zygote, _zygote_child
+    from asyncpool.sandbox._judge import _proxies
 
     _zygote_child.JUDGE = J
     J.prepare_server()
@@ -43,11 +44,11 @@ _PROBE = textwrap.dedent(
         children = False
     print(json.dumps({
         "warmed": warmed,
-        "peer": J._PEER is None,
+        "peer": _proxies._PEER is None,
         "spare": J._SPARE_PEER is spare,
         "same state": state() == before,
         "same fds": sorted(os.listdir("/proc/self/fd")) == fds,
-        "proxies": sum(type(o) in J._PROXY_TYPES for o in gc.get_objects()),
+        "proxies": sum(type(o) in _proxies._PROXY_TYPES for o in gc.get_objects()),
         "children": children,
     }))
     """

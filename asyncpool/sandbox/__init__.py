@@ -244,11 +244,11 @@ classes for its bases and from the built-in ones, so ``except InvalidInput``, ``
 with its ``args`` when they are plain data (``KeyError('k').args``, ``E('a', 2).args``), an
 ``OSError``'s ``errno`` and ``filename``, its notes (``add_note``), and the exceptions it was
 raised ``from`` or while handling (``__cause__``, ``__context__``, ``__suppress_context__``, made
-the same way, at most ``_judge.MAX_CAUSES`` deep); one of a standard library class the tests
-can name (``json.JSONDecodeError``, ``UnicodeDecodeError``, ``decimal.InvalidOperation``), or of
-a library's the tests imported too (``np.linalg.LinAlgError``, ``pd.errors.EmptyDataError``,
-``requests.HTTPError``), is that class with its plain attributes (never ``StopIteration``,
-``unittest.SkipTest``, pytest's); an
+the same way, at most ``_judge._exceptions.MAX_CAUSES`` deep); one of a standard library class
+the tests can name (``json.JSONDecodeError``, ``UnicodeDecodeError``,
+``decimal.InvalidOperation``), or of a library's the tests imported too
+(``np.linalg.LinAlgError``, ``pd.errors.EmptyDataError``, ``requests.HTTPError``), is that class
+with its plain attributes (never ``StopIteration``, ``unittest.SkipTest``, pytest's); an
 ``ExceptionGroup`` is a group of its exceptions, each so made, for the tests' ``except*``. (The
 tests may subclass such a class or make one themselves: ``InvalidInput("x")`` in a test is the
 judge's exception, whose message is its arguments', as a built-in's; the solution's ``__init__``
