@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _exceptions
+from asyncpool.sandbox._judge import _ambient, _exceptions, _forwarded, _kept
 from tests._programs import JUDGE_WIRE
 
 
@@ -6793,10 +6793,10 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
         peer.take_held(1, [])  # a number of the judge's it never handed out
     with pytest.raises(_judge.CodecError):
         peer.refill_held(((0, [4]),))  # not (changes, dropped)
-    for n in range(1, _judge.MAX_HELD):
+    for n in range(1, _kept.MAX_HELD):
         peer.take_held(2 * n, [])
     with pytest.raises(_judge.CodecError, match="kept containers"):
-        peer.take_held(2 * _judge.MAX_HELD, [])
+        peer.take_held(2 * _kept.MAX_HELD, [])
 
 
 def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
@@ -6808,7 +6808,7 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
     # then skipped until something refers to it again. Before, every message compared every
     # one of them: 480 dropped objects with 3,000-item lists timed out an honest check.
     compared: list[int] = []
-    watch_changed = _judge._watch_changed
+    watch_changed = _kept._watch_changed
 
     def counted(value: object, mark: object) -> bool:
         compared.append(id(value))
@@ -6869,7 +6869,7 @@ def test_the_tests_containers_kept_for_the_solution_are_bounded_while_in_use() -
     # Each kept container costs a comparison at every message while it is in use: past
     # MAX_TESTS_HELD of the tests' containers the solution reads a copy, until one is let go.
     peer = _judge._Peer(-1, trusted=True)
-    bound = _judge.MAX_TESTS_HELD
+    bound = _kept.MAX_TESTS_HELD
     lists = [[i] for i in range(bound + 1)]
     keys = [peer.hand_out(x) for x in lists]
     assert keys[:-1] == list(range(1, 2 * bound, 2))  # the judge's numbers are odd
@@ -6896,18 +6896,18 @@ def test_a_refill_keeps_the_inner_containers_the_other_side_still_holds(make: An
         return make((f"r{i}", row) for i, row in enumerate(rows))
 
     def inner(container: Any) -> list[Any]:
-        return list(_judge._inner_slots(container) or [])
+        return list(_kept._inner_slots(container) or [])
 
     there = build([[1], [2], [3]])
-    mark = _judge._watch_mark(there)
+    mark = _kept._watch_mark(there)
     first, second, _ = inner(there)
     first.append(10)
     moved = build([second, first, [30]])  # r0 <-> r1 swapped, r2 a new list
-    same = _judge._same_inner(moved, mark)
+    same = _kept._same_inner(moved, mark)
     assert same == ((0, 1), (1, 0))
     here = build([[1], [2], [3]])
     aliases = inner(here)
-    _judge._refill(here, build([[2], [1, 10], [30]]), same)
+    _kept._refill(here, build([[2], [1, 10], [30]]), same)
     now = inner(here)
     assert now[:2] == [aliases[1], aliases[0]]
     assert now[0] is aliases[1]
@@ -6915,7 +6915,7 @@ def test_a_refill_keeps_the_inner_containers_the_other_side_still_holds(make: An
     assert now[2] is not aliases[2]
     assert (aliases[0], aliases[1], now[2]) == ([1, 10], [2], [30])
     with pytest.raises(_judge.CodecError):
-        _judge._refill(build([[1]]), build([[1]]), ((0, 5),))  # no such position then
+        _kept._refill(build([[1]]), build([[1]]), ((0, 5),))  # no such position then
 
 
 @pytest.mark.slow
@@ -6951,7 +6951,7 @@ def test_a_structure_that_keeps_hundreds_of_the_tests_lists_is_judged() -> None:
         "assert t.total() == 2 * sum(range(300))\nrows[0].append(5)\n"
         "assert t.total() == 2 * sum(range(300)) + 5\n"
     )
-    assert _judge.MAX_KEPT_ARGS < 300
+    assert _kept.MAX_KEPT_ARGS < 300
     result = run_tests(solution, tests, timeout=60)
     assert result.status == "passed", result.stdout_tail
 
@@ -6962,7 +6962,7 @@ def test_a_container_refilled_from_itself_keeps_what_it_holds() -> None:
     containers: list[Any] = [[1, 2], {"a": 1}, {1, 2}]
     for container in containers:
         before = copy.copy(container)
-        _judge._apply(container, container)
+        _kept._apply(container, container)
         assert container == before
 
 
@@ -7102,7 +7102,7 @@ def test_a_malformed_generator_state_is_refused_before_it_is_set(label: str, sta
 
     before = random.getstate()
     with pytest.raises(_judge.CodecError, match="malformed generator state"):
-        _judge._set_generator_state(label, state)
+        _forwarded._set_generator_state(label, state)
     assert random.getstate() == before
 
 
@@ -7113,22 +7113,20 @@ def test_a_generator_state_crosses_as_bytes_and_sets_the_same_draws() -> None:
 
     import numpy as np
 
-    from asyncpool.sandbox import _judge
-
     random.seed(5)
     random.random()
-    sent = _judge._generator_state("<random>")
+    sent = _ambient._generator_state("<random>")
     assert type(sent[1]) is bytes
     expected = [random.random() for _ in range(5)]
     random.seed(99)
-    _judge._set_generator_state("<random>", sent)
+    _forwarded._set_generator_state("<random>", sent)
     assert [random.random() for _ in range(5)] == expected
     np.random.seed(3)
     np.random.rand(7)
-    sent = _judge._generator_state("<numpy.random>")
+    sent = _ambient._generator_state("<numpy.random>")
     expected_np = np.random.rand(5)
     np.random.seed(99)
-    _judge._set_generator_state("<numpy.random>", sent)
+    _forwarded._set_generator_state("<numpy.random>", sent)
     assert np.array_equal(np.random.rand(5), expected_np)
 
 

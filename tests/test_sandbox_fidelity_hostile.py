@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _exceptions, _ops, _proxies, _values
+from asyncpool.sandbox._judge import _exceptions, _ops, _patches, _proxies, _values
 from tests._programs import JUDGE_WIRE
 
 
@@ -1893,11 +1893,11 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
     # the judge's own modules, each by its name in the fork server (a package of its stand-in)
     package = Path(_judge.__file__).parent
     judge_modules = {f"_asyncpool_zygote._judge.{path.stem}" for path in package.glob("*.py")}
-    assert judge_modules - {"_asyncpool_zygote._judge.__init__"} <= _judge._UNFORWARDED
-    assert "_asyncpool_zygote._judge" in _judge._UNFORWARDED
+    assert judge_modules - {"_asyncpool_zygote._judge.__init__"} <= _patches._UNFORWARDED
+    assert "_asyncpool_zygote._judge" in _patches._UNFORWARDED
     reached = {
         (module, attr) for module, attr in used
-        if module not in _judge._UNFORWARDED and (module, attr) not in _judge._UNFORWARDED_ATTRS
+        if module not in _patches._UNFORWARDED and (module, attr) not in _patches._UNFORWARDED_ATTRS
     }  # fmt: skip
     # sys is never forwarded either; os.path is a module of its own (posixpath)
     assert reached <= {("os", "path")}, reached

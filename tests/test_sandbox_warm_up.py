@@ -21,7 +21,7 @@ _PROBE = textwrap.dedent(
     """
     import gc, json, os, signal, sys, warnings
     from asyncpool.sandbox import _judge as J, _zygote, _zygote_child
-    from asyncpool.sandbox._judge import _proxies
+    from asyncpool.sandbox._judge import _framing, _proxies
 
     _zygote_child.JUDGE = J
     J.prepare_server()
@@ -32,8 +32,8 @@ _PROBE = textwrap.dedent(
     spare = J._SPARE_PEER
     fds = sorted(os.listdir("/proc/self/fd"))
     state = lambda: [sorted(os.sched_getaffinity(0)), [id(s) for s in (sys.stdout, sys.stderr,
-                     sys.stdin)], len(warnings.filters), sys.getrecursionlimit(), len(J._buffers),
-                     str(signal.getsignal(signal.SIGCHLD))]
+                     sys.stdin)], len(warnings.filters), sys.getrecursionlimit(),
+                     len(_framing._buffers), str(signal.getsignal(signal.SIGCHLD))]
     before = state()
     warmed = _zygote._warm_up()
     gc.collect()

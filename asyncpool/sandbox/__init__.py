@@ -177,7 +177,7 @@ untrusted bytes):
   to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
   kept in step with the tests' own the same way from then on (``queue.append(0)`` in the tests
   reaches the object, its ``self.queue.sort()`` sorts the tests' ``queue``), at most
-  ``_judge.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container that
+  ``_judge._kept.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container that
   the solution reads as a public attribute an instance of the tests' own plain classes holds
   itself (the data whose public names it may set, below) is kept in step the same way:
   ``node.children.append(child)``, ``graph.adj[u].append(v)``, ``box.items.sort()`` change
@@ -187,8 +187,8 @@ untrusted bytes):
   ``g.adj[0].append(1)``). A kept container that no code of one side can reach any more (its
   object is gone, no alias is left, it holds no container) is compared once more, then
   forgotten by both sides, so a message costs what the containers still in use cost, and
-  the bound (``_judge.MAX_HELD``) counts those alone; of the tests' containers, at most
-  ``_judge.MAX_TESTS_HELD`` (16) are kept at once (past it the solution reads a copy). Two
+  the bound (``_judge._kept.MAX_HELD``) counts those alone; of the tests' containers, at most
+  ``_judge._kept.MAX_TESTS_HELD`` (16) are kept at once (past it the solution reads a copy). Two
   threads changing one kept container at once: the last message's contents win (in-process
   both changes stay);
 * **callbacks**: a callable or object of the tests (a lambda, a key function, a class of the
@@ -305,11 +305,11 @@ crosses as values do, a mock or a function of the tests as a handle that the sol
 back (it may enter and exit the tests' mocks: ``with open(path) as f``). Not forwarded:
 ``sys``'s attributes (the solution's output already reaches the tests'
 ``sys.stdout``), those of the modules the wire itself uses as it runs (``decimal``,
-``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._UNFORWARDED``;
+``collections``, ``pathlib``, ``struct``, ``io``...: ``_judge._patches._UNFORWARDED``;
 ``patch("decimal.Decimal", ...)`` stays the tests'; ``patch("datetime.date", ...)`` reaches the
 solution), and, for ``open`` and the other built-ins
 and modules that reach files, processes or code (``os``, ``shutil``, ``subprocess``...:
-``_judge._STRICT_MODULES``), anything but an inert mock (``mock_open``'s, a plain mock, one
+``_judge._patches._STRICT_MODULES``), anything but an inert mock (``mock_open``'s, a plain mock, one
 whose ``side_effect`` is an exception or a list): one that wraps the real function or calls one
 of the tests' would open or run, in the judge, what the solution chose. The solution keeps its
 own then.

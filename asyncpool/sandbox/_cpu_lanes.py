@@ -3,10 +3,10 @@ fork servers on one machine do not share a CPU while another one has none.
 
 Why: a judged run is a conversation. The judge and the solution take turns (each call of the
 tests is a round trip), and the fork server pins both to one CPU, where a turn is a local wakeup
-instead of an inter-processor one (:mod:`asyncpool.sandbox._judge`, ``_pin``). Each server used
-to pick that CPU round-robin on its own. Two servers (two Ray workers checking at once on a
-two-CPU machine, one fork server each) then put both conversations on the same CPU about half
-of the time, while the other CPU idled.
+instead of an inter-processor one (:mod:`asyncpool.sandbox._judge._solution_side`, ``_pin``).
+Each server used to pick that CPU round-robin on its own. Two servers (two Ray workers checking
+at once on a two-CPU machine, one fork server each) then put both conversations on the same CPU
+about half of the time, while the other CPU idled.
 
 How: the fork servers of one uid share a lock file (root's in the root-only directory of the
 uid leases, :func:`asyncpool.sandbox._zygote_uids.lock_dir`; another uid's in ``/dev/shm``,

@@ -1,0 +1,344 @@
+"""Containers kept in step both ways: write-back of a request's containers (:func:`_snapshot`,
+:func:`_changed`, :func:`_apply`), the containers each side keeps after a request (:func:`_refill`,
+:func:`_same_inner`, :func:`_tests_keeping`) and the marks that tell a watched value's change
+(:func:`_watch_mark`, :func:`_watch_changed`), with their bounds (:data:`MAX_HELD`,
+:data:`MAX_TESTS_HELD`, :data:`MAX_KEPT_ARGS`).
+
+Must not: keep in step what the solution may not set (:func:`_tests_keeping`).
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import types
+from array import array as _array
+from collections.abc import Sequence
+from sys import getrefcount as _getrefcount  # bound once: the tests' patches are forwarded
+from typing import Any
+from weakref import getweakrefcount as _getweakrefcount  # bound once, as getrefcount
+
+from ._bounds import CodecError
+from ._exceptions import _Mirror
+from ._stand_ins import _plain_tests_object
+from ._values import _MUTABLE, _defaultdict, _deque, _mutable_value, _Namespace, _OrderedDict
+
+
+def _frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas ``DataFrame`` or ``Series`` (written back in place)."""
+    pd = sys.modules.get("pandas")
+    names = vars(pd) if pd is not None else {}
+    return pd is not None and type(value) in (names.get("DataFrame"), names.get("Series"))
+
+
+def _ndarray(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and type(value) is np.__dict__.get("ndarray")
+
+
+def _snapshot(container: Any) -> Any:
+    """What ``container`` holds now, to tell later whether it changed (by identity; a
+    DataFrame or Series by its values, index, columns or name, and dtypes)."""
+    if _frame(container):
+        return container.copy(deep=True)
+    if _ndarray(container):
+        return container.copy()
+    if type(container) is bytearray or type(container) is _array:
+        return container.tobytes() if type(container) is _array else bytes(container)
+    if type(container) is _Namespace:
+        container = vars(container)
+    if isinstance(container, dict):
+        return (list(container.keys()), list(container.values()))
+    return list(container)
+
+
+def _changed(container: Any, snap: Any) -> bool:
+    if _frame(container):
+        if container.ndim == 1:  # a Series
+            return not (
+                container.index.equals(snap.index) and container.dtype == snap.dtype
+                and container.equals(snap) and container.name == snap.name
+            )  # fmt: skip
+        return not (
+            container.columns.equals(snap.columns) and container.index.equals(snap.index)
+            and container.dtypes.equals(snap.dtypes) and container.equals(snap)
+        )  # fmt: skip
+    if _ndarray(container):
+        return bool(
+            container.shape != snap.shape or container.dtype != snap.dtype
+            or container.tobytes() != snap.tobytes()
+        )  # fmt: skip
+    if type(container) is bytearray:
+        return bool(bytes(container) != snap)
+    if type(container) is _array:
+        return bool(container.tobytes() != snap)
+    if type(container) is _Namespace:
+        container = vars(container)
+    if isinstance(container, dict):
+        keys, values = snap
+        return (
+            len(container) != len(keys)
+            or not all(map(operator.is_, container.keys(), keys))
+            or not all(map(operator.is_, container.values(), values))
+        )
+    if type(container) is set:
+        return len(container) != len(snap) or {id(x) for x in container} != {id(x) for x in snap}
+    return len(container) != len(snap) or not all(map(operator.is_, container, snap))
+
+
+def _apply(target: Any, new: Any) -> None:
+    """Make ``target`` (the requester's container) hold what ``new`` holds, in place."""
+    if target is new:  # (a dict cleared, then updated from itself, would be left empty)
+        return
+    kind = type(target)
+    if type(new) is not kind:
+        raise CodecError("write-back of another type")
+    if kind is list or kind is bytearray:
+        target[:] = new
+    elif kind is _array:
+        if new.typecode != target.typecode:
+            raise CodecError("write-back changed an array's type code")
+        target[:] = new
+    elif kind is set:
+        target.clear()
+        target.update(new)
+    elif kind is _deque:
+        if new.maxlen != target.maxlen:
+            raise CodecError("write-back changed a deque's maxlen")
+        target.clear()
+        target.extend(new)
+    elif kind is _OrderedDict:
+        target.clear()
+        target.update(new)
+    elif kind is _Namespace:
+        vars(target).clear()
+        vars(target).update(vars(new))
+    elif _ndarray(target):
+        if target.shape != new.shape or target.dtype != new.dtype:
+            raise CodecError("write-back changed an array's shape or dtype")
+        target[...] = new
+    elif _frame(target):
+        # pandas' own in-place replacement (what its ``inplace=True`` methods use): there is
+        # no public way to give a DataFrame another's rows and columns in place.
+        target._update_inplace(new)
+        if target.ndim == 1:
+            target.name = new.name
+    else:  # dict, Counter, defaultdict: dict's own methods (Counter.update adds)
+        dict.clear(target)
+        dict.update(target, new)
+        if kind is _defaultdict:
+            target.default_factory = new.default_factory
+
+
+def _slots(container: Any) -> tuple[Any, Sequence[Any]] | None:
+    """Where a kept container holds the containers its mark watches, as ``(space, keys)``:
+    ``space[keys[i]]`` is its ``i``-th item (a list's or deque's by index, a mapping's or
+    namespace's by key); None for one that holds none (a set, a bytearray)."""
+    kind = type(container)
+    if kind is list or kind is _deque:
+        return container, range(len(container))
+    space = vars(container) if kind is _Namespace else container
+    return (space, list(space)) if isinstance(space, dict) else None
+
+
+def _inner_slots(container: Any) -> list[Any] | None:
+    """The items of a kept container by position (see :func:`_slots`), or None."""
+    found = _slots(container)
+    if found is None:
+        return None
+    space, keys = found
+    return [space[k] for k in keys]
+
+
+def _same_inner(container: Any, mark: Any) -> tuple[tuple[int, int], ...]:
+    """The containers ``container`` holds that are the same objects as when ``mark`` was
+    taken, as ``(position now, position then)`` (see :func:`_refill`)."""
+    if type(mark) is not _DeepMark:
+        return ()
+    then = mark.snap[1] if type(mark.snap) is tuple else mark.snap
+    where = {id(item): j for j, item in enumerate(then) if type(item) in _MUTABLE}
+    now = _inner_slots(container) or []
+    return tuple(
+        (i, where[id(item)]) for i, item in enumerate(now)
+        if type(item) in _MUTABLE and id(item) in where
+    )  # fmt: skip
+
+
+def _refill(target: Any, new: Any, same: Any) -> None:
+    """:func:`_apply` for a kept container, keeping the containers it held that the other
+    side's copy still holds as the same objects (``same``: see :func:`_same_inner`) as this
+    side's own objects, refilled in place: in-process ``row = g.adj[0]`` is the list the
+    solution's ``g.adj[0].append(1)`` changes, not one a refill put aside."""
+    before = _inner_slots(target) if same else None
+    _apply(target, new)
+    if not before:
+        return
+    if type(same) is not tuple or len(same) > len(before):
+        raise CodecError("malformed kept container")
+    space, keys = _slots(target) or (target, ())
+    for pair in same:
+        if (
+            type(pair) is not tuple or len(pair) != 2
+            or type(pair[0]) is not int or type(pair[1]) is not int
+            or not 0 <= pair[0] < len(keys) or not 0 <= pair[1] < len(before)
+        ):  # fmt: skip
+            raise CodecError("malformed kept container")
+        i, j = pair
+        old, fresh = before[j], space[keys[i]]
+        if type(old) is not type(fresh) or type(old) not in _MUTABLE or old is fresh:
+            continue
+        _apply(old, fresh)
+        space[keys[i]] = old
+
+
+def _held_refs(entry: tuple[Any, Any]) -> int:
+    return _getrefcount(entry[0])
+
+
+#: :func:`_held_refs` of a container that only its entry holds (taken, not assumed: what
+#: CPython counts for an argument differs between versions).
+_HELD_ALONE = _held_refs(([], None))
+
+
+def _held_alone(entry: tuple[Any, Any]) -> bool:
+    """Whether the kept container of ``entry`` (a value of :attr:`_Peer.held`) is referred to
+    by nothing but ``entry``: no object, variable or weak reference (a ``deque``'s) of either
+    side's code can reach it to change it. Never one holding containers its mark watches
+    (:class:`_DeepMark`): code may still hold one of those (``self.row = board.cells[0]``)
+    and change it, which comparing the outer one tells."""
+    return (
+        type(entry[1]) is not _DeepMark
+        and _held_refs(entry) <= _HELD_ALONE
+        and not _getweakrefcount(entry[0])
+    )  # fmt: skip
+
+
+def _refcounts(containers: list[Any]) -> list[int]:
+    """The reference count of each of ``containers``, taken the same way each time (by index:
+    a ``zip`` or ``enumerate`` over them keeps its last item alive, one reference more), so
+    that two takings differ only by what happened between them (see _Peer.keep_received)."""
+    return [sys.getrefcount(containers[i]) for i in range(len(containers))]
+
+
+def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
+    """The other side's ``((key, value), ...)`` changes of containers the two sides keep in
+    step, checked: a tuple of pairs whose keys are all ``known``."""
+    if type(pairs) is not tuple or not all(
+        type(pair) is tuple and len(pair) == 2 and type(pair[0]) in (int, str)
+        and pair[0] in known
+        for pair in pairs
+    ):
+        raise CodecError(f"malformed change of {what}")
+    return list(pairs)
+
+
+#: A watched container of the solution (:class:`_Constants`) with more items than this is
+#: compared by its length only.
+MAX_WATCHED_ITEMS = 4096
+#: Requests besides ``getattr`` whose result, a container the solution still holds after the
+#: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
+_KEEPING_OPS = frozenset({"call", "getitem", "next"})
+
+
+def _tests_class_object(obj: Any) -> bool:
+    """Whether ``obj`` is an object of a class the tests' code defined (a plain class, a
+    dataclass, an ``Enum``; not a class itself, nor a mock's or a library's object): the
+    solution's ``type(obj)`` and ``obj.__class__`` of its handle are then that class's handle
+    (:func:`_type_of`), as in-process, where ``type(node)(5)`` makes one of the tests'
+    ``Node``s; the solution reads of the class no more than of the object it was handed."""
+    cls = type(obj)
+    return (
+        not isinstance(obj, type)
+        and vars(cls).get("__module__") == "__main__"
+        and type(cls) is not _Mirror
+    )  # fmt: skip
+
+
+def _tests_keeping(op: str, target: Any, args: tuple[Any, ...]) -> bool:
+    """Whether the result of the solution's request ``op`` of the tests' ``target`` is kept
+    in step: a public attribute of an instance of the tests' own plain classes that the
+    instance itself holds (its ``__dict__``'s or a slot's), the data whose public names the
+    solution may set too (:func:`_settable`): ``node.children.append(child)`` or
+    ``graph.adj[u].append(v)`` change the tests' own in-process. Never one its class holds (a
+    class-wide table or tolerance: ``shape.TOL["abs"] = 1e9`` would change it for every test,
+    as setting it is refused), an item a method of theirs returns, nor a mock's, a runner's or
+    any other library's object: the solution changes the records those keep
+    (``mock.call_args_list``) only by calling them."""
+    if op != "getattr" or isinstance(target, type) or not _plain_tests_object(target, False):
+        return False
+    name = args[0] if args else None
+    if type(name) is not str or name[:1] == "_":
+        return False
+    own = getattr(target, "__dict__", None)
+    if type(own) is dict and name in own:
+        return True
+    held = next((vars(k)[name] for k in type(target).__mro__ if name in vars(k)), None)
+    return type(held) is types.MemberDescriptorType  # a slot: the instance's own
+
+
+#: The most kept containers in use at once per check, on each side (_Peer.watch_attribute; one
+#: no code reaches any more is forgotten), and of them, the most that the tests passed in and
+#: the solution kept (_Peer.keep_received): each kept one is compared at every request and
+#: reply, and a test that hands a structure thousands of rows, one call each, would otherwise
+#: pay for every row at every call.
+MAX_HELD = 1000
+#: ... and the most of the tests' containers the solution reads (``node.children``) kept in
+#: step at once: each costs both sides a comparison at every message while it is in use, and a
+#: solution that keeps thousands (an adjacency map of the tests' graph, ``{n: n.neighbors}``)
+#: paid it at every read (3,000 such reads: 0.5-0.6 s when none was kept; 8.6 s with no bound
+#: but MAX_HELD, 1.1 s at 32, 0.8 s at 16). Past it, the solution reads a copy, as before;
+#: the usual change of one (``node.children.append(c)`` on a read it lets go) is forgotten
+#: at its next message, so few are in use at once.
+MAX_TESTS_HELD = 16
+MAX_KEPT_ARGS = 64
+
+
+class _DeepMark:
+    """A watched container's snapshot with those of the containers it holds (_watch_mark)."""
+
+    __slots__ = ("inner", "snap")
+
+    def __init__(self, snap: Any, inner: list[tuple[Any, Any]]) -> None:
+        self.snap = snap
+        self.inner = inner
+
+
+def _watch_mark(value: Any) -> Any:
+    """What a watched value holds now, to tell later whether it changed: None for a value
+    that only rebinding changes (or a proxied object: its own calls say what it holds), the
+    length of a big container; for a small one, a snapshot of it and of the containers it
+    holds one level down (``graph.adj[1].append(2)``, ``grid[0][1] = 5`` change the inner
+    container only), at most :data:`MAX_WATCHED_ITEMS` items in all."""
+    kind = type(value)
+    if kind not in _MUTABLE or not _mutable_value(value, kind):
+        return None
+    size = _size(value)
+    if size > MAX_WATCHED_ITEMS:
+        return size
+    snap = _snapshot(value)
+    items = snap[1] if type(snap) is tuple else snap  # a mapping's (or namespace's) values
+    inner: list[tuple[Any, Any]] = []
+    budget = MAX_WATCHED_ITEMS - size
+    for item in items:
+        item_kind = type(item)
+        if item_kind in _MUTABLE and _mutable_value(item, item_kind):
+            budget -= _size(item)
+            if budget < 0:
+                break
+            inner.append((item, _snapshot(item)))
+    return _DeepMark(snap, inner) if inner else snap
+
+
+def _watch_changed(value: Any, mark: Any) -> bool:
+    if mark is None:
+        return False
+    if type(mark) is int:
+        return _size(value) != mark
+    if type(mark) is _DeepMark:
+        return _changed(value, mark.snap) or any(_changed(i, s) for i, s in mark.inner)
+    return _changed(value, mark)
+
+
+def _size(container: Any) -> int:
+    """How many items a :data:`_MUTABLE` container holds (a namespace: its attributes)."""
+    return len(vars(container)) if type(container) is _Namespace else len(container)
