@@ -32,7 +32,15 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _ambient, _exceptions, _forwarded, _kept
+from asyncpool.sandbox._judge import (
+    _ambient,
+    _exceptions,
+    _forwarded,
+    _harness,
+    _kept,
+    _peer,
+    _tests_namespace,
+)
 from tests._programs import JUDGE_WIRE
 
 
@@ -6743,7 +6751,7 @@ def test_an_exception_group_of_the_solution_is_split_by_the_tests_except_star() 
     assert reference_verdict(wrong, tests, None) == "failed"
     assert run_tests(wrong, tests, timeout=30).status == "failed"
     # forged: a group past the bound, or holding an exit of the solution's, is malformed
-    peer = _judge._Peer(-1, trusted=True)
+    peer = _peer._Peer(-1, trusted=True)
     many = (_exceptions._GROUPED, "m", (("ValueError", "v", None),) * (_exceptions.MAX_GROUPED + 1))
     with pytest.raises(_judge.CodecError, match="malformed exception group"):
         peer.exception(many)
@@ -6754,7 +6762,7 @@ def test_an_exception_group_of_the_solution_is_split_by_the_tests_except_star() 
 def test_a_reply_with_causes_nested_past_the_bound_is_malformed() -> None:
     # An exception raised from another crosses with its cause (the tests read __cause__);
     # the chain is bounded, so a forged reply cannot nest it without end.
-    peer = _judge._Peer(-1, trusted=True)
+    peer = _peer._Peer(-1, trusted=True)
     caused = _exceptions._CAUSED
     root = ("ZeroDivisionError", "root", None)
     chained = (caused, ("ValueError", "outer", None),
@@ -6777,7 +6785,7 @@ def test_kept_containers_are_bounded_and_only_those_sent_can_change() -> None:
     # _Peer.watch_attribute): a change of one never sent, or past the bound, is malformed.
     # The solution numbers the containers it hands out even, the judge odd: the solution
     # cannot name one of the judge's that the judge never handed out.
-    peer = _judge._Peer(-1, trusted=True)
+    peer = _peer._Peer(-1, trusted=True)
     items = peer.take_held(0, [1, 2])
     assert peer.take_held(0, [1, 2, 3]) is items
     assert items == [1, 2, 3]
@@ -6814,8 +6822,8 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
         compared.append(id(value))
         return watch_changed(value, mark)
 
-    monkeypatch.setattr(_judge, "_watch_changed", counted)
-    peer = _judge._Peer(-1, trusted=False)
+    monkeypatch.setattr(_peer, "_watch_changed", counted)  # (as _Peer reads it)
+    peer = _peer._Peer(-1, trusted=False)
     objects = [types.SimpleNamespace(items=list(range(100))) for _ in range(20)]
     numbers = [peer.watch_attribute(o.items) for o in objects]
     assert numbers == list(range(0, 40, 2))
@@ -6868,7 +6876,7 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
 def test_the_tests_containers_kept_for_the_solution_are_bounded_while_in_use() -> None:
     # Each kept container costs a comparison at every message while it is in use: past
     # MAX_TESTS_HELD of the tests' containers the solution reads a copy, until one is let go.
-    peer = _judge._Peer(-1, trusted=True)
+    peer = _peer._Peer(-1, trusted=True)
     bound = _kept.MAX_TESTS_HELD
     lists = [[i] for i in range(bound + 1)]
     keys = [peer.hand_out(x) for x in lists]
@@ -6986,10 +6994,10 @@ def test_only_pytests_own_mark_objects_are_marks() -> None:
 
     Mark = collections.namedtuple("Mark", "name args kwargs")
     fake = Mark("xfail", (), {})
-    assert _judge._marks([fake]) == []
-    assert _judge._marks(fake) == []
+    assert _harness._marks([fake]) == []
+    assert _harness._marks(fake) == []
     real = pytest.mark.xfail(reason="r")
-    assert [m.name for m in _judge._marks([real, real.mark, fake])] == ["xfail", "xfail"]
+    assert [m.name for m in _harness._marks([real, real.mark, fake])] == ["xfail", "xfail"]
 
 
 def test_the_solution_module_is_the_checks_own() -> None:
@@ -7135,7 +7143,7 @@ def test_the_solutions_recursion_limit_reaches_the_tests_only_upward_and_bounded
     most ``MAX_RECURSION_LIMIT``, however high it asks); a lower one is not taken."""
     solution = "import sys\nsys.setrecursionlimit({})\ndef one():\n    return 1\n"
     tests = "import sys\nassert one() == 1\nassert sys.getrecursionlimit() {}\n"
-    bound = _judge.MAX_RECURSION_LIMIT
+    bound = _tests_namespace.MAX_RECURSION_LIMIT
     result = run_tests(solution.format(2**31 - 1), tests.format(f"== {bound}"))
     assert result.status == "passed", result
     judge_limit = sys.getrecursionlimit()  # the fork server's, as this interpreter's

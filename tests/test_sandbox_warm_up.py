@@ -21,7 +21,7 @@ _PROBE = textwrap.dedent(
     """
     import gc, json, os, signal, sys, warnings
     from asyncpool.sandbox import _judge as J, _zygote, _zygote_child
-    from asyncpool.sandbox._judge import _framing, _proxies
+    from asyncpool.sandbox._judge import _framing, _proxies, _serve
 
     _zygote_child.JUDGE = J
     J.prepare_server()
@@ -29,7 +29,7 @@ _PROBE = textwrap.dedent(
         J.WARM_TESTS = "def check(candidate):\\n    assert candidate(1, 1) == 3\\n"
     if sys.argv[1] == "ignored SIGCHLD":  # inherited across exec from a caller that ignores it
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    spare = J._SPARE_PEER
+    spare = _serve._SPARE_PEER
     fds = sorted(os.listdir("/proc/self/fd"))
     state = lambda: [sorted(os.sched_getaffinity(0)), [id(s) for s in (sys.stdout, sys.stderr,
                      sys.stdin)], len(warnings.filters), sys.getrecursionlimit(),
@@ -45,7 +45,7 @@ _PROBE = textwrap.dedent(
     print(json.dumps({
         "warmed": warmed,
         "peer": _proxies._PEER is None,
-        "spare": J._SPARE_PEER is spare,
+        "spare": _serve._SPARE_PEER is spare,
         "same state": state() == before,
         "same fds": sorted(os.listdir("/proc/self/fd")) == fds,
         "proxies": sum(type(o) in _proxies._PROXY_TYPES for o in gc.get_objects()),

@@ -172,16 +172,16 @@ untrusted bytes):
   solution's both ways while the check runs (``stack.items.append(5); assert stack.peek() ==
   5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change one
   level down, ``graph.adj[1].append(2)``; deeper ones are not seen:
-  ``_judge._Peer.watch_attribute``); so are the solution's top-level containers the tests
+  ``_judge._peer._Peer.watch_attribute``); so are the solution's top-level containers the tests
   read (``GRID[0][0] = 1``). A container the tests pass in and the solution keeps a reference
   to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
   kept in step with the tests' own the same way from then on (``queue.append(0)`` in the tests
   reaches the object, its ``self.queue.sort()`` sorts the tests' ``queue``), at most
-  ``_judge._kept.MAX_KEPT_ARGS`` per check: ``_judge._Peer.keep_received``. And a container that
-  the solution reads as a public attribute an instance of the tests' own plain classes holds
-  itself (the data whose public names it may set, below) is kept in step the same way:
-  ``node.children.append(child)``, ``graph.adj[u].append(v)``, ``box.items.sort()`` change
-  the tests' own; never one its class holds (a class-wide tolerance or table stays the
+  ``_judge._kept.MAX_KEPT_ARGS`` per check: ``_judge._peer._Peer.keep_received``. And a
+  container that the solution reads as a public attribute an instance of the tests' own plain
+  classes holds itself (the data whose public names it may set, below) is kept in step the same
+  way: ``node.children.append(child)``, ``graph.adj[u].append(v)``, ``box.items.sort()``
+  change the tests' own; never one its class holds (a class-wide tolerance or table stays the
   tests'), a mock's records (``call_args_list``), nor a private name. A refill keeps the
   containers a kept one holds as the same objects (``row = g.adj[0]`` sees the solution's
   ``g.adj[0].append(1)``). A kept container that no code of one side can reach any more (its
@@ -213,7 +213,7 @@ untrusted bytes):
 
 Patching builtins or modules, trace and profile hooks, threads and ``gc`` act on the solution's
 own process only. Threads on either side may call the other, concurrently, each in a thread
-of its own on the other side (a channel per thread, ``_judge._Peer.channel``): the tests'
+of its own on the other side (a channel per thread, ``_judge._peer._Peer.channel``): the tests'
 threads each call the solution (LeetCode's concurrency problems: 1114 "Print in Order", where
 each call waits on another's), the solution's threads call the tests' functions and take their
 locks (an ``RLock`` is owned by the thread that took it, as in-process), a timer of the
@@ -347,11 +347,11 @@ attribute holding a callable, nor anything of a class, a function or a module.
 A top-level name that is a standard module's attribute of the same name (``from collections
 import Counter``) is the judge's own copy, so ``isinstance(r, Counter)`` holds.
 Modules the solution imported under a top-level name are imported again *by the judge*, from
-:data:`asyncpool.sandbox._judge.TEST_MODULES` only (``math``, ``re``, ``collections``...), because
-MBPP's asserts use them without importing them; nothing of the solution's modules crosses. A
-library's submodule the solution imported under a top-level name (``import matplotlib.pyplot as
-plt``) is loaded in the judge too when the tests name that library, as in-process, where the
-tests' ``import matplotlib`` finds ``matplotlib.axes`` loaded.
+:data:`asyncpool.sandbox._judge._tests_namespace.TEST_MODULES` only (``math``, ``re``,
+``collections``...), because MBPP's asserts use them without importing them; nothing of the
+solution's modules crosses. A library's submodule the solution imported under a top-level name
+(``import matplotlib.pyplot as plt``) is loaded in the judge too when the tests name that
+library, as in-process, where the tests' ``import matplotlib`` finds ``matplotlib.axes`` loaded.
 Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
 tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
 for handles, for containers the tests passed and within one reply, not for a value two replies

@@ -92,7 +92,7 @@ from ._values import (
 )
 
 if TYPE_CHECKING:
-    from . import _Peer
+    from ._peer import _Peer
 
 
 _U32 = struct.Struct(">I")

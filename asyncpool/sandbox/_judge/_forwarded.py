@@ -65,7 +65,7 @@ from ._tests_code import _CHECK, _globals_loaded
 from ._values import _UNSET, _import_numpy, _loaded_class
 
 if TYPE_CHECKING:
-    from . import _Peer
+    from ._peer import _Peer
 
 
 #: What the tests assigned to the ``solution`` module's attributes (``solution.DEBUG =

@@ -18,7 +18,7 @@ from ._bounds import CodecError
 from ._exceptions import _PASSED_THROUGH, _exception_class_spec, _passed_through_base
 
 if TYPE_CHECKING:
-    from . import _Peer
+    from ._peer import _Peer
 
 
 _SHOW_WARNING = warnings.showwarning

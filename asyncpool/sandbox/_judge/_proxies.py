@@ -31,7 +31,7 @@ from ._ops import _SUBTRACTIONS
 from ._values import _BUILTIN_TYPES, MAX_MADE_CLASSES, _loaded_class, _made_once
 
 if TYPE_CHECKING:
-    from . import _Peer
+    from ._peer import _Peer
 
 
 def _handle_getattr(self: Any, name: str) -> Any:

@@ -22,7 +22,7 @@ from ._kept import _apply, _changes, _watch_changed, _watch_mark
 from ._values import _MUTABLE, _UNSET
 
 if TYPE_CHECKING:
-    from . import _Peer
+    from ._peer import _Peer
 
 
 _JUDGE_INPUT = builtins.input
