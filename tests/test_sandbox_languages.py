@@ -667,11 +667,17 @@ def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> Non
         ("public record P(int x) { }\nclass Run { public static void main(String[] a) {} }",
          ("Run", "P")),
         ("public class Lib { }", ("Lib", "Lib")),
+        ("class A { }\nclass Sol { static public void main(String[] a) {} }", ("Sol", None)),
+        ("class A { }\nclass Run { public static synchronized void main(String[] a) {} }",
+         ("Run", None)),
+        ("class A { }\nclass Run { static public final void main(String[] a) {} }",
+         ("Run", None)),
     ],
     ids=["public Main", "public other name", "no public class", "inner public class",
          "comments and literals", "a class before the public one", "no main at all",
          "a public enum before Main", "a public record before the class with main",
-         "a public class without main"],
+         "a public class without main", "static public main", "static synchronized main",
+         "static public final main"],
 )
 def test_the_java_class_run_is_the_public_one_or_the_one_with_main(
     source: str, expected: tuple[str, str | None]

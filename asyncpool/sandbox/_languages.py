@@ -548,7 +548,12 @@ _JAVA_SCAN = re.compile(
     r"[{}]|(?P<public>\bpublic\s+)?(?:(?:final|abstract|strictfp|sealed|non-sealed|static)\s+)*"
     r"\b(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_$][A-Za-z0-9_$]{0,199})(?![A-Za-z0-9_$])"
 )
-_JAVA_MAIN = re.compile(r"\bstatic\s+(?:final\s+)?void\s+main\s*\(")
+# ``static`` and then, in any order, the method's other modifiers: ``public static void``,
+# ``static public void``, ``public static final void``, ``static synchronized void`` all declare
+# the JVM's entry point (the modifiers before ``static`` do not matter to the search).
+_JAVA_MAIN = re.compile(
+    r"\bstatic\s+(?:(?:public|protected|private|final|synchronized|strictfp)\s+)*void\s+main\s*\("
+)
 
 
 def java_main_class(source: str) -> tuple[str, str | None]:
