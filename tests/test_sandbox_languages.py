@@ -426,6 +426,24 @@ def test_a_cpp_memory_bomb_is_a_memory_limit() -> None:
     assert (result.status, result.verdict) == ("memory", "memory_limit"), result
 
 
+@needs("java")
+def test_a_java_array_of_most_of_the_heap_is_not_a_memory_limit() -> None:
+    # 200 MB in one array at memory_mb=256 (-Xmx256m): the serial collector's old generation,
+    # where such an array goes, was two thirds of the heap (an OutOfMemoryError, "memory").
+    source = (
+        "public class Main { public static void main(String[] a) {"
+        " int[] v = new int[50_000_000]; for (int i = 0; i < v.length; i += 1024) v[i] = 1;"
+        " long s = 0; for (int i = 0; i < v.length; i += 1024) s += v[i];"
+        " System.out.println(s); } }"
+    )
+    result = run_stdio(unique(source, "java"), [("", "48829\n")], language="java", memory_mb=256)
+    assert (result.status, result.verdict) == ("passed", "accepted"), result
+    # A heap still holds no more than memory_mb.
+    over = source.replace("50_000_000", "70_000_000")
+    result = run_stdio(unique(over, "java"), [("", "68360\n")], language="java", memory_mb=256)
+    assert (result.status, result.verdict) == ("memory", "memory_limit"), result
+
+
 def _memory_cgroup() -> bool:
     """Whether the fork server can give runs a memory cgroup here (as root: a v1 ``memory``
     hierarchy, or the v2 ``memory`` controller), as ``_cgroup.open_cgroups`` looks for one."""

@@ -375,9 +375,15 @@ def _run_argv(spec: Language, tools: Toolchain, memory_mb: int) -> tuple[list[st
     if spec.name == "java":
         java = tools.executables["runtime"]
         env["MALLOC_ARENA_MAX"] = "2"
+        # One large array must fit in the serial collector's old generation, NewRatio/(NewRatio
+        # +1) of the heap: at the default ratio (2) an int[50_000_000] (200 MB) was an
+        # OutOfMemoryError, "memory", at memory_mb=256 (at most 169 MiB fitted), where the
+        # JVM's default collector (SandboxFusion's plain ``java``) holds 242 MiB. At 5 an array
+        # may take 5/6 of the heap (212 MiB of 256), about what the run's memory cgroup leaves
+        # beside the JVM itself.
         argv = [
-            java, f"-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData",
-            "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=64m",
+            java, f"-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:NewRatio=5",
+            "-XX:-UsePerfData", "-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=64m",
             "-XX:CompressedClassSpaceSize=128m", "-ea",
             "-cp", ":".join((spec.artefact, *tools.libraries)), spec.main_class,
         ]  # fmt: skip
