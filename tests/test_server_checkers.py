@@ -8,6 +8,7 @@ carry ``unit_tests.checker`` (``"float"`` with ``abs_tol``/``rel_tol``, ``"token
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import typing
@@ -18,6 +19,7 @@ import httpx
 import pytest
 
 from asyncpool.sandbox._checkers import CHECKERS
+from asyncpool.server import nemo_gym
 from asyncpool.server.models import StdioChecker
 from tests.conftest import SessionCluster
 from tests.test_server import CREATE_PARAMS, fenced, responses_object, serving
@@ -63,6 +65,50 @@ def verdict(client: httpx.Client, code: str, unit_tests: dict[str, Any]) -> tupl
 
 def test_the_models_checker_names_are_the_sandboxes() -> None:
     assert typing.get_args(StdioChecker) == CHECKERS
+
+
+#: (expected, output, whether LiveCodeBench's grade_stdio, NeMo-Gym code_gen's, accepts it)
+LCB_PAIRS: dict[str, tuple[str, str, bool]] = {
+    "same text": ("3\n", "3\n", True),
+    "a float for an int": ("1\n", "1.0\n", True),
+    "trailing zeros": ("2.5\n", "2.50\n", True),
+    "exponent": ("100000\n", "1e5\n", True),
+    "negative zero": ("0\n", "-0\n", True),
+    "leading spaces": ("5\n", "  5\n", True),
+    "a leading blank line": ("5\n", "\n5\n", True),
+    "numbers apart by two spaces": ("1 2\n", "1  2\n", True),
+    "crlf and no final newline": ("1\n2\n", "1\r\n2", True),
+    "a trailing no-break space": ("5\n", "5\u00a0\n", True),
+    "more digits": ("1.414214\n", "1.4142135624\n", False),
+    "case": ("YES\n", "yes\n", False),
+    "words apart by two spaces": ("a b\n", "a  b\n", False),
+    "a blank line inside": ("1\n2\n", "1\n\n2\n", False),
+    "lines joined": ("1\n2\n", "1 2\n", False),
+    "nan as text": ("nan\n", "nan\n", True),
+    "nan as a number": ("nan\n", "NaN\n", False),
+    "a signalling nan": ("1\n", "sNaN\n", False),
+    "an undecodable byte": ("\ufffd\n", "", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LCB_PAIRS))
+def test_verify_exact_is_livecodebenchs_line_and_decimal_comparison(case: str) -> None:
+    expected, output, accepted = LCB_PAIRS[case]
+    raw = b"\xff\n" if case == "an undecodable byte" else output.encode()
+    assert nemo_gym.lcb_stdio_equal(b"", expected.encode(), raw) is accepted
+
+
+def test_a_verify_job_judges_exact_as_livecodebench_does() -> None:
+    # run_stdio's "exact" rejected "1.0" for "1" and " 5" for "5": reward 0 where code_gen's
+    # grade_stdio gives 1 (no Ray, no HTTP: the worker's own function).
+    job = nemo_gym.VerifyJob(
+        code="x = int(input())\nprint(float(x) if x == 1 else ' ' + str(x))",
+        inputs=("1\n", "5\n"), outputs=("1\n", "5\n"), fn_name=None, timeout=5.0,
+        memory_mb=512,
+    )  # fmt: skip
+    assert nemo_gym.execute(job)["result"] == [True, True]
+    wrong = dataclasses.replace(job, outputs=("1\n", "6\n"))
+    assert nemo_gym.execute(wrong)["result"] == [True, -2]
 
 
 def test_float_checker_accepts_the_issues_example_that_exact_rejects(

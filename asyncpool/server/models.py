@@ -122,8 +122,10 @@ class UnitTests(BaseModel):
 
     An extension for datasets whose stdin/stdout tests are judged by a checker (Codeforces'
     "1e-6 absolute or relative" ones): ``checker`` is how an output is compared with the
-    expected one (:func:`asyncpool.sandbox.run_stdio`'s modes: ``"exact"``, LiveCodeBench's
-    comparison and the default, ``"tokens"``, ``"float"``, ``"case_insensitive"``), and
+    expected one (:func:`asyncpool.sandbox.run_stdio`'s modes: ``"exact"``, the default, is
+    LiveCodeBench's comparison, :func:`asyncpool.server.nemo_gym.lcb_stdio_equal`, lines
+    stripped and compared as text or as decimal numbers; ``"tokens"``, ``"float"``,
+    ``"case_insensitive"`` are ``run_stdio``'s), and
     ``abs_tol``/``rel_tol`` the tolerances of ``"float"`` (finite, ``>= 0``, default 1e-6). A
     custom checker is Python code, so it is never taken from a request. Call-based tests
     (``fn_name`` set) compare JSON values and take no checker.

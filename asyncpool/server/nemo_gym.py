@@ -9,7 +9,9 @@ fenced block of that text, as LiveCodeBench extracts it (:func:`extract_code`). 
   with the comparison mode the tests carry (``unit_tests.checker``, ``"exact"`` unless a dataset
   says otherwise, e.g. ``"float"`` with ``abs_tol``/``rel_tol``): the judge's verdict of the
   first case not accepted gives its code (wrong answer -2, time limit -3, runtime error or
-  memory limit -4);
+  memory limit -4). ``"exact"`` here is LiveCodeBench's comparison (:func:`lcb_stdio_equal`:
+  lines stripped, then compared as text or as decimal numbers, ``1.0`` for ``1``), the one
+  ``code_gen`` applies, not ``run_stdio``'s own ``"exact"``;
 * otherwise call-based: each case calls ``fn_name`` (a method of ``class Solution`` when the code
   defines one, as on LeetCode, else a module-level function) with the case's JSON arguments and
   compares the result with the expected JSON value (a tuple counts as a list, a numpy scalar as
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -55,6 +58,7 @@ __all__ = [
     "VerifyJob",
     "execute",
     "extract_code",
+    "lcb_stdio_equal",
     "output_text",
     "prepare",
     "reasoning_format_violation",
@@ -127,6 +131,48 @@ def extract_code(text: str) -> str:
     if len(fences) < 2:
         return ""
     return "\n".join(lines[fences[-2] + 1 : fences[-1]])
+
+
+def _lcb_lines(text: str) -> list[str]:
+    """LiveCodeBench's ``get_stripped_lines``: the text stripped, split at ``\\n``, each line
+    stripped (``str.strip``: Unicode whitespace too)."""
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _lcb_decimals(line: str) -> list[Decimal] | None:
+    """LiveCodeBench's ``convert_line_to_decimals``: the line's tokens as ``Decimal``, or
+    ``None`` when one is not a number."""
+    try:
+        return [Decimal(token) for token in line.split()]
+    except (ArithmeticError, ValueError):
+        return None
+
+
+def lcb_stdio_equal(stdin: bytes, expected: bytes, output: bytes) -> bool:
+    """LiveCodeBench's stdin/stdout comparison (``grade_stdio``), the one NeMo-Gym's
+    ``code_gen`` applies: both texts stripped and split into lines, each line stripped; as many
+    lines on both sides, and each pair equal as text or else as the lists of ``Decimal`` of
+    their whitespace-separated tokens (``1.0`` is ``1``, ``1e5`` is ``100000``, ``-0`` is
+    ``0``, ``2.50`` is ``2.5``; a ``NaN`` is never equal, a signalling one fails as it raises
+    there). A trusted checker of :func:`asyncpool.sandbox.run_stdio` (``/verify``'s
+    ``"exact"``), run by the caller; undecodable bytes of the output stay apart
+    (``surrogateescape``), so they never equal a character of the expected text."""
+    got = _lcb_lines(output.decode("utf-8", "surrogateescape"))
+    want = _lcb_lines(expected.decode("utf-8", "surrogateescape"))
+    if len(got) != len(want):
+        return False
+    for line, wanted in zip(got, want, strict=True):
+        if line == wanted:
+            continue
+        numbers, wanted_numbers = _lcb_decimals(line), _lcb_decimals(wanted)
+        if numbers is None or wanted_numbers is None:
+            return False
+        try:
+            if numbers != wanted_numbers:
+                return False
+        except ArithmeticError:  # a signalling NaN (InvalidOperation)
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -315,7 +361,7 @@ def execute(job: VerifyJob) -> dict[str, Any]:
                 list(zip(job.inputs, job.outputs, strict=True)),
                 timeout=job.timeout,
                 memory_mb=job.memory_mb,
-                checker=job.checker,
+                checker=lcb_stdio_equal if job.checker == "exact" else job.checker,
                 abs_tol=job.abs_tol,
                 rel_tol=job.rel_tol,
                 language=job.language,
