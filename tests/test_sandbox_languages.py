@@ -13,6 +13,7 @@ whose toolchain is absent is skipped with the package to install.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -326,6 +327,31 @@ def test_a_deep_recursion_has_the_stack_a_judge_gives(language: str) -> None:
         unique(DEEP_DFS[language], language), [(f"{n}\n", f"{n}\n")], language=language,
         timeout=20, memory_mb=256,
     )  # fmt: skip
+    assert result.verdict == "accepted", result
+
+
+#: The competitive programmer's Python preamble: no stack limit, then a deep recursion.
+UNLIMITED_STACK = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_STACK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+sys.setrecursionlimit(10 ** 6)
+def f(n):
+    return 0 if n == 0 else 1 + f(n - 1)
+print(f(int(input())), resource.getrlimit(resource.RLIMIT_STACK)[0] == resource.RLIM_INFINITY)
+"""
+
+
+@pytest.mark.parametrize("limit", ["(resource.RLIM_INFINITY, resource.RLIM_INFINITY)",
+                                   "(1 << 29, 1 << 29)"])  # fmt: skip
+def test_a_program_may_raise_its_stack_limit_as_under_python_prog_py(limit: str) -> None:
+    """The hard stack limit is the server's (a shell's: unlimited), not the run's soft one:
+    raising the soft limit before a deep recursion was a ValueError ("not allowed to raise
+    maximum limit"), a runtime error of an honest program."""
+    source = UNLIMITED_STACK.replace("(resource.RLIM_INFINITY, resource.RLIM_INFINITY)", limit)
+    if resource.getrlimit(resource.RLIMIT_STACK)[1] != resource.RLIM_INFINITY:
+        pytest.skip("this process's hard stack limit is not unlimited")
+    expected = "50000 True\n" if "INFINITY" in limit else "50000 False\n"
+    result = run_stdio(source, [("50000\n", expected)], timeout=20)
     assert result.verdict == "accepted", result
 
 

@@ -500,7 +500,9 @@ child (two for ``run_tests``), which, before running the program:
   :data:`~asyncpool.sandbox._zygote_wire.HELD_PROCESSES`), ``RLIMIT_NOFILE`` (256),
   ``RLIMIT_CORE`` (0), ``RLIMIT_STACK`` (``memory_mb``, at most 256 MiB, as judges of
   competitive programming give: :data:`~asyncpool.sandbox._zygote_wire.STACK_LIMIT`; an endless
-  recursion ends at the memory limit);
+  recursion ends at the memory limit; its hard limit is the server's, so that a program may
+  raise it, ``setrlimit(RLIMIT_STACK, (RLIM_INFINITY, RLIM_INFINITY))``, as under ``python
+  prog.py``: the stack still grows only within the address-space and memory limits);
 * drops to an unprivileged uid/gid of its own, leased machine-wide for the run from a pool
   (``1870000000 + 0..4095``, lock files in ``/run/asyncpool-sandbox``), no supplementary
   groups: ``RLIMIT_NPROC`` counts exactly that program's processes (a fork bomb stops at

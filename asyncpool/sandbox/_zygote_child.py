@@ -251,10 +251,15 @@ def _limit(server: ServerView, req: Request, uid: int | None, nproc: int | None 
         memory = req.memory + (ADDRESS_HEADROOM if held else 0)
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     if nproc is None:
+        # The hard limit stays the server's (as a shell leaves it: unlimited, usually), so that
+        # the competitive programmer's ``resource.setrlimit(RLIMIT_STACK, (RLIM_INFINITY,
+        # RLIM_INFINITY))`` before a deep recursion works as under ``python prog.py``: with
+        # hard = soft it was a ValueError, a runtime error of an honest program. A stack grows
+        # only within ``RLIMIT_AS`` and the run's memory cgroup, whatever its limit says.
         _, hard = resource.getrlimit(resource.RLIMIT_STACK)
         stack = min(req.resident, STACK_LIMIT)
         stack = stack if hard == resource.RLIM_INFINITY else min(stack, hard)
-        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, hard))
     resource.setrlimit(resource.RLIMIT_FSIZE, (req.fsize, req.fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
