@@ -166,6 +166,24 @@ def test_program_runs_as_main_module_with_threads_joined_and_atexit_run() -> Non
     assert result.stdout_tail == "thread joined\natexit ran\n"
 
 
+def test_a_program_has_a_file_beside_its_files_as_python_main_py_gives_it() -> None:
+    """``__file__`` and ``sys.argv[0]`` name a ``main.py`` in the working directory, which is
+    first on ``sys.path``: ``os.path.dirname(__file__)`` finds the files the program was given
+    and ``import helper`` one of them, as ``python main.py`` beside them (a NameError and a
+    ModuleNotFoundError before)."""
+    program = textwrap.dedent("""
+        import os, sys
+        import helper
+        here = os.path.dirname(os.path.abspath(__file__))
+        assert here == os.getcwd() and sys.path[0] == here, (here, sys.path[0])
+        assert sys.argv == [__file__] and __file__.endswith("main.py")
+        print(helper.VALUE, open(os.path.join(here, "data.txt")).read())
+    """)
+    files = {"helper.py": b"VALUE = 42\n", "data.txt": b"hello"}
+    result = run_program(program, files=files, timeout=10)
+    assert (result.status, result.stdout) == ("passed", "42 hello\n"), result
+
+
 def test_annotations_are_evaluated_as_python_does_without_a_future_import() -> None:
     """The program is compiled without inheriting the sandbox's own ``from __future__ import
     annotations``: its annotations are objects, as under ``python prog.py``, and a name an

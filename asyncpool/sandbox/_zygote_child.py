@@ -122,6 +122,16 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
 
     main = types.ModuleType("__main__" if serve_fd is None else "solution")
     main.__dict__["__builtins__"] = builtins
+    if serve_fd is None:
+        # As ``python main.py`` in its working directory sets them (the program is not
+        # written there): ``os.path.dirname(__file__)`` finds the files it was given, and
+        # ``import helper`` one of them (SandboxFusion's run_code runs ``python
+        # /tmp/x.py`` beside its files). A judged solution is a module exec'd by a harness:
+        # no ``__file__``, as in-process.
+        path = os.path.join(os.getcwd(), "main.py")
+        main.__dict__["__file__"] = path
+        sys.argv[:] = [path]
+        sys.path.insert(0, os.path.dirname(path))
     sys.modules["__main__"] = sys.modules[main.__name__] = main
     rc = 0
     try:
