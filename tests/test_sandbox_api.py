@@ -234,6 +234,27 @@ def test_run_stdio_keeps_what_a_file_left_open_in_main_wrote_after_stdout_as_cpy
 
 
 @pytest.mark.parametrize(
+    "program",
+    [
+        "outs = [open(1, 'w')]\nouts[0].write('7\\n')\n",
+        "class IO:\n    out = open(1, 'w')\nIO.out.write('7\\n')\n",
+        "def make():\n    f = open(1, 'w')\n    return lambda s: f.write(s)\n"
+        "w = make()\nw('7\\n')\n",
+        "w = open(1, 'w').write\nw('7\\n')\n",
+        "import os, sys\nw = os.fdopen(sys.stdout.fileno(), 'w').write\nw('7\\n')\n",
+        "import io\nw = io.BufferedWriter(io.FileIO(1, 'w')).write\nw(b'7\\n')\n",
+    ],
+    ids=["list", "class", "closure", "bound write", "fdopen of fileno", "FileIO"],
+)
+def test_run_stdio_keeps_what_its_own_stdout_file_held_anywhere_wrote(program: str) -> None:
+    """A program that opens its stdout as a file of its own and holds it elsewhere than a name
+    of ``__main__`` (a list, a class, a closure, a bound ``write``) has it written out at
+    exit, as CPython's finalisation does; its output was lost ("wrong_answer")."""
+    result = run_stdio(program, [("", "7\n")])
+    assert result.cases[0].verdict == "accepted", result
+
+
+@pytest.mark.parametrize(
     ("program", "stdin", "stdout"),
     [
         # stdin splits at "\n" only: a "\r" of Windows line ends is the program's to see
