@@ -227,17 +227,17 @@ def test_the_programs_stdout_and_stderr_are_fresh_text_streams_over_its_own_fds(
     # What open(1, "w", encoding="utf-8", errors="surrogateescape", closefd=False) and
     # open(2, ..., buffering=1, errors="backslashreplace") make in the child (CPython's own
     # under the C.UTF-8 locale): over pipes (run_python) and with stdout a memory file
-    # (run_program: seekable); a change one program makes is not the next's.
+    # (run_program: seekable, stderr too); a change one program makes is not the next's.
     out = "(1, 'utf-8', 'surrogateescape', False, False, {}, False, False, 4096, 'TextIOWrapper')"
-    err = "(2, 'utf-8', 'backslashreplace', True, False, False, False, False, 4096, "
+    err = "(2, 'utf-8', 'backslashreplace', True, False, {}, False, False, 4096, "
     err += "'TextIOWrapper')"
     for _ in range(2):
         python = run_python(STREAMS)
         assert python.status == "passed", python
-        assert python.stdout_tail == f"{out.format(False)} {err}\n"
+        assert python.stdout_tail == f"{out.format(False)} {err.format(False)}\n"
         program = run_program(STREAMS)
         assert program.status == "passed", program
-        assert program.stderr == f"{out.format(True)} {err}\n"
+        assert program.stderr == f"{out.format(True)} {err.format(True)}\n"
 
 
 def test_a_caller_with_its_stderr_closed_still_gets_its_programs_output(tmp_path: Path) -> None:

@@ -691,6 +691,54 @@ def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> Non
     assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["python", "cpp"])
+def test_a_slow_reader_does_not_turn_debug_lines_on_stderr_into_a_time_limit(
+    language: str,
+) -> None:
+    """3.2 MB of debug lines on stderr, then the answer, while this process holds the GIL in
+    50 ms slices (three spinning threads). Through the stderr pipe of before the program
+    waited for this process to read on every full pipe, and the wait counted as its own time:
+    0.04-0.07 s of CPU became ``time_limit`` at 1 s (C++, 2 runs of 2, helper 41's probe).
+    stderr is a memory file too now; its last bytes are kept."""
+    if language not in AVAILABLE:
+        pytest.skip(f"no toolchain for {language}")
+    if language == "cpp":
+        source = unique(
+            "#include <cstdio>\nint main() { for (int i = 0; i < 200000; i++)"
+            " fprintf(stderr, \"debug line %d\\n\", i); puts(\"42\"); }\n",
+            "cpp",
+        )
+    else:
+        source = (
+            "import sys\nw = sys.stderr.write\nfor i in range(200000):\n"
+            "    w(f'debug line {i}\\n')\nprint(42)\n"
+        )
+    first = run_stdio(source, [("", "42\n")], language=language, timeout=10)
+    assert first.verdict == "accepted", first  # (compiled, and the answer is right)
+    assert first.cases[0].stderr.endswith("debug line 199999\n"), first
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.05)
+    try:
+        for t in spinners:
+            t.start()
+        results = [run_stdio(source, [("", "42\n")], language=language, timeout=1.0)
+                   for _ in range(2)]  # fmt: skip
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        for t in spinners:
+            t.join()
+    assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

@@ -472,7 +472,12 @@ child (two for ``run_tests``), which, before running the program:
   reads, keeping its last :data:`OUTPUT_TAIL_BYTES` (the rest is read and discarded, never
   buffered); ``run_program``'s and ``run_stdio``'s stdout goes to a memory file (bounded by
   ``RLIMIT_FSIZE``, counted in the run's memory), of which the first
-  :data:`OUTPUT_LIMIT_BYTES` are read once the run is over, and their stderr to a pipe;
+  :data:`OUTPUT_LIMIT_BYTES` are read once the run is over, and their stderr to another, of
+  which the last :data:`OUTPUT_TAIL_BYTES` are read: a program never waits for the caller to
+  read what it writes there, so its own time does not depend on how busy the caller is
+  (debug lines on stderr count in its memory, and past ``RLIMIT_FSIZE``, 16 MiB, end it as a
+  runtime error); ``run_python``'s and ``run_tests``' output pipe stays one: their verdict is
+  no comparison of it;
 * closes every other inherited file descriptor;
 * moves into a cgroup of the run's own (:mod:`asyncpool.sandbox._cgroup`; v2 ``cgroup.kill``
   where v2 gives the memory controller, else the v1 freezer), which none of its processes can

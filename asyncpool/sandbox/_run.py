@@ -337,13 +337,15 @@ def _pipe() -> tuple[int, int]:
 
 def _output_file(name: str) -> int:
     """A memory file for a program's stdout when only its first bytes are kept (``run_stdio``,
-    ``run_program``): the program never waits on this process to read its output.
+    ``run_program``), and for its stderr there (its last bytes kept): the program never waits
+    on this process to read its output.
 
     Through a pipe, a correct program with 1.3 MB of output was judged ``time_limit`` (own time
     1.0 s, CPU time 0.025 s) whenever the reader was slow, because every full pipe made it wait
     and waiting counts as own time: a verdict that depended on the machine's load. Writes to a
     memory file never wait. Its pages count toward the run's memory cgroup beyond what the
-    caller reserved (:func:`_reserve_output`: ``run_stdio``'s expected output), and
+    caller reserved (:func:`_reserve_output`: ``run_stdio``'s expected output; nothing for
+    stderr, whose debug lines are the run's memory, at most the file limit), and
     ``RLIMIT_FSIZE`` (:data:`FILE_SIZE_LIMIT`) bounds it; the file is read once every process
     of the run is dead. No seal can be added (``MFD_ALLOW_SEALING`` is not given), so the
     program cannot make it unwritable or unreadable for this process.
@@ -387,6 +389,13 @@ def _read_output_file(fd: int, head: int) -> bytes:
     """The first ``head`` bytes the program wrote (all of them if fewer)."""
     size = os.fstat(fd).st_size
     return os.pread(fd, min(size, head), 0) if size else b""
+
+
+def _read_output_tail(fd: int, tail: int) -> bytes:
+    """The last ``tail`` bytes the program wrote (all of them if fewer)."""
+    size = os.fstat(fd).st_size
+    start = max(0, size - tail)
+    return os.pread(fd, size - start, start) if size else b""
 
 
 def _memfd(name: str, data: bytes, seal: bool = False) -> int:
@@ -494,8 +503,16 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             out_r, out_w = -1, out_file
         else:
             out_r, out_w = (new_fd(fd) for fd in _pipe())
+        err_file = -1
         if spec.merged_output:
             err_r, err_w = -1, out_w
+        elif spec.stdout_head:
+            # A memory file too (see _output_file), of which the tail is kept: a program's
+            # debug lines on stderr made it wait for this process to read them, and that
+            # wait was its own time. 3.2 MB of them while this process's threads held the GIL
+            # (50 ms slices): 0.04-0.07 s of CPU judged ``time_limit`` at 1 s, 2 runs of 2.
+            err_file = new_fd(_output_file("asyncpool-stderr"))
+            err_r, err_w = -1, err_file
         else:
             err_r, err_w = (new_fd(fd) for fd in _pipe())
         fds = [out_w, err_w, new_fd(_memfd("asyncpool-program", spec.program))]
@@ -541,7 +558,7 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             _discard_zygote(z)
             raise _ZygoteGone from exc
         # Only the server (and its children) may hold the write ends now.
-        for fd in set(fds) - {files_out, out_file}:
+        for fd in set(fds) - {files_out, out_file, err_file}:
             os.close(fd)
             owned.remove(fd)
         theirs.close()
@@ -552,6 +569,8 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         raw = _collect(z, ours, (out_r, out), (err_r, err), patience, cancel)
         if out_file >= 0:
             raw.stdout = _read_output_file(out_file, spec.stdout_head)
+        if err_file >= 0:
+            raw.stderr = _read_output_tail(err_file, OUTPUT_TAIL_BYTES)
         if verdict_r >= 0:
             raw.verdict = _keyed_verdict(_read_pipe(verdict_r), key)
         if files_out >= 0:
