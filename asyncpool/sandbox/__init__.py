@@ -101,9 +101,11 @@ untrusted bytes):
   ``dropna(inplace=True)`` or a new column, is changed in the tests' process too, as a list is),
   ``array.array`` objects of numbers, the built-in classes (``int``, ``list``, ``ValueError``: the
   judge's own, by name), named tuples without methods of their own (rebuilt as the judge's own
-  named tuple class), exception objects returned or passed rather than raised (of the built-in
-  classes a message makes, with nothing but their ``args``), ``dict`` views (``d.keys() == {1, 3}``
-  holds; rebuilt as a view of a new dict); nested at most 10,000 deep (300 on Python 3.10), 4
+  named tuple class, or as the tests' class when the tests sent values of it: ``sorted(points)``
+  and ``p._replace(x=1)`` give the tests' ``Point`` back, as in-process), exception objects
+  returned or passed rather than raised (of the built-in classes a message makes, with nothing
+  but their ``args``), ``dict`` views (``d.keys() == {1, 3}`` holds; rebuilt as a view of a
+  new dict); nested at most 10,000 deep (300 on Python 3.10), 4
   million items, 64 MiB per message. A subclass (a ``Counter`` or ``list`` with a patched
   ``__eq__``) is not a value;
 * an instance of a subclass of ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``tuple``,

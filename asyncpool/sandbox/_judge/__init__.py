@@ -48,8 +48,10 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``Timedelta``, ``Period``, ``Interval``, ``NaT`` and ``NA``,
   ``array.array`` objects of numbers (:data:`_ARRAY_CODES`; written back), named tuples with
   nothing of their own but fields (rebuilt with ``collections.namedtuple`` of the checked name and
-  fields), exception objects (not raised) of :data:`_PASSED_THROUGH`'s classes with only their
-  ``args`` (:func:`_plain_exception`), ``dict`` views (:data:`_VIEW_TAGS`), the built-in classes
+  fields; one of a class the receiver sent values of, as that class: the tests' ``Point`` comes
+  back a ``Point``), exception objects (not raised) of :data:`_PASSED_THROUGH`'s classes with
+  only their ``args`` (:func:`_plain_exception`), ``dict`` views (:data:`_VIEW_TAGS`), the
+  built-in classes
   (:data:`_BUILTIN_TYPES`, by name: the receiver's own). Exact types only: a subclass (a
   ``Counter`` with its own ``__eq__``) is not a value.
 * **value-backed handles**: an instance of a subclass of a built-in value type

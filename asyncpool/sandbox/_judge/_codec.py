@@ -66,6 +66,7 @@ from ._values import (
     _PATTERN_FLAGS,
     _UUID,
     _VIEW_TAGS,
+    MAX_MADE_CLASSES,
     _allowed_dtype,
     _base_value,
     _chainable,
@@ -416,9 +417,11 @@ class _Encoder:
             self.value(alias, depth + 1)
         elif isinstance(value, tuple) and _plain_namedtuple(kind):
             out.append(b"u")
-            self.value(
-                (kind.__name__, tuple(getattr(kind, "_fields", ())), tuple(value)), depth + 1
-            )
+            key = (kind.__name__, tuple(getattr(kind, "_fields", ())))
+            peer = self.peer
+            if peer is not None and len(peer.namedtuples) < MAX_MADE_CLASSES:
+                peer.namedtuples[key] = kind
+            self.value((*key, tuple(value)), depth + 1)
         elif self.numpy(value, kind, content):
             pass
         elif (spec := _pandas_spec(value, kind)) is not None:
@@ -977,6 +980,13 @@ class _Decoder:
             or not all(type(f) is str and _plain_name(f) for f in (name, *fields))
         ):
             raise CodecError("bad named tuple")
+        # A value of a class this side sent one of comes back as that class (the tests'
+        # ``Point``: ``p._replace(x=1)``, ``sorted(points)``, ``type(p)(1, 2)`` are theirs
+        # in-process), made by ``tuple.__new__``: no code of the class runs. A class of the
+        # same name and fields the other side made is taken for it (as a value, it is equal).
+        own = self.peer.namedtuples.get((name, fields)) if self.peer is not None else None
+        if own is not None:
+            return tuple.__new__(own, values)
         return _namedtuple_class(name, fields)._make(values)
 
     # numpy

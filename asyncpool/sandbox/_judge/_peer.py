@@ -216,6 +216,9 @@ class _Peer:
         #: ... of which those that came out of a subtraction with one (see :meth:`derive`).
         self.differences: set[int] = set()
         self.items: dict[int, int] = {}  # items taken per iterator of the other side
+        #: Plain named tuple classes of this side whose values it sent, by name and fields:
+        #: a value of one that comes back is of that class again (see _Decoder._namedtuple).
+        self.namedtuples: dict[tuple[str, tuple[str, ...]], type] = {}
         # Value-backed handles by number, for the peer's life: identity holds (an enum member
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
