@@ -12,6 +12,7 @@ whose toolchain is absent is skipped with the package to install.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -656,6 +658,30 @@ def test_a_compile_time_bomb_is_stopped_and_never_runs(language: str) -> None:
     assert time.monotonic() - started < 120
 
 
+@contextlib.contextmanager
+def _busy_caller() -> Iterator[None]:
+    """This process holding the GIL in 50 ms slices (three spinning threads) in the block: a
+    caller slow to read what its runs write."""
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.05)
+    try:
+        for t in spinners:
+            t.start()
+        yield
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        for t in spinners:
+            t.join()
+
+
 @pytest.mark.slow
 @needs("cpp")
 def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> None:
@@ -669,25 +695,9 @@ def test_a_slow_reader_does_not_turn_a_correct_answer_into_a_time_limit() -> Non
     source = unique(f"#include <cstdio>\nint main() {{ {loop} }}\n", "cpp")
     expected = "".join(f"{i}\n" for i in range(n))
     assert run_stdio(source, [("", expected)], language="cpp").verdict == "accepted"  # compiled
-    stop = threading.Event()
-
-    def spin() -> None:
-        while not stop.is_set():
-            pass
-
-    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.05)
-    try:
-        for t in spinners:
-            t.start()
+    with _busy_caller():
         results = [run_stdio(source, [("", expected)], language="cpp", timeout=1.0)
                    for _ in range(2)]  # fmt: skip
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        for t in spinners:
-            t.join()
     assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
 
 
@@ -717,25 +727,9 @@ def test_a_slow_reader_does_not_turn_debug_lines_on_stderr_into_a_time_limit(
     first = run_stdio(source, [("", "42\n")], language=language, timeout=10)
     assert first.verdict == "accepted", first  # (compiled, and the answer is right)
     assert first.cases[0].stderr.endswith("debug line 199999\n"), first
-    stop = threading.Event()
-
-    def spin() -> None:
-        while not stop.is_set():
-            pass
-
-    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(3)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.05)
-    try:
-        for t in spinners:
-            t.start()
+    with _busy_caller():
         results = [run_stdio(source, [("", "42\n")], language=language, timeout=1.0)
                    for _ in range(2)]  # fmt: skip
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        for t in spinners:
-            t.join()
     assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
 
 
