@@ -5067,6 +5067,25 @@ CORPUS += [
         """),
     ),
     Case.twin(
+        "the solution tags a DataFrame and a Series through attrs the tests read",
+        _d("""
+            def tagged(df, source):
+                out = df.assign(total=df.sum(axis=1))
+                out.attrs["source"] = source
+                out.attrs["rows"] = len(out)
+                col = out["total"].copy()
+                col.attrs["unit"] = "kg"
+                return out, col
+        """),
+        ('out.attrs["rows"] = len(out)', 'out.attrs["rows"] = len(out) - 1'),
+        _d("""
+            import pandas as pd
+            df, col = tagged(pd.DataFrame({"a": [1, 2], "b": [3, 4]}), "lab")
+            assert df.attrs == {"source": "lab", "rows": 2}, df.attrs
+            assert col.attrs["unit"] == "kg" and list(col) == [4, 6]
+        """),
+    ),
+    Case.twin(
         "the solution makes the tests' typing.NamedTuple with _replace and type(p)",
         _d("""
             def moved(p, dx):

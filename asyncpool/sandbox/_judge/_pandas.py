@@ -88,7 +88,7 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     ``Interval`` (of numbers or times, :func:`_interval_bound`) or a ``Categorical`` crosses:
     as a value (a tuple of names, dtypes, numpy arrays and plain values, :func:`_pandas_value`
     rebuilds it), never pickled; None for anything else (it crosses as a handle). ``attrs``
-    and flags stay."""
+    cross when they are a few plain values (:func:`_pandas_attrs`); flags stay."""
     pd = sys.modules.get("pandas")
     if pd is None or not isinstance(pd.__dict__.get("DataFrame"), type):
         return None
@@ -98,11 +98,13 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
         data = [_pandas_column(pd, value.iloc[:, i]) for i in range(value.shape[1])]
         if columns is None or index is None or None in data:
             return None
-        return ("F", columns, index, tuple(data))
+        return ("F", columns, index, tuple(data), *_pandas_attrs(value))
     if kind is pd.Series:
         index = _pandas_index(pd, value.index)
         column = _pandas_column(pd, value)
-        return None if index is None or column is None else ("S", *column, index, value.name)
+        if index is None or column is None:
+            return None
+        return ("S", *column, index, value.name, *_pandas_attrs(value))
     if kind in (
         pd.Index, pd.RangeIndex, pd.MultiIndex, pd.DatetimeIndex, pd.TimedeltaIndex,
         pd.CategoricalIndex, pd.IntervalIndex, pd.PeriodIndex,
@@ -127,6 +129,35 @@ def _pandas_spec(value: Any, kind: type) -> tuple[Any, ...] | None:
     if value is pd.NA:
         return ("NA",)
     return None
+
+
+#: The most entries of a DataFrame's or Series' ``attrs`` that cross with it.
+_MAX_ATTRS = 100
+#: What an ``attrs`` entry may hold to cross (its key a string): plain immutable values.
+_ATTR_TYPES = (str, int, float, bool, type(None))
+
+
+def _pandas_attrs(value: Any) -> tuple[dict[str, Any], ...]:
+    """A DataFrame's or Series' ``attrs`` as the last item of its spec when they are a few
+    entries of plain values (``df.attrs["source"] = "x"``), else nothing (they stay behind)."""
+    attrs = getattr(value, "attrs", None)
+    if type(attrs) is not dict or not attrs or len(attrs) > _MAX_ATTRS:
+        return ()
+    if all(type(k) is str and type(v) in _ATTR_TYPES for k, v in attrs.items()):
+        return (dict(attrs),)
+    return ()
+
+
+def _set_attrs(target: Any, attrs: Any) -> Any:
+    """``target`` with the ``attrs`` a spec carried (checked as :func:`_pandas_attrs` sends
+    them)."""
+    if (
+        type(attrs) is not dict or len(attrs) > _MAX_ATTRS
+        or not all(type(k) is str and type(v) in _ATTR_TYPES for k, v in attrs.items())
+    ):  # fmt: skip
+        raise CodecError("malformed pandas attrs")
+    target.attrs = attrs
+    return target
 
 
 #: The sides a pandas interval may be closed on.
@@ -231,6 +262,8 @@ def _pandas_value(spec: Any, depth: int) -> Any:
     if type(spec) is not tuple or not spec or type(spec[0]) is not str or depth > 2:
         raise CodecError("malformed pandas value")
     kind, rest = spec[0], spec[1:]
+    if kind in ("F", "S") and len(rest) == (4 if kind == "F" else 5):
+        return _set_attrs(_pandas_value((kind, *rest[:-1]), depth), rest[-1])
     if kind == "F" and len(rest) == 3 and type(rest[2]) is tuple:
         columns = _pandas_value(rest[0], depth + 1)
         index = _pandas_value(rest[1], depth + 1)
