@@ -758,12 +758,17 @@ def test_a_slow_reader_does_not_turn_debug_lines_on_stderr_into_a_time_limit(
          ("Run", None)),
         ("class A { }\nclass Run { static public final void main(String[] a) {} }",
          ("Run", None)),
+        ("class Util { static private void main(int[] a) {} }\n"
+         "class Solution { public static void main(String... args) {} }", ("Solution", None)),
+        ("class Util { protected static void main(String[] a) {} void main() {} }\n"
+         "class Run { final static public void main(String args[]) {} }", ("Run", None)),
     ],
     ids=["public Main", "public other name", "no public class", "inner public class",
          "comments and literals", "a class before the public one", "no main at all",
          "a public enum before Main", "a public record before the class with main",
          "a public class without main", "static public main", "static synchronized main",
-         "static public final main"],
+         "static public final main", "a private main of another signature first",
+         "a protected main first, then String args[]"],
 )
 def test_the_java_class_run_is_the_public_one_or_the_one_with_main(
     source: str, expected: tuple[str, str | None]

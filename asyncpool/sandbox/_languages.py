@@ -554,12 +554,24 @@ _JAVA_SCAN = re.compile(
     r"[{}]|(?P<public>\bpublic\s+)?(?:(?:final|abstract|strictfp|sealed|non-sealed|static)\s+)*"
     r"\b(?:class|interface|enum|record)\s+(?P<name>[A-Za-z_$][A-Za-z0-9_$]{0,199})(?![A-Za-z0-9_$])"
 )
-# ``static`` and then, in any order, the method's other modifiers: ``public static void``,
-# ``static public void``, ``public static final void``, ``static synchronized void`` all declare
-# the JVM's entry point (the modifiers before ``static`` do not matter to the search).
+# A method ``main`` of a ``String`` array (``String[] a``, ``String... a``, ``String a[]``)
+# whose modifiers, in any order, include ``static`` and neither ``private`` nor ``protected``:
+# ``public static void``, ``static public void``, ``public static final void``, ``static
+# synchronized void`` all declare the JVM's entry point; ``static private void main(int[] a)``
+# of a helper class does not (helper 42's probe: it was taken for the class to run).
 _JAVA_MAIN = re.compile(
-    r"\bstatic\s+(?:(?:public|protected|private|final|synchronized|strictfp)\s+)*void\s+main\s*\("
+    r"(?<![\w$])((?:(?:public|protected|private|static|final|synchronized|strictfp)\s+)+)"
+    r"void\s+main\s*\(\s*(?:final\s+)?String\s*(?:\[\s*\]|\.\.\.|\s\w+\s*\[\s*\])"
 )
+
+
+def _declares_java_main(body: str) -> bool:
+    """Whether a type's ``body`` declares the JVM's entry point (see :data:`_JAVA_MAIN`)."""
+    for m in _JAVA_MAIN.finditer(body):
+        modifiers = m.group(1).split()
+        if "static" in modifiers and not {"private", "protected"} & set(modifiers):
+            return True
+    return False
 
 
 def java_main_class(source: str) -> tuple[str, str | None]:
@@ -591,7 +603,7 @@ def java_main_class(source: str) -> tuple[str, str | None]:
             pending = m.group("name")
             if m.group("public") and public is None:
                 public = pending
-    mains = [name for name, body in bodies if _JAVA_MAIN.search(body)]
+    mains = [name for name, body in bodies if _declares_java_main(body)]
     if public is not None and public in mains:
         return public, public
     if any(name == "Main" for name, _ in bodies):
