@@ -733,6 +733,24 @@ def test_a_slow_reader_does_not_turn_debug_lines_on_stderr_into_a_time_limit(
     assert [(r.verdict, r.cases[0].reason) for r in results] == [("accepted", "")] * 2
 
 
+@pytest.mark.slow
+def test_stderr_past_the_file_size_limit_says_so_and_a_compilers_warnings_do_not_count() -> None:
+    """stderr is a memory file bounded by ``RLIMIT_FSIZE`` (16 MiB): past it the program's
+    writes fail, and its stderr begins with why. A compiler's stderr is still a pipe: 10 MB of
+    warnings do not end a compile (helper 42's probes)."""
+    flood = "import sys\nw = sys.stderr.write\nfor i in range(1_200_000):\n"
+    flood += "    w('x' * 14 + '\\n')\n"
+    result = run_stdio(flood + "print(42)\n", [("", "42\n")], timeout=20)
+    case = result.cases[0]
+    assert case.verdict == "runtime_error", result
+    assert case.stderr.startswith("[sandbox: stderr reached the 16 MiB file size limit]"), case
+    if "cpp" in AVAILABLE:
+        warnings = "".join(f"#warning {'w' * 1000}\n" for _ in range(10_000))
+        source = unique(warnings + "#include <cstdio>\nint main() { puts(\"42\"); }\n", "cpp")
+        compiled = run_stdio(source, [("", "42\n")], language="cpp", compile_timeout=60)
+        assert compiled.verdict == "accepted", compiled
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [

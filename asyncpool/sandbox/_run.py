@@ -506,11 +506,13 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         err_file = -1
         if spec.merged_output:
             err_r, err_w = -1, out_w
-        elif spec.stdout_head:
+        elif spec.stdout_head and not spec.toolchain:
             # A memory file too (see _output_file), of which the tail is kept: a program's
             # debug lines on stderr made it wait for this process to read them, and that
             # wait was its own time. 3.2 MB of them while this process's threads held the GIL
             # (50 ms slices): 0.04-0.07 s of CPU judged ``time_limit`` at 1 s, 2 runs of 2.
+            # Not a compiler's (its warnings are no run's answer, and past RLIMIT_FSIZE they
+            # would end the compile).
             err_file = new_fd(_output_file("asyncpool-stderr"))
             err_r, err_w = -1, err_file
         else:
@@ -538,12 +540,13 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             key = os.urandom(_zygote_wire.VERDICT_KEY_BYTES)
             fds += [new_fd(_memfd("asyncpool-tests", key + spec.tests)), verdict_w]
         wall_cap = _wall_cap(spec.timeout)
+        file_limit = max(FILE_SIZE_LIMIT, 2 * spec.stdout_head)
         header = _zygote_wire.REQUEST.pack(
             spec.timeout,
             spec.memory_mb * 1024 * 1024,
             # the output limit a caller keeps to (run_stdio's, twice the expected output and
             # more), not FILE_SIZE_LIMIT, is the one an answer meets first
-            max(FILE_SIZE_LIMIT, 2 * spec.stdout_head),
+            file_limit,
             spec.nproc,
             flags,
             wall_cap,
@@ -571,6 +574,9 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
             raw.stdout = _read_output_file(out_file, spec.stdout_head)
         if err_file >= 0:
             raw.stderr = _read_output_tail(err_file, OUTPUT_TAIL_BYTES)
+            if os.fstat(err_file).st_size >= file_limit:  # say why its writes failed there
+                note = f"[sandbox: stderr reached the {file_limit >> 20} MiB file size limit]\n"
+                raw.stderr = note.encode() + raw.stderr[len(note) :]
         if verdict_r >= 0:
             raw.verdict = _keyed_verdict(_read_pipe(verdict_r), key)
         if files_out >= 0:
