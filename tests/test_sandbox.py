@@ -33,6 +33,7 @@ from asyncpool.sandbox import (
     run_python,
     run_python_async,
     run_python_bare,
+    run_stdio,
     run_tests,
 )
 from asyncpool.sandbox import _run as _sandbox_run
@@ -166,22 +167,44 @@ def test_program_runs_as_main_module_with_threads_joined_and_atexit_run() -> Non
     assert result.stdout_tail == "thread joined\natexit ran\n"
 
 
-def test_a_program_has_a_file_beside_its_files_as_python_main_py_gives_it() -> None:
-    """``__file__`` and ``sys.argv[0]`` name a ``main.py`` in the working directory, which is
-    first on ``sys.path``: ``os.path.dirname(__file__)`` finds the files the program was given
-    and ``import helper`` one of them, as ``python main.py`` beside them (a NameError and a
-    ModuleNotFoundError before)."""
+def test_a_program_is_main_py_beside_its_files_as_python_main_py_runs_it() -> None:
+    """The program is written as ``main.py`` in its working directory, which is first on
+    ``sys.path``, and ``__file__`` and ``sys.argv[0]`` name it: ``os.path.dirname(__file__)``
+    finds the files it was given, ``import helper`` one of them and ``open(__file__)`` its own
+    text, as ``python main.py`` beside them (a NameError and a ModuleNotFoundError before). A
+    given ``main.py`` is left as it is: the program is then ``__program__.py``."""
     program = textwrap.dedent("""
         import os, sys
         import helper
         here = os.path.dirname(os.path.abspath(__file__))
         assert here == os.getcwd() and sys.path[0] == here, (here, sys.path[0])
-        assert sys.argv == [__file__] and __file__.endswith("main.py")
+        assert sys.argv == [__file__] and os.path.basename(__file__) == NAME
+        assert open(__file__).read().startswith("\\nimport os, sys")
         print(helper.VALUE, open(os.path.join(here, "data.txt")).read())
     """)
     files = {"helper.py": b"VALUE = 42\n", "data.txt": b"hello"}
-    result = run_program(program, files=files, timeout=10)
-    assert (result.status, result.stdout) == ("passed", "42 hello\n"), result
+    for name, extra in (("main.py", {}), ("__program__.py", {"main.py": b"mine"})):
+        given = program.replace("NAME", repr(name))
+        result = run_program(given, files={**files, **extra}, timeout=10)
+        assert (result.status, result.stdout) == ("passed", "42 hello\n"), result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_program_whose_pool_spawns_its_workers_runs_as_under_python_main_py(
+    method: str,
+) -> None:
+    """``multiprocessing``'s spawn and forkserver workers run the main module's file again:
+    with a ``__file__`` that named no file every worker failed and the run waited to its time
+    limit (helper 42's probe)."""
+    program = textwrap.dedent(f"""
+        import math, multiprocessing as mp
+        if __name__ == "__main__":
+            with mp.get_context({method!r}).Pool(2) as pool:
+                print(sum(pool.map(math.factorial, range(5))))
+    """)
+    result = run_stdio(program, [("", "34\n")], timeout=20, memory_mb=1024)
+    assert result.verdict == "accepted", result
 
 
 def test_annotations_are_evaluated_as_python_does_without_a_future_import() -> None:

@@ -12,6 +12,7 @@ import pytest
 from asyncpool.sandbox import (
     OUTPUT_LIMIT_BYTES,
     ProgramResult,
+    _zygote_child,
     normalize_output,
     run_program,
     run_stdio,
@@ -252,6 +253,26 @@ def test_run_stdio_keeps_what_its_own_stdout_file_held_anywhere_wrote(program: s
     exit, as CPython's finalisation does; its output was lost ("wrong_answer")."""
     result = run_stdio(program, [("", "7\n")])
     assert result.cases[0].verdict == "accepted", result
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("out = open(1, 'w')", True),
+        ("w = os.fdopen(sys.stdout.fileno(), 'wb').write", True),
+        ("raw = io.FileIO(2, 'w')", True),
+        ("data = open(0).read()", False),
+        ("# sys.stdout = open(sys.stdout.fileno(), 'w')", False),
+        ("x = 1  # open(1, 'w')", False),
+        ("print(open('1.txt').read())", False),
+    ],
+)
+def test_only_a_program_that_opens_its_own_output_has_its_objects_searched_at_exit(
+    text: str, found: bool
+) -> None:
+    """The search of every open file at exit (a list of every object) is made only for a
+    program whose code, outside comments, opens fd 1 or 2 as a file."""
+    assert (_zygote_child._OPENS_OUTPUT.search(text) is not None) is found
 
 
 @pytest.mark.parametrize(

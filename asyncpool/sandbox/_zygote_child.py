@@ -110,33 +110,35 @@ def _print_exception(exc: BaseException) -> None:
 _FILE_TYPES = frozenset({io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.FileIO})
 #: A program that opens its stdout or stderr as a file of its own (``open(1, "w")``,
 #: ``os.fdopen(sys.stdout.fileno(), "wb")``, ``io.FileIO(1, "w")``): only then does its exit
-#: look for every open file, wherever the program holds it (see :func:`_run_program`).
-_OPENS_OUTPUT = re.compile(r"(?:open|FileIO)\s*\(\s*(?:[12]\s*[,)]|[\w.]*fileno\s*\(\s*\))")
+#: look for every open file, wherever the program holds it (see :func:`_run_program`). Not in a
+#: comment (no ``#`` before it on its line).
+_OPENS_OUTPUT = re.compile(
+    r"(?m)^[^#\n]*?(?:open|FileIO)\s*\(\s*(?:[12]\s*[,)]|[\w.]*fileno\s*\(\s*\))"
+)
 
 
-def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = None) -> NoReturn:
+def _run_program(
+    source: str, serve_fd: int | None = None, cpu: int | None = None,
+    main_file: str | None = None,
+) -> NoReturn:  # fmt: skip
     """Run ``source`` as ``__main__`` with CPython's exit semantics, then ``_exit``.
 
     With ``serve_fd`` (a judged run), the module is named ``solution``, not ``__main__`` (as
     in-process harnesses exec it: an ``if __name__ == "__main__":`` block reading stdin does
     not run under function-style tests), and a program that ran to its end without exiting
     goes on to serve its top-level callables to the judge on that socket
-    (:func:`_judge.serve_solution`) instead of exiting.
+    (:func:`_judge.serve_solution`) instead of exiting. With ``main_file`` (the program
+    written in its working directory, :func:`_main_file`), ``__file__``, ``sys.argv[0]`` and
+    ``sys.path[0]`` are as ``python main.py`` there sets them.
     """
     import builtins
 
     main = types.ModuleType("__main__" if serve_fd is None else "solution")
     main.__dict__["__builtins__"] = builtins
-    if serve_fd is None:
-        # As ``python main.py`` in its working directory sets them (the program is not
-        # written there): ``os.path.dirname(__file__)`` finds the files it was given, and
-        # ``import helper`` one of them (SandboxFusion's run_code runs ``python
-        # /tmp/x.py`` beside its files). A judged solution is a module exec'd by a harness:
-        # no ``__file__``, as in-process.
-        path = os.path.join(os.getcwd(), "main.py")
-        main.__dict__["__file__"] = path
-        sys.argv[:] = [path]
-        sys.path.insert(0, os.path.dirname(path))
+    if main_file is not None:
+        main.__dict__["__file__"] = main_file
+        sys.argv[:] = [main_file]
+        sys.path.insert(0, os.path.dirname(main_file))
     sys.modules["__main__"] = sys.modules[main.__name__] = main
     rc = 0
     opens_output = False
@@ -190,22 +192,30 @@ def _run_program(source: str, serve_fd: int | None = None, cpu: int | None = Non
     for stream in (sys.__stdout__, sys.stderr, sys.__stderr__):
         with contextlib.suppress(BaseException):
             stream.flush()  # type: ignore[union-attr]
-    for value in list(vars(main).values()) if not opens_output else _open_files():
+    for value in list(vars(main).values()) if not opens_output else _open_files(main):
         if type(value) in _FILE_TYPES:
             with contextlib.suppress(BaseException):
                 value.flush()
     os._exit(rc)
 
 
-def _open_files() -> list[Any]:
+#: The most memory blocks a program may hold for its exit to search its objects for open files
+#: (:func:`_open_files`): the search lists every object the collector tracks, 8 bytes each, at
+#: most 4 MB here. A program of 2 million lists near its memory limit that named
+#: ``open(sys.stdout.fileno()`` was a memory limit with no bound (17 MB more: helper 42).
+_SEARCHED_BLOCKS = 500_000
+
+
+def _open_files(main: types.ModuleType) -> list[Any]:
     """Every file object of the program still alive (the server's frozen heap is not
-    searched: ``gc.get_objects`` leaves out the permanent generation)."""
+    searched: ``gc.get_objects`` leaves out the permanent generation), or only those the
+    module's names hold when the program holds more than :data:`_SEARCHED_BLOCKS` blocks."""
     import gc
 
-    try:
-        return [obj for obj in gc.get_objects() if type(obj) in _FILE_TYPES]
-    except BaseException:  # MemoryError: as much as the module's own names hold
-        return list(vars(sys.modules["__main__"]).values())
+    if sys.getallocatedblocks() <= _SEARCHED_BLOCKS:
+        with contextlib.suppress(MemoryError):
+            return [obj for obj in gc.get_objects() if type(obj) in _FILE_TYPES]
+    return list(vars(main).values())
 
 
 def _closed(stream: object) -> bool:
@@ -343,6 +353,38 @@ def _unpack_files(data: bytes) -> None:
         pos += size
 
 
+def _main_file(source: str) -> str | None:
+    """Write the program into its working directory, as ``main.py`` (``__program__.py`` when
+    the run's files hold a ``main.py``), and return its path; None if it cannot be written.
+
+    Why: ``python main.py`` gives a program ``__file__``, ``sys.argv[0]`` and ``sys.path[0]``
+    (``os.path.dirname(__file__)`` finds the files it was given, ``import helper`` one of
+    them: a NameError and a ModuleNotFoundError here before), and ``multiprocessing``'s spawn
+    and forkserver start methods run that file again in their workers: a ``__file__`` that
+    named no file made every worker fail and the run hang to its time limit (helper 42). A
+    few µs (tmpfs), as the program's uid, within ``RLIMIT_FSIZE``."""
+    data = source.encode("utf-8", "surrogatepass")
+    for name in ("main.py", "__program__.py"):
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except OSError:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            return None
+        os.close(fd)
+        return os.path.join(os.getcwd(), name)
+    return None
+
+
 def run_child(
     server: ServerView, req: Request, fds: Fds, uid: int | None, scratch: str | None,
     serve_fd: int | None,
@@ -384,6 +426,7 @@ def run_child(
         if files:
             _unpack_files(files)
             del files
+        main_file = _main_file(source) if req.limits and not req.judged else None
         # Fresh text streams over fds 1 and 2, now the output pipes: the server's premade
         # ones where the fd is a pipe (see premade_streams), else made here. ``sys.__std*__``
         # are the same objects, as in a fresh interpreter: the server's own (over the same
@@ -411,7 +454,7 @@ def run_child(
             os.write(fds.reply, b"E" + f"sandbox setup failed: {exc!r}".encode()[:4000])
         finally:
             os._exit(1)
-    _run_program(source, serve_fd, server.pin_cpu)
+    _run_program(source, serve_fd, server.pin_cpu, main_file)
 
 
 #: The C module under :mod:`signal` (``signal`` imported it), whose functions take and return
