@@ -272,7 +272,7 @@ def test_only_a_program_that_opens_its_own_output_has_its_objects_searched_at_ex
 ) -> None:
     """The search of every open file at exit (a list of every object) is made only for a
     program whose code, outside comments, opens fd 1 or 2 as a file."""
-    assert (_zygote_child._OPENS_OUTPUT.search(text) is not None) is found
+    assert _zygote_child._opens_output(text) is found
 
 
 @pytest.mark.parametrize(

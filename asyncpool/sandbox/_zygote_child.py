@@ -110,11 +110,22 @@ def _print_exception(exc: BaseException) -> None:
 _FILE_TYPES = frozenset({io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom, io.FileIO})
 #: A program that opens its stdout or stderr as a file of its own (``open(1, "w")``,
 #: ``os.fdopen(sys.stdout.fileno(), "wb")``, ``io.FileIO(1, "w")``): only then does its exit
-#: look for every open file, wherever the program holds it (see :func:`_run_program`). Not in a
-#: comment (no ``#`` before it on its line).
-_OPENS_OUTPUT = re.compile(
-    r"(?m)^[^#\n]*?(?:open|FileIO)\s*\(\s*(?:[12]\s*[,)]|[\w.]*fileno\s*\(\s*\))"
-)
+#: look for every open file, wherever the program holds it (see :func:`_opens_output`).
+_OPENS_OUTPUT = re.compile(r"(?:open|FileIO)\s*\(\s*(?:[12]\s*[,)]|[\w.]*fileno\s*\(\s*\))")
+
+
+def _opens_output(source: str) -> bool:
+    """Whether ``source`` opens fd 1 or 2 as a file (:data:`_OPENS_OUTPUT`) outside a comment
+    (no ``#`` before it on its line). Most programs name neither ``open`` nor ``FileIO``: a
+    substring test, ~1 µs, where the search costs ~6 µs per KiB of text (a HumanEval program:
+    8 µs; with the comment test in the pattern, 24 µs)."""
+    if "open" not in source and "FileIO" not in source:
+        return False
+    for match in _OPENS_OUTPUT.finditer(source):
+        line = source.rfind("\n", 0, match.start()) + 1
+        if "#" not in source[line : match.start()]:
+            return True
+    return False
 
 
 def _run_program(
@@ -146,7 +157,7 @@ def _run_program(
         # dont_inherit: not this module's ``from __future__ import annotations`` (every
         # program's annotations were strings, where ``python prog.py`` evaluates them).
         code = compile(source, "<program>", "exec", dont_inherit=True)
-        opens_output = serve_fd is None and _OPENS_OUTPUT.search(source) is not None
+        opens_output = serve_fd is None and _opens_output(source)
         del source
         if serve_fd is not None:
             JUDGE.judged_stdin()
