@@ -366,7 +366,10 @@ is not a name of the solution (a solution that calls a ``ListNode`` only the tes
 ``NameError``: give the solution its own, as LeetCodeDataset's prompt does); module state is the
 solution's own (``random.seed`` in the solution does not reseed the tests' ``random``); a
 value-backed object compares as its base value even where the solution's class overrides ``__eq__``;
-a ``memoryview`` crosses as a read-only copy (one the tests pass cannot be written through); of
+a ``memoryview`` crosses as a read-only copy (one the tests pass cannot be written through); a
+named tuple the solution returns is of the tests' class of that name and fields when the tests
+sent values of one (of the last one sent, when two of theirs share a name and fields, and even
+when the solution made it of a class of its own); of
 pytest's own fixtures ``capsys``, ``capfd``, ``tmp_path`` (and ``tmpdir``, ``tmp_path_factory``:
 files, above), ``request`` (``param``: fixtures with ``params`` run each test once per param;
 ``addfinalizer``, ``getfixturevalue``, ``node.name``), ``caplog``, ``recwarn`` and ``monkeypatch``
