@@ -137,24 +137,25 @@ _MAX_ATTRS = 100
 _ATTR_TYPES = (str, int, float, bool, type(None))
 
 
+def _plain_attrs(attrs: Any) -> bool:
+    """Whether ``attrs`` may cross: a dict of at most :data:`_MAX_ATTRS` string keys to
+    :data:`_ATTR_TYPES` values (what the sender sends and the receiver accepts alike)."""
+    return (
+        type(attrs) is dict and len(attrs) <= _MAX_ATTRS
+        and all(type(k) is str and type(v) in _ATTR_TYPES for k, v in attrs.items())
+    )  # fmt: skip
+
+
 def _pandas_attrs(value: Any) -> tuple[dict[str, Any], ...]:
     """A DataFrame's or Series' ``attrs`` as the last item of its spec when they are a few
     entries of plain values (``df.attrs["source"] = "x"``), else nothing (they stay behind)."""
     attrs = getattr(value, "attrs", None)
-    if type(attrs) is not dict or not attrs or len(attrs) > _MAX_ATTRS:
-        return ()
-    if all(type(k) is str and type(v) in _ATTR_TYPES for k, v in attrs.items()):
-        return (dict(attrs),)
-    return ()
+    return (dict(attrs),) if attrs and _plain_attrs(attrs) else ()
 
 
 def _set_attrs(target: Any, attrs: Any) -> Any:
-    """``target`` with the ``attrs`` a spec carried (checked as :func:`_pandas_attrs` sends
-    them)."""
-    if (
-        type(attrs) is not dict or len(attrs) > _MAX_ATTRS
-        or not all(type(k) is str and type(v) in _ATTR_TYPES for k, v in attrs.items())
-    ):  # fmt: skip
+    """``target`` with the ``attrs`` a spec carried (checked by :func:`_plain_attrs`)."""
+    if not _plain_attrs(attrs):
         raise CodecError("malformed pandas attrs")
     target.attrs = attrs
     return target
