@@ -391,9 +391,8 @@ def _read_output_file(fd: int, head: int) -> bytes:
     return os.pread(fd, min(size, head), 0) if size else b""
 
 
-def _read_output_tail(fd: int, tail: int) -> bytes:
-    """The last ``tail`` bytes the program wrote (all of them if fewer)."""
-    size = os.fstat(fd).st_size
+def _read_output_tail(fd: int, size: int, tail: int) -> bytes:
+    """The last ``tail`` bytes of the ``size`` the program wrote (all of them if fewer)."""
     start = max(0, size - tail)
     return os.pread(fd, size - start, start) if size else b""
 
@@ -573,8 +572,9 @@ def _run_once(spec: Spec, cancel: Cancel | None) -> Raw:
         if out_file >= 0:
             raw.stdout = _read_output_file(out_file, spec.stdout_head)
         if err_file >= 0:
-            raw.stderr = _read_output_tail(err_file, OUTPUT_TAIL_BYTES)
-            if os.fstat(err_file).st_size >= file_limit:  # say why its writes failed there
+            size = os.fstat(err_file).st_size
+            raw.stderr = _read_output_tail(err_file, size, OUTPUT_TAIL_BYTES)
+            if size >= file_limit:  # say why its writes failed there
                 note = f"[sandbox: stderr reached the {file_limit >> 20} MiB file size limit]\n"
                 raw.stderr = note.encode() + raw.stderr[len(note) :]
         if verdict_r >= 0:

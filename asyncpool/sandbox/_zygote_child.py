@@ -203,7 +203,7 @@ def _run_program(
     for stream in (sys.__stdout__, sys.stderr, sys.__stderr__):
         with contextlib.suppress(BaseException):
             stream.flush()  # type: ignore[union-attr]
-    for value in list(vars(main).values()) if not opens_output else _open_files(main):
+    for value in _open_files(main, everywhere=opens_output):
         if type(value) in _FILE_TYPES:
             with contextlib.suppress(BaseException):
                 value.flush()
@@ -217,13 +217,14 @@ def _run_program(
 _SEARCHED_BLOCKS = 500_000
 
 
-def _open_files(main: types.ModuleType) -> list[Any]:
-    """Every file object of the program still alive (the server's frozen heap is not
-    searched: ``gc.get_objects`` leaves out the permanent generation), or only those the
-    module's names hold when the program holds more than :data:`_SEARCHED_BLOCKS` blocks."""
-    import gc
+def _open_files(main: types.ModuleType, everywhere: bool) -> list[Any]:
+    """What ``main``'s names hold (the caller keeps the files among them), or, ``everywhere``,
+    every file object of the program still alive (the server's frozen heap is not searched:
+    ``gc.get_objects`` leaves out the permanent generation) while the program holds at most
+    :data:`_SEARCHED_BLOCKS` blocks."""
+    if everywhere and sys.getallocatedblocks() <= _SEARCHED_BLOCKS:
+        import gc
 
-    if sys.getallocatedblocks() <= _SEARCHED_BLOCKS:
         with contextlib.suppress(MemoryError):
             return [obj for obj in gc.get_objects() if type(obj) in _FILE_TYPES]
     return list(vars(main).values())
