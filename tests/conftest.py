@@ -72,7 +72,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     a quiet machine: the default tier took 354 s with both loops, of which the asyncio variants
     were 99 s and the uvloop ones 81 s. ``tryfirst``: the marks must be on the items before
     ``-m`` deselects by them.
+
+    Every async test also gets :mod:`tests._hang_guard`: pytest-timeout alone does not end a
+    hung test on uvloop.
     """
+    from . import _hang_guard
+
+    _hang_guard.install(items)
     slow = pytest.mark.slow
     for item in items:
         callspec = getattr(item, "callspec", None)
