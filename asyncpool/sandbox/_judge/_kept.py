@@ -153,7 +153,7 @@ def _inner_slots(container: Any) -> list[Any] | None:
 def _same_inner(container: Any, mark: Any) -> tuple[tuple[int, int], ...]:
     """The containers ``container`` holds that are the same objects as when ``mark`` was
     taken, as ``(position now, position then)`` (see :func:`_refill`)."""
-    if type(mark) is not _DeepMark:
+    if type(mark) is not _DeepMark or not mark.inner:
         return ()
     then = mark.snap[1] if type(mark.snap) is tuple else mark.snap
     where = {id(item): j for j, item in enumerate(then) if type(item) in _MUTABLE}
@@ -207,7 +207,7 @@ def _held_alone(entry: tuple[Any, Any]) -> bool:
     (:class:`_DeepMark`): code may still hold one of those (``self.row = board.cells[0]``)
     and change it, which comparing the outer one tells."""
     return (
-        type(entry[1]) is not _DeepMark
+        not (type(entry[1]) is _DeepMark and entry[1].inner)
         and _held_refs(entry) <= _HELD_ALONE
         and not _getweakrefcount(entry[0])
     )  # fmt: skip
@@ -232,9 +232,27 @@ def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
     return list(pairs)
 
 
-#: A watched container of the solution (:class:`_Constants`) with more items than this is
-#: compared by its length only.
+#: A watched value whose items (its own, and those of the containers it holds, one level
+#: down) are at most this many is compared item by item at every message, free.
 MAX_WATCHED_ITEMS = 4096
+#: A bigger one (a 10,000-cell board, a tests' graph's 5,000 adjacency lists, a 100 x 100
+#: grid) is compared item by item too, up to this many items, while this process's budget
+#: for such comparisons lasts (:data:`BIG_BUDGET`); past either, by its length only (its
+#: containers one level down, not at all), as every one past MAX_WATCHED_ITEMS was before:
+#: an in-place change at the same length was then lost (``board[7] = 1`` on the solution's
+#: 10,000-item global, the tests' ``grid[90][5]`` set by the solution: honest programs failed).
+MAX_BIG_ITEMS = 1 << 20
+#: The items compared in all, per check and per side, for watched values past
+#: MAX_WATCHED_ITEMS (about 15 ns an item: 60 ms at most), so that a check that keeps a big
+#: one and makes thousands of calls does not pay its size at every one without bound.
+BIG_BUDGET = 4_000_000
+#: What is left of :data:`BIG_BUDGET` in this process's check (:func:`reset_big_budget`).
+_big_left = [BIG_BUDGET]
+
+
+def reset_big_budget() -> None:
+    """A new check (a peer made): the whole :data:`BIG_BUDGET` again."""
+    _big_left[0] = BIG_BUDGET
 #: Requests besides ``getattr`` whose result, a container the solution still holds after the
 #: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
 _KEEPING_OPS = frozenset({"call", "getitem", "next"})
@@ -294,38 +312,48 @@ MAX_KEPT_ARGS = 64
 
 
 class _DeepMark:
-    """A watched container's snapshot with those of the containers it holds (_watch_mark)."""
+    """A watched container's snapshot with those of the containers it holds (_watch_mark),
+    and what comparing it costs :data:`BIG_BUDGET` (0: within MAX_WATCHED_ITEMS, free)."""
 
-    __slots__ = ("inner", "snap")
+    __slots__ = ("cost", "inner", "size", "snap")
 
-    def __init__(self, snap: Any, inner: list[tuple[Any, Any]]) -> None:
+    def __init__(
+        self, snap: Any, inner: list[tuple[Any, Any]], size: int = 0, cost: int = 0
+    ) -> None:
         self.snap = snap
         self.inner = inner
+        self.size = size
+        self.cost = cost
 
 
 def _watch_mark(value: Any) -> Any:
     """What a watched value holds now, to tell later whether it changed: None for a value
-    that only rebinding changes (or a proxied object: its own calls say what it holds), the
-    length of a big container; for a small one, a snapshot of it and of the containers it
-    holds one level down (``graph.adj[1].append(2)``, ``grid[0][1] = 5`` change the inner
-    container only), at most :data:`MAX_WATCHED_ITEMS` items in all."""
+    that only rebinding changes (or a proxied object: its own calls say what it holds); a
+    snapshot of it and of the containers it holds one level down (``graph.adj[1].append(2)``,
+    ``grid[0][1] = 5`` change the inner container only): free within
+    :data:`MAX_WATCHED_ITEMS` items in all, charged to :data:`BIG_BUDGET` up to
+    :data:`MAX_BIG_ITEMS`; past those, its length."""
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
     size = _size(value)
-    if size > MAX_WATCHED_ITEMS:
+    limit = max(MAX_WATCHED_ITEMS, min(MAX_BIG_ITEMS, _big_left[0]))
+    if size > limit:
         return size
     snap = _snapshot(value)
     items = snap[1] if type(snap) is tuple else snap  # a mapping's (or namespace's) values
     inner: list[tuple[Any, Any]] = []
-    budget = MAX_WATCHED_ITEMS - size
+    counted = size
     for item in items:
         item_kind = type(item)
         if item_kind in _MUTABLE and _mutable_value(item, item_kind):
-            budget -= _size(item)
-            if budget < 0:
+            item_size = _size(item)
+            if counted + item_size > limit:
                 break
+            counted += item_size
             inner.append((item, _snapshot(item)))
+    if counted > MAX_WATCHED_ITEMS:
+        return _DeepMark(snap, inner, size, counted)
     return _DeepMark(snap, inner) if inner else snap
 
 
@@ -335,6 +363,10 @@ def _watch_changed(value: Any, mark: Any) -> bool:
     if type(mark) is int:
         return _size(value) != mark
     if type(mark) is _DeepMark:
+        if mark.cost:
+            if _big_left[0] < mark.cost:  # spent: by its length, as past MAX_BIG_ITEMS
+                return _size(value) != mark.size
+            _big_left[0] -= mark.cost
         return _changed(value, mark.snap) or any(_changed(i, s) for i, s in mark.inner)
     return _changed(value, mark)
 

@@ -91,6 +91,7 @@ from ._kept import (
     _tests_keeping,
     _watch_changed,
     _watch_mark,
+    reset_big_budget,
 )
 from ._notices import _hook_logging, _reissue_record
 from ._ops import (
@@ -188,6 +189,7 @@ class _Peer:
     def __init__(self, fd: int, trusted: bool) -> None:
         self.fd = fd
         self.trusted = trusted
+        reset_big_budget()  # one peer per check on each side: the check's own budget
         self.exports: dict[int, Any] = {}
         self.export_ids: dict[int, int] = {}
         self.next_export = 0
