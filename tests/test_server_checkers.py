@@ -111,6 +111,50 @@ def test_a_verify_job_judges_exact_as_livecodebench_does() -> None:
     assert nemo_gym.execute(wrong)["result"] == [True, -2]
 
 
+#: Programs that end by SystemExit, and what code_gen's grade_stdio (LiveCodeBench's, which
+#: swallows SystemExit) gives them on the inputs 1 and 5, expecting 2 and 10: each result
+#: below is what that function returned, run on these programs.
+SYSTEM_EXITS: dict[str, tuple[str, list[Any]]] = {
+    "sys.exit(1) after the answer": (
+        "import sys\nx = int(input())\nprint(x * 2)\nsys.exit(1)", [True, True]),
+    "exit with a message after the answer": (
+        'x = int(input())\nprint(x * 2)\nexit("bye")', [True, True]),
+    "a wrong answer, then SystemExit(0)": (
+        "x = int(input())\nprint(x * 3)\nraise SystemExit(0)", [-2]),
+    "an exception after the answer": (
+        "def f():\n    raise ValueError(1)\nx = int(input())\nprint(x * 2)\nf()", [-4]),
+    "SystemExit and exec rebound by the program": (
+        "SystemExit = 5\nexec = None\nimport sys\nprint(int(input()) * 2)\nsys.exit(3)",
+        [True, True]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(SYSTEM_EXITS))
+def test_a_verify_job_ends_a_python_program_at_system_exit_as_code_gen_does(case: str) -> None:
+    # run_stdio judges python's exit status: sys.exit(1) after the right answer was a runtime
+    # error ([-4]) where code_gen gives 1 (no Ray, no HTTP: the worker's own function).
+    code, expected = SYSTEM_EXITS[case]
+    job = nemo_gym.VerifyJob(
+        code=code, inputs=("1\n", "5\n"), outputs=("2\n", "10\n"), fn_name=None,
+        timeout=5.0, memory_mb=512,
+    )  # fmt: skip
+    assert nemo_gym.execute(job)["result"] == expected
+
+
+def test_the_system_exit_wrapper_compiles_the_programs_own_text_one_line_per_line() -> None:
+    text = 'a = 1\r\nb = "x\\ny"  # c\n\tout = open(1, "w")\u2028\x0c\'\'\'\n'
+    wrapper = nemo_gym._ending_at_system_exit(text)
+    compiled: list[str] = []
+    namespace: dict[str, Any] = {
+        "compile": lambda source, *args, **kwargs: compiled.append(source) or source,
+        "exec": lambda code, space: None,
+    }
+    exec(wrapper, namespace)
+    assert compiled == [text]
+    own_line = """    '\\tout = open(1, "w")\\u2028',"""  # as in the program, on a line of its own
+    assert [line for line in wrapper.splitlines() if "open(1" in line] == [own_line]
+
+
 def test_float_checker_accepts_the_issues_example_that_exact_rejects(
     client: httpx.Client,
 ) -> None:

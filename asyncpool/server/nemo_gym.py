@@ -31,7 +31,9 @@ answer for a program that cannot run, a Python ``SyntaxError`` included: ``[-4]`
 call-based tests are Python only.
 
 Like LiveCodeBench, Python code runs after LiveCodeBench's standard imports (``from typing
-import *`` and the rest), cases run in order and the first case that does not pass ends the run.
+import *`` and the rest), a stdin program's ``SystemExit`` (``sys.exit(1)``, ``exit("msg")``) ends
+it with its output so far judged, whatever its code (LiveCodeBench swallows it), cases run in
+order and the first case that does not pass ends the run.
 ``reward`` is 1.0 when every case passed; like ``code_gen``, a response whose final text
 contains ``<think>`` tags (or whose reasoning has more than one of each) gets 0.0 and
 ``reasoning_format_violation_rate`` 1.0, and a response without text or without a fenced code
@@ -351,7 +353,11 @@ def execute(job: VerifyJob) -> dict[str, Any]:
     from asyncpool import sandbox
     from asyncpool.errors import SandboxError
 
-    solution = LCB_IMPORTS + job.code if job.language == "python" else job.code
+    solution = job.code
+    if job.language == "python":
+        solution = LCB_IMPORTS + job.code
+        if job.fn_name is None:
+            solution = _ending_at_system_exit(solution)
     result: list[int | bool] = []
     duration = 0.0
     try:
@@ -403,6 +409,36 @@ def execute(job: VerifyJob) -> dict[str, Any]:
     except SandboxError as exc:
         return {"sandbox_error": str(exc)}
     return {"result": result, "metadata": {"execution time": duration}, "duration": duration}
+
+
+def _ending_at_system_exit(program: str) -> str:
+    """``program`` (Python), ending at a ``SystemExit`` as LiveCodeBench's ``call_method``
+    ends it: with the output it printed so far judged, whatever the exit's code.
+
+    code_gen's ``grade_stdio`` swallows ``SystemExit`` (``sys.exit(1)``, ``exit("no")``)
+    and compares what was printed; ``python main.py`` exits with status 1 there, which
+    :func:`asyncpool.sandbox.run_stdio` judges a runtime error: a program that printed the
+    right answer and then called ``sys.exit(1)`` got ``[-4]`` here and 1 from code_gen. The
+    program still runs as ``__main__``, compiled from its own text under its own name
+    (``<program>``: tracebacks and line numbers as before); the names the wrapper needs are
+    bound before the program runs, so a program that rebinds ``SystemExit`` or ``exec``
+    does not change what ends it. Any other exception is a runtime error, as there.
+    """
+    # One line of the program per line here: the runner reads the text for the rare program
+    # that opens its own stdout (see _zygote_child._opens_output), a line at a time.
+    lines = "".join(f"    {line!r},\n" for line in program.splitlines(keepends=True))
+    return (
+        "def __lcb_call_method(exec=exec, compile=compile, SystemExit=SystemExit, "
+        "namespace=globals()):\n"
+        "    text = ''.join((\n"
+        f"{lines}"
+        "    ))\n"
+        "    try:\n"
+        "        exec(compile(text, '<program>', 'exec', dont_inherit=True), namespace)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "__lcb_call_method()\n"
+    )
 
 
 #: LiveCodeBench's code for a stdin/stdout case's verdict (it has no memory limit code: a
