@@ -145,10 +145,12 @@ def test_the_system_exit_wrapper_compiles_the_programs_own_text_one_line_per_lin
     text = 'a = 1\r\nb = "x\\ny"  # c\n\tout = open(1, "w")\u2028\x0c\'\'\'\n'
     wrapper = nemo_gym._ending_at_system_exit(text)
     compiled: list[str] = []
-    namespace: dict[str, Any] = {
-        "compile": lambda source, *args, **kwargs: compiled.append(source) or source,
-        "exec": lambda code, space: None,
-    }
+
+    def compile_(source: str, *args: Any, **kwargs: Any) -> str:
+        compiled.append(source)
+        return source
+
+    namespace: dict[str, Any] = {"compile": compile_, "exec": lambda code, space: None}
     exec(wrapper, namespace)
     assert compiled == [text]
     own_line = """    '\\tout = open(1, "w")\\u2028',"""  # as in the program, on a line of its own
