@@ -14,11 +14,14 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 from ray.actor import ActorHandle
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+if TYPE_CHECKING:
+    from ._least_loaded import LeastLoaded
 
 #: The errors that mean the actor itself is gone (not that the call failed).
 ACTOR_DEATH = (ActorDiedError, ActorUnavailableError, RayActorError)
@@ -32,6 +35,8 @@ class Member:
     alive: bool = True
     ready: bool = False
     idle_since: float = field(default_factory=time.monotonic)
+    #: The routing it takes calls from (:mod:`asyncpool._least_loaded`), while live and ready.
+    router: LeastLoaded | None = None
 
 
 def python_class(actor_cls: Any) -> type[Any] | None:

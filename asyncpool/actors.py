@@ -33,6 +33,7 @@ from ._dispatch import (
     check_serialisable,
     serialisation_error,
 )
+from ._least_loaded import LeastLoaded, shift
 from ._map_stream import MapStream, _StreamCore
 from .errors import PoolClosedError, TaskTimeoutError, WorkerFailedError
 from .refs import gather
@@ -156,7 +157,7 @@ class ActorPool(PoolBase, Generic[A]):
         self._members: list[Member] = []
         self._starting = 0
         self._counter = itertools.count()
-        self._rr = itertools.count()
+        self._router = LeastLoaded()
         self._state: State = "unopened"
         self._engine: Engine | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -215,7 +216,7 @@ class ActorPool(PoolBase, Generic[A]):
         if self._engine is not None:
             self._engine.close()
         for member in self._members:
-            member.alive = False
+            self._retire(member)
             kill(member.handle)
         if self._engine is not None:
             await self._engine.wait_settled(wait)
@@ -288,7 +289,7 @@ class ActorPool(PoolBase, Generic[A]):
                     else:
                         await ready
                 except Exception as exc:
-                    member.alive = False
+                    self._retire(member)
                     kill(handle)
                     self._members.remove(member)
                     if not keep_trying or self._state != "open":
@@ -301,15 +302,16 @@ class ActorPool(PoolBase, Generic[A]):
                     delay = min(delay * 2, 5.0)
                     continue
                 except BaseException:
-                    member.alive = False
+                    self._retire(member)
                     kill(handle)
                     raise
                 member.ready = True
                 member.idle_since = time.monotonic()
                 if self._state == "open":
+                    self._router.add(member)
                     engine.set_capacity(self.size * self.max_concurrency)
                 else:
-                    member.alive = False
+                    self._retire(member)
                     kill(handle)
                 return
         finally:
@@ -334,7 +336,7 @@ class ActorPool(PoolBase, Generic[A]):
         """Declare an actor dead: kill it (so every call on it ends) and replace it."""
         if not member.alive:
             return
-        member.alive = False
+        self._retire(member)
         kill(member.handle)
         self._members = [m for m in self._members if m.alive or m.load]
         log.warning("actor %d of %s declared dead (%s); replacing it",
@@ -355,25 +357,24 @@ class ActorPool(PoolBase, Generic[A]):
                     break
                 idle = member.alive and member.ready and member.load == 0
                 if idle and now - member.idle_since >= self.idle_timeout:
-                    member.alive = False
+                    self._retire(member)
                     assert self._engine is not None
                     self._engine.set_capacity(self.size * self.max_concurrency)
                     kill(member.handle)
             self._members = [m for m in self._members if m.alive or m.load]
 
     def _pick(self) -> Member:
-        """The live actor with the least calls running; ties rotate."""
-        members = self._members
-        n = len(members)
-        offset = next(self._rr)
-        best: Member | None = None
-        for k in range(n):
-            member = members[(offset + k) % n]
-            if member.alive and member.ready and (best is None or member.load < best.load):
-                best = member
+        """The live actor with the least calls running; ties in turn (O(1): see
+        :mod:`asyncpool._least_loaded`)."""
+        best = self._router.pick()
         if best is None:
             raise WorkerFailedError(f"no live actor in {self.name}", name=self._cls_name)
         return best
+
+    def _retire(self, member: Member) -> None:
+        """``member`` takes no more calls (it died, or leaves): out of the routing."""
+        member.alive = False
+        self._router.remove(member)
 
     # -- calls
 
@@ -408,7 +409,7 @@ class ActorPool(PoolBase, Generic[A]):
             ref = getattr(member.handle, method).remote(*args, **kwargs)
         except Exception as exc:
             raise serialisation_error(f"{self._cls_name}.{method}", exc) from None
-        member.load += 1
+        shift(member, 1)
         expire: Callable[[_Call], None] | None = None
         if self.timeout is not None:
 
@@ -426,7 +427,7 @@ class ActorPool(PoolBase, Generic[A]):
     @staticmethod
     def _settled(call: _Call) -> None:
         member: Member = call.ctx
-        member.load -= 1
+        shift(member, -1)
         if member.load == 0:
             member.idle_since = time.monotonic()
 
