@@ -74,14 +74,6 @@ class LeastLoaded:
             return None
         return next(iter(self._buckets[self._low]))
 
-    def _move(self, member: Member, old: int, new: int) -> None:
-        del self._buckets[old][member]
-        self._bucket(new)[member] = None
-        if new < self._low:
-            self._low = new
-        elif old == self._low and not self._buckets[old]:
-            self._low = new  # one more call: ``new`` is old + 1, and holds ``member`` now
-
     def _bucket(self, load: int) -> dict[Member, None]:
         buckets = self._buckets
         while len(buckets) <= load:
@@ -92,7 +84,16 @@ class LeastLoaded:
 def shift(member: Member, delta: int) -> None:
     """``member`` has ``delta`` (+1 or -1) more calls running, wherever it is routed."""
     old = member.load
-    member.load = old + delta
+    new = member.load = old + delta
     router = member.router
-    if router is not None:
-        router._move(member, old, old + delta)
+    if router is None:
+        return
+    buckets = router._buckets
+    del buckets[old][member]
+    if new == len(buckets):
+        buckets.append({})
+    buckets[new][member] = None
+    if new < router._low:
+        router._low = new
+    elif old == router._low and not buckets[old]:
+        router._low = new  # one more call: ``new`` is old + 1, and holds ``member`` now
