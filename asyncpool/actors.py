@@ -169,8 +169,9 @@ class ActorPool(PoolBase, Generic[A]):
 
     @property
     def size(self) -> int:
-        """Live (ready) actors."""
-        return sum(1 for m in self._members if m.alive and m.ready)
+        """Live (ready) actors: those the routing sends calls to (O(1): a saturated pool asks
+        at every call that waits for a slot, to grow)."""
+        return len(self._router)
 
     @property
     def actors(self) -> list[ActorHandle[Any]]:
