@@ -5165,6 +5165,40 @@ CORPUS += [
     ),
 ]
 
+#: ``math.nan`` and ``numpy.nan`` are singletons, and a list or tuple compares its items by
+#: identity first: in-process ``[math.nan] == [math.nan]``. Each crossed as a new float, and
+#: these honest programs failed (helper 43's probes).
+CORPUS += [
+    Case.twin(
+        "the solution fills gaps with math.nan; the tests compare lists and tuples holding it",
+        _d("""
+            import math
+            def fill(xs):
+                return [math.nan if x is None else x for x in xs]
+        """),
+        ("math.nan if x is None", "float('nan') if x is None"),
+        _d("""
+            import math
+            assert fill([1.0, None]) == [1.0, math.nan]
+            assert fill([None] * 20 + [2.0]) == [math.nan] * 20 + [2.0]
+            assert (fill([None])[0], 1) == (math.nan, 1)
+        """),
+    ),
+    Case.twin(
+        "the solution marks missing readings with np.nan; the tests compare with np.nan",
+        _d("""
+            import numpy as np
+            def readings(raw):
+                return [np.nan if r < 0 else float(r) for r in raw]
+        """),
+        ("np.nan if r < 0", "np.float64('nan') if r < 0"),
+        _d("""
+            import numpy as np
+            assert readings([3, -1, 4]) == [3.0, np.nan, 4.0]
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -1951,6 +1951,26 @@ def test_a_numpy_dtype_of_no_allowed_name_is_refused_by_the_decoder(name: bytes)
         _judge.decode(sent.replace(b"<f4", name))
 
 
+def test_the_nan_singletons_cross_as_the_receivers_own_and_a_forged_code_is_refused() -> None:
+    """``math.nan`` and ``numpy.nan`` cross as the receiver's own (in lists packed or not, in
+    rows); any other NaN as a new float; a code that names neither is a malformed message."""
+    import math
+
+    np = pytest.importorskip("numpy")
+    back = _judge.decode(_judge.encode([math.nan, np.nan, float("nan"), [math.nan] * 20]))
+    assert back[0] is math.nan
+    assert back[1] is np.nan
+    assert back[2] is not math.nan
+    assert math.isnan(back[2])
+    assert all(x is math.nan for x in back[3])
+    rows = _judge.decode(_judge.encode([[math.nan, 1.0]] * 20))
+    assert all(row[0] is math.nan for row in rows)
+    sent = _judge.encode(math.nan)
+    assert sent.endswith(b"~\x00")
+    with pytest.raises(_judge.CodecError, match="malformed NaN"):
+        _judge.decode(sent[:-1] + b"\x02")
+
+
 def test_numpy_text_and_bytes_cross_as_values_and_text_must_be_code_points() -> None:
     np = pytest.importorskip("numpy")
     for value in (np.array(["ab", "", "\U0010ffff"]), np.array([[b"x", b"yz"]]), np.str_("hé")):

@@ -13,6 +13,7 @@ import collections
 import decimal
 import importlib
 import keyword
+import math
 import struct
 import sys
 import types
@@ -98,6 +99,32 @@ if TYPE_CHECKING:
 
 _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
+#: ``math.nan``, bound once (the tests' patches of math are forwarded).
+_MATH_NAN = math.nan
+
+
+def _nan_singleton(value: float) -> bytes | None:
+    """``value``'s code when it is ``math.nan`` (0) or ``numpy.nan`` (1), else None.
+
+    In-process ``[math.nan] == [math.nan]`` holds: a list compares its items by identity
+    first, and NaN equals nothing, itself included, by value. A NaN that crossed as a value
+    was a new float, and the honest result ``[math.nan]`` compared unequal to the tests'
+    ``[math.nan]`` (helper 43's probes). Each side maps the two singletons to its own."""
+    if value is _MATH_NAN:
+        return b"\x00"
+    np = sys.modules.get("numpy")
+    if np is not None and value is np.__dict__.get("nan"):
+        return b"\x01"
+    return None
+
+
+def _holds_nan_singleton(items: Any) -> bool:
+    """Whether ``items`` (floats) holds ``math.nan`` or ``numpy.nan`` (by identity: NaN is
+    equal to nothing), which a packed run would cross as new floats."""
+    if _MATH_NAN in items:
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and np.__dict__.get("nan") in items
 _C128 = struct.Struct(">dd")
 _DEEPENED_LOCK = _thread.allocate_lock()
 
@@ -206,7 +233,10 @@ class _Encoder:
             data = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
             out += (b"i", _U32.pack(len(data)), data)
         elif kind is float:
-            out += (b"f", _F64.pack(value))
+            if value != value and (code := _nan_singleton(value)) is not None:
+                out += (b"~", code)
+            else:
+                out += (b"f", _F64.pack(value))
         elif kind is str:
             data = value.encode("utf-8", "surrogatepass")
             out += (b"s", _U32.pack(len(data)), data)
@@ -259,6 +289,8 @@ class _Encoder:
         if kind is list or kind is tuple:
             return self.packed_rows(items, kind, tag)
         if kind is int or kind is float:
+            if kind is float and _holds_nan_singleton(items):
+                return False
             numbers = _packed_numbers(kind, items)
             if numbers is None:
                 return False
@@ -290,6 +322,8 @@ class _Encoder:
             return False
         number = kinds.pop()
         if number is not int and number is not float:
+            return False
+        if number is float and _holds_nan_singleton(flat):
             return False
         seen = self.seen
         if kind is list:
@@ -627,6 +661,19 @@ class _Decoder:
 
     def _float(self, depth: int) -> Any:
         return _F64.unpack(self.take(8))[0]
+
+    def _nan(self, depth: int) -> Any:
+        """``math.nan`` or ``numpy.nan`` of this side (see :func:`_nan_singleton`); a new NaN
+        for ``numpy.nan`` when this side has not imported numpy (nothing here can hold its
+        ``nan`` to compare with)."""
+        code = self.take(1)
+        if code == b"\x00":
+            return _MATH_NAN
+        if code != b"\x01":
+            raise CodecError("malformed NaN")
+        np = sys.modules.get("numpy")
+        nan = np.__dict__.get("nan") if np is not None else None
+        return nan if type(nan) is float else float("nan")
 
     def _complex(self, depth: int) -> Any:
         real, imag = _C128.unpack(self.take(16))
@@ -1157,6 +1204,7 @@ class _Decoder:
 _TAGS: dict[bytes, Any] = {
     b"N": _Decoder._none, b"T": _Decoder._true, b"F": _Decoder._false, b"i": _Decoder._int,
     b"f": _Decoder._float, b"c": _Decoder._complex, b"s": _Decoder._str, b"b": _Decoder._bytes,
+    b"~": _Decoder._nan,
     b"B": _Decoder._bytearray, b"l": _Decoder._list, b"S": _Decoder._set, b"Q": _Decoder._deque,
     b"t": _Decoder._tuple, b"z": _Decoder._frozenset, b"d": _Decoder._dict,
     b"C": _Decoder._counter, b"O": _Decoder._ordered, b"D": _Decoder._defaultdict,
