@@ -5165,6 +5165,80 @@ CORPUS += [
     ),
 ]
 
+#: Changes more than one level down in a container the two sides keep in step, and the other
+#: side's aliases of the containers it holds: seen one level down only, and a refill of a
+#: solution's global replaced its inner containers. The wrong twins passed (helper 43's A1, A3,
+#: A4, A5) and the honest programs failed.
+CORPUS += [
+    Case.twin(
+        "the solution merges options into a deep copy of its nested defaults, left as they were",
+        _d("""
+            import copy
+            DEFAULTS = {"net": {"retry": {"times": 5, "wait": 1}}}
+            def settings(options):
+                merged = copy.deepcopy(DEFAULTS)
+                merged["net"]["retry"].update(options)
+                return merged
+        """),
+        ("copy.deepcopy(DEFAULTS)", "dict(DEFAULTS)"),
+        _d("""
+            assert settings({"times": 9})["net"]["retry"] == {"times": 9, "wait": 1}
+            assert DEFAULTS["net"]["retry"]["times"] == 5
+        """),
+    ),
+    Case.twin(
+        "the tests' alias of a row of the solution's global board follows its moves",
+        "board = [[0, 0, 0] for _ in range(3)]\ndef play(r, c):\n    board[r][c] = 1\n",
+        ("board[r][c] = 1", "board[r] = board[r][:c] + [1] + board[r][c + 1:]"),
+        _d("""
+            row = board[1]
+            play(1, 2)
+            assert row == [0, 0, 1]
+            assert board[1] is row
+        """),
+    ),
+    Case.twin(
+        "the tests' alias three levels into the solution's state follows its add()",
+        _d("""
+            class Store:
+                def __init__(self):
+                    self.shelves = [[[1]]]
+                def view(self):
+                    return self.shelves
+                def add(self, x):
+                    self.shelves[0][0].append(x)
+        """),
+        ("self.shelves[0][0].append(x)", "self.shelves[0][0] = self.shelves[0][0] + [x]"),
+        _d("""
+            s = Store()
+            v = s.view()
+            cell = v[0][0]
+            s.add(2)
+            assert v == [[[1, 2]]]
+            assert cell == [1, 2]
+        """),
+    ),
+    Case.twin(
+        "an object that kept the tests' nested list changes it three levels down",
+        _d("""
+            class Grid:
+                def __init__(self, cells):
+                    self.cells = cells
+                def mark(self):
+                    self.cells[0][0][0] = 7
+        """),
+        ("self.cells[0][0][0] = 7", "self.cells[0][0] = [7]"),
+        _d("""
+            cells = [[[0]]]
+            inner = cells[0][0]
+            g = Grid(cells)
+            g.mark()
+            assert cells == [[[7]]]
+            assert inner == [7]
+        """),
+    ),
+]
+
 #: ``math.nan`` and ``numpy.nan`` are singletons, and a list or tuple compares its items by
 #: identity first: in-process ``[math.nan] == [math.nan]``. Each crossed as a new float, and
 #: these honest programs failed (helper 43's probes).
@@ -7074,6 +7148,46 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     _kept._big_left[0] = 0
     _peer._Peer(-1, trusted=True)
     assert _kept._big_left[0] == _kept.BIG_BUDGET
+
+
+def test_a_change_at_any_depth_is_seen_and_a_refill_keeps_the_inner_containers_at_each_level() -> (
+    None
+):
+    # A mark watches every container a kept one holds, at every depth (each once: a shared or
+    # self-holding one too); a refill keeps this side's own containers, level by level, where
+    # the other side's copy still holds the same objects.
+    there: dict[str, Any] = {"a": {"b": {"t": 5}}, "rows": [[[1]], [[2]]]}
+    mark = _kept._watch_mark(there)
+    there["a"]["b"]["t"] = 9
+    assert _kept._watch_changed(there, mark)
+    mark = _kept._watch_mark(there)
+    there["rows"][1][0].append(3)
+    there["rows"][0] = [[1]]  # a new row: its position then gets no pairing
+    same = _kept._same_inner(there, mark)
+    assert same == ((0, 0, ((0, 0),)), (1, 1, ((1, 1, ((0, 0),)),)))
+    here: dict[str, Any] = {"a": {"b": {"t": 9}}, "rows": [[[1]], [[2]]]}
+    b, row0, cell = here["a"]["b"], here["rows"][0], here["rows"][1][0]
+    _kept._refill(here, copy.deepcopy(there), same)
+    assert here["a"]["b"] is b
+    assert here["rows"][0] is not row0  # the other side put a new one there
+    assert here["rows"][1][0] is cell
+    assert cell == [2, 3]
+    shared = [0]
+    looped: list[Any] = [shared, shared]
+    looped.append(looped)
+    mark = _kept._watch_mark(looped)
+    shared.append(1)
+    assert _kept._watch_changed(looped, mark)
+    with pytest.raises(_judge.CodecError):
+        _kept._refill([[[0]]], [[[1]]], ((0, 0, "x"),))  # a level's pairs must be a tuple
+    deep: Any = ((0, 0),)
+    for _ in range(_kept._SAME_DEPTH + 1):
+        deep = ((0, 0, deep),)
+    nested: Any = [0]
+    for _ in range(_kept._SAME_DEPTH + 3):
+        nested = [nested]
+    with pytest.raises(_judge.CodecError):
+        _kept._refill(nested, copy.deepcopy(nested), deep)  # deeper than any side sends
 
 
 @pytest.mark.parametrize(

@@ -150,44 +150,67 @@ def _inner_slots(container: Any) -> list[Any] | None:
     return [space[k] for k in keys]
 
 
-def _same_inner(container: Any, mark: Any) -> tuple[tuple[int, int], ...]:
+#: How many levels down a refill keeps the containers the other side's copy still holds as this
+#: side's own objects (see :func:`_same_inner`); a change is seen at any depth within the
+#: mark's items (see :func:`_watch_mark`).
+_SAME_DEPTH = 32
+
+
+def _same_inner(container: Any, mark: Any, depth: int = 0) -> tuple[tuple[Any, ...], ...]:
     """The containers ``container`` holds that are the same objects as when ``mark`` was
-    taken, as ``(position now, position then)`` (see :func:`_refill`)."""
+    taken, as ``(position now, position then)``, or ``(position now, position then, same)``
+    with what that one holds in turn, down to :data:`_SAME_DEPTH` levels (see
+    :func:`_refill`)."""
     if type(mark) is not _DeepMark or not mark.inner:
         return ()
     then = mark.snap[1] if type(mark.snap) is tuple else mark.snap
     where = {id(item): j for j, item in enumerate(then) if type(item) in _MUTABLE}
+    marks = {id(child): child_mark for child, child_mark in mark.inner}
     now = _inner_slots(container) or []
-    return tuple(
-        (i, where[id(item)]) for i, item in enumerate(now)
-        if type(item) in _MUTABLE and id(item) in where
-    )  # fmt: skip
+    same: list[tuple[Any, ...]] = []
+    for i, item in enumerate(now):
+        if type(item) not in _MUTABLE:
+            continue
+        j = where.get(id(item))
+        if j is None:
+            continue
+        deeper = (
+            _same_inner(item, marks.get(id(item)), depth + 1) if depth < _SAME_DEPTH else ()
+        )
+        same.append((i, j, deeper) if deeper else (i, j))
+    return tuple(same)
 
 
-def _refill(target: Any, new: Any, same: Any) -> None:
+def _refill(target: Any, new: Any, same: Any, depth: int = 0) -> None:
     """:func:`_apply` for a kept container, keeping the containers it held that the other
-    side's copy still holds as the same objects (``same``: see :func:`_same_inner`) as this
-    side's own objects, refilled in place: in-process ``row = g.adj[0]`` is the list the
-    solution's ``g.adj[0].append(1)`` changes, not one a refill put aside."""
+    side's copy still holds as the same objects (``same``: see :func:`_same_inner`), at every
+    level ``same`` names, as this side's own objects, refilled in place: in-process
+    ``row = g.adj[0]`` is the list the solution's ``g.adj[0].append(1)`` changes, and
+    ``cell = grid[0][0]`` the one its ``grid[0][0].append(1)`` changes, not ones a refill put
+    aside."""
     before = _inner_slots(target) if same else None
     _apply(target, new)
     if not before:
         return
-    if type(same) is not tuple or len(same) > len(before):
+    if type(same) is not tuple or len(same) > len(before) or depth > _SAME_DEPTH:
         raise CodecError("malformed kept container")
     space, keys = _slots(target) or (target, ())
-    for pair in same:
+    for entry in same:
         if (
-            type(pair) is not tuple or len(pair) != 2
-            or type(pair[0]) is not int or type(pair[1]) is not int
-            or not 0 <= pair[0] < len(keys) or not 0 <= pair[1] < len(before)
+            type(entry) is not tuple or len(entry) not in (2, 3)
+            or type(entry[0]) is not int or type(entry[1]) is not int
+            or not 0 <= entry[0] < len(keys) or not 0 <= entry[1] < len(before)
+            or (len(entry) == 3 and type(entry[2]) is not tuple)
         ):  # fmt: skip
             raise CodecError("malformed kept container")
-        i, j = pair
+        i, j = entry[0], entry[1]
         old, fresh = before[j], space[keys[i]]
         if type(old) is not type(fresh) or type(old) not in _MUTABLE or old is fresh:
             continue
-        _apply(old, fresh)
+        if len(entry) == 3:
+            _refill(old, fresh, entry[2], depth + 1)
+        else:
+            _apply(old, fresh)
         space[keys[i]] = old
 
 
@@ -220,12 +243,13 @@ def _refcounts(containers: list[Any]) -> list[int]:
     return [sys.getrefcount(containers[i]) for i in range(len(containers))]
 
 
-def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any]]:
-    """The other side's ``((key, value), ...)`` changes of containers the two sides keep in
-    step, checked: a tuple of pairs whose keys are all ``known``."""
+def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any, Any]]:
+    """The other side's ``((key, value, same), ...)`` changes of containers the two sides keep
+    in step (``same``: see :func:`_same_inner`), checked: a tuple of triples whose keys are all
+    ``known``."""
     if type(pairs) is not tuple or not all(
-        type(pair) is tuple and len(pair) == 2 and type(pair[0]) in (int, str)
-        and pair[0] in known
+        type(pair) is tuple and len(pair) == 3 and type(pair[0]) in (int, str)
+        and pair[0] in known and type(pair[2]) is tuple
         for pair in pairs
     ):
         raise CodecError(f"malformed change of {what}")
@@ -312,8 +336,9 @@ MAX_KEPT_ARGS = 64
 
 
 class _DeepMark:
-    """A watched container's snapshot with those of the containers it holds (_watch_mark),
-    and what comparing it costs :data:`BIG_BUDGET` (0: within MAX_WATCHED_ITEMS, free)."""
+    """A watched container's snapshot with the marks of the containers it holds, each a
+    ``_DeepMark`` in turn (``inner``: ``(container, mark)`` pairs; see :func:`_watch_mark`),
+    and what comparing it all costs :data:`BIG_BUDGET` (0: within MAX_WATCHED_ITEMS, free)."""
 
     __slots__ = ("cost", "inner", "size", "snap")
 
@@ -329,10 +354,15 @@ class _DeepMark:
 def _watch_mark(value: Any) -> Any:
     """What a watched value holds now, to tell later whether it changed: None for a value
     that only rebinding changes (or a proxied object: its own calls say what it holds); a
-    snapshot of it and of the containers it holds one level down (``graph.adj[1].append(2)``,
-    ``grid[0][1] = 5`` change the inner container only): free within
+    snapshot of it and of the containers it holds, at every depth, nearest first
+    (``graph.adj[1].append(2)``, ``grid[0][1] = 5``, ``defaults["a"]["b"]["t"] = 9`` change an
+    inner container only; each container once, however often it is held): free within
     :data:`MAX_WATCHED_ITEMS` items in all, charged to :data:`BIG_BUDGET` up to
-    :data:`MAX_BIG_ITEMS`; past those, its length."""
+    :data:`MAX_BIG_ITEMS`; past those, its length (a big one), or no deeper (the rest).
+
+    One level down only, a wrong program passed: tests that hold a solution's nested defaults
+    (or an alias of its state, or a structure they passed in) and check they were not changed
+    two levels down (helper 43's A1, A4, A5)."""
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
@@ -340,21 +370,33 @@ def _watch_mark(value: Any) -> Any:
     limit = max(MAX_WATCHED_ITEMS, min(MAX_BIG_ITEMS, _big_left[0]))
     if size > limit:
         return size
-    snap = _snapshot(value)
-    items = snap[1] if type(snap) is tuple else snap  # a mapping's (or namespace's) values
-    inner: list[tuple[Any, Any]] = []
+    top = _DeepMark(_snapshot(value), [])
     counted = size
-    for item in items:
-        item_kind = type(item)
-        if item_kind in _MUTABLE and _mutable_value(item, item_kind):
+    seen = {id(value)}
+    queue = _deque((top,))
+    while queue:
+        mark = queue.popleft()
+        items = mark.snap[1] if type(mark.snap) is tuple else mark.snap
+        for item in items:
+            item_kind = type(item)
+            if (
+                item_kind not in _MUTABLE or id(item) in seen
+                or not _mutable_value(item, item_kind)
+            ):  # fmt: skip
+                continue
             item_size = _size(item)
             if counted + item_size > limit:
+                queue.clear()
                 break
             counted += item_size
-            inner.append((item, _snapshot(item)))
+            seen.add(id(item))
+            child = _DeepMark(_snapshot(item), [])
+            mark.inner.append((item, child))
+            queue.append(child)
     if counted > MAX_WATCHED_ITEMS:
-        return _DeepMark(snap, inner, size, counted)
-    return _DeepMark(snap, inner) if inner else snap
+        top.size, top.cost = size, counted
+        return top
+    return top if top.inner else top.snap
 
 
 def _watch_changed(value: Any, mark: Any) -> bool:
@@ -362,13 +404,19 @@ def _watch_changed(value: Any, mark: Any) -> bool:
         return False
     if type(mark) is int:
         return _size(value) != mark
-    if type(mark) is _DeepMark:
-        if mark.cost:
-            if _big_left[0] < mark.cost:  # spent: by its length, as past MAX_BIG_ITEMS
-                return _size(value) != mark.size
-            _big_left[0] -= mark.cost
-        return _changed(value, mark.snap) or any(_changed(i, s) for i, s in mark.inner)
-    return _changed(value, mark)
+    if type(mark) is not _DeepMark:
+        return _changed(value, mark)
+    if mark.cost:
+        if _big_left[0] < mark.cost:  # spent: by its length, as past MAX_BIG_ITEMS
+            return _size(value) != mark.size
+        _big_left[0] -= mark.cost
+    pending: list[tuple[Any, _DeepMark]] = [(value, mark)]
+    while pending:
+        container, its = pending.pop()
+        if _changed(container, its.snap):
+            return True
+        pending.extend(its.inner)
+    return False
 
 
 def _size(container: Any) -> int:

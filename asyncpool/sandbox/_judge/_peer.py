@@ -1063,10 +1063,13 @@ class _Peer:
         rebound it themselves. Only names the judge asked for are accepted."""
         if type(updates) is not tuple:
             raise CodecError("malformed updates")
-        for pair in updates:
-            if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not str:
+        for entry in updates:
+            if (
+                type(entry) is not tuple or len(entry) != 3 or type(entry[0]) is not str
+                or type(entry[2]) is not tuple
+            ):  # fmt: skip
                 raise CodecError("malformed updates")
-            name, value = pair
+            name, value, same = entry
             if name not in self.live:
                 raise CodecError("an update of a value the judge never asked for")
             held = self.live[name]
@@ -1074,7 +1077,7 @@ class _Peer:
             if not spaces:
                 continue  # the tests rebound (or deleted) it: theirs now
             if type(value) is type(held) and type(held) in _MUTABLE:
-                _apply(held, value)
+                _refill(held, value, same)
             else:
                 held = _for_tests(name, value)
                 for space in spaces:
@@ -1294,20 +1297,20 @@ class _Peer:
         solution's last put there (none: the tests rebound or deleted it)."""
         return [s for s in self.live_spaces if s.get(name, _UNSET) is held]
 
-    def changed_constants(self) -> tuple[tuple[str, Any], ...]:
+    def changed_constants(self) -> tuple[tuple[str, Any, Any], ...]:
         """The judge's side, before each request: the solution's containers the tests read
         and changed in place since the two sides last agreed (``calls.clear()`` between two
         cases), to be refilled in the solution's process as in-process, where the tests change
         the solution's own object. Only in place: a name the tests rebind is theirs from then
         on (never sent: the solution would get the tests' object, their expected answer
         perhaps, under a name of its own choosing)."""
-        changed: list[tuple[str, Any]] = []
+        changed: list[tuple[str, Any, Any]] = []
         for name, held in list(self.live.items()):
             mark = self.live_marks.get(name)
             if mark is None or not _watch_changed(held, mark):
                 continue
             if self._holding(name, held):
-                changed.append((name, held))
+                changed.append((name, held, _same_inner(held, mark)))
             self.live_marks[name] = _watch_mark(held)
         return tuple(changed)
 

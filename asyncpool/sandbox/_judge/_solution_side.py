@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import _proxies
-from ._kept import _apply, _changes, _watch_changed, _watch_mark
+from ._kept import _changes, _refill, _same_inner, _watch_changed, _watch_mark
 from ._values import _MUTABLE, _UNSET
 
 if TYPE_CHECKING:
@@ -108,17 +108,19 @@ class _Constants:
                 self._watched[name] = (value, _watch_mark(value))
         return found
 
-    def updates(self) -> tuple[tuple[str, Any], ...]:
+    def updates(self) -> tuple[tuple[str, Any, Any], ...]:
         """The watched names whose value changed since they were last sent, with their value
-        now (and they are marked as sent)."""
-        changed: list[tuple[str, Any]] = []
+        now and, for a container changed in place, the containers it still holds as the same
+        objects (:func:`_same_inner`: the tests' alias ``row = board[0]`` follows the
+        solution's ``board[0][0] = 9``); they are marked as sent."""
+        changed: list[tuple[str, Any, Any]] = []
         namespace = self._namespace
         for name, (sent, mark) in list(self._watched.items()):
             now = namespace.get(name)
             if now is sent and not _watch_changed(now, mark):
                 continue
-            changed.append((name, now))
-        for name, now in changed:
+            changed.append((name, now, _same_inner(now, mark) if now is sent else ()))
+        for name, now, _ in changed:
             self._watched[name] = (now, _watch_mark(now))
         return tuple(changed)
 
@@ -126,11 +128,11 @@ class _Constants:
         """The judge's change of watched containers (:meth:`_Peer.changed_constants`): each
         refilled in place, if the name still holds the container the judge was last told of
         (else the solution rebound it meanwhile: the next reply tells the judge)."""
-        for name, value in _changes(pushed, self._watched, "values"):
+        for name, value, same in _changes(pushed, self._watched, "values"):
             sent, _ = self._watched[name]
             kind = type(sent)
             if self._namespace.get(name) is sent and type(value) is kind and kind in _MUTABLE:
-                _apply(sent, value)
+                _refill(sent, value, same)
                 self._watched[name] = (sent, _watch_mark(sent))
 
 
