@@ -172,8 +172,9 @@ untrusted bytes):
   global list, a closure's; told by its reference count) is one object in the judge, kept in
   step with the
   solution's both ways while the check runs (``stack.items.append(5); assert stack.peek() ==
-  5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change one
-  level down, ``graph.adj[1].append(2)``; deeper ones are not seen:
+  5``, ``items = stack.items; stack.push(7)`` changes ``items``, and so does a change at any
+  depth, ``graph.adj[1].append(2)``, ``grid[0][0][0] = 1``, while the tests' aliases of the
+  containers it holds (``row = graph.adj[1]``) stay those containers:
   ``_judge._peer._Peer.watch_attribute``); so are the solution's top-level containers the tests
   read (``GRID[0][0] = 1``). A container the tests pass in and the solution keeps a reference
   to (``self.queue = queue`` in a constructor, told by its reference count after the call) is
@@ -339,12 +340,14 @@ is refilled in place, so the tests' aliases of it follow), until the tests rebin
 themselves; and a container the tests change in place (``calls.clear()`` between two cases) is
 refilled in the solution's process before its next request. A name the tests rebind is
 theirs alone from then on (in-process it would rebind the solution's global too: never sent,
-it would hand the solution the tests' object under a name of its choosing). A change one
-level down is seen (``grid[0][0] = 1``), one two levels down is not (``cube[1][1][1] = 1``).
-A watched container of more than 4,096 items (its own and one level down) is compared item by
-item too while the check's budget for such comparisons lasts (4 million items a side, about
-60 ms); once it is spent, or past 1,048,576 items, such a container is compared by its
-length only, and a change that keeps its length is not seen.
+it would hand the solution the tests' object under a name of its choosing). A change at any
+depth is seen (``grid[0][0] = 1``, ``cube[1][1][1] = 1``), and the tests' alias of an inner
+container (``row = board[0]``) follows it, down to 32 levels. A watched container holding
+more than 4,096 items (its own and those of the containers it holds) is compared item by item
+too while the check's budget for such comparisons lasts (4 million items a side, about 60 ms);
+once it is spent, or past 1,048,576 items, the containers past the budget are not compared
+(past 1,048,576 of its own, it is compared by its length only), and a change there is not
+seen.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

@@ -256,13 +256,13 @@ def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any, Any]]:
     return list(pairs)
 
 
-#: A watched value whose items (its own, and those of the containers it holds, one level
-#: down) are at most this many is compared item by item at every message, free.
+#: A watched value whose items (its own, and those of the containers it holds, at every
+#: depth) are at most this many is compared item by item at every message, free.
 MAX_WATCHED_ITEMS = 4096
 #: A bigger one (a 10,000-cell board, a tests' graph's 5,000 adjacency lists, a 100 x 100
 #: grid) is compared item by item too, up to this many items, while this process's budget
-#: for such comparisons lasts (:data:`BIG_BUDGET`); past either, by its length only (its
-#: containers one level down, not at all), as every one past MAX_WATCHED_ITEMS was before:
+#: for such comparisons lasts (:data:`BIG_BUDGET`); past either, by its length only (the
+#: containers it holds, not at all), as every one past MAX_WATCHED_ITEMS was before:
 #: an in-place change at the same length was then lost (``board[7] = 1`` on the solution's
 #: 10,000-item global, the tests' ``grid[90][5]`` set by the solution: honest programs failed).
 MAX_BIG_ITEMS = 1 << 20

@@ -1094,8 +1094,8 @@ class _Peer:
         changes ``items``; the solution, given the tests' node, appends to the tests' own
         ``node.children``. Each message carries the kept containers its sender changed since
         (compared as write-back compares, by identity item by item); each side refills its own
-        object in place. A change one level down (a list in a dict) is seen
-        (:func:`_watch_mark`), a deeper one is not."""
+        object in place. A change at any depth (a list in a dict in a list) is seen
+        (:func:`_watch_mark`), and a refill keeps the inner containers (:func:`_refill`)."""
         key = self.hand_out(value)
         return key[0] if isinstance(key, tuple) else key
 

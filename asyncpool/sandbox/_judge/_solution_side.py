@@ -85,8 +85,8 @@ class _Constants:
     themselves, so ``incr(); assert counter == 1`` sees what ``incr`` did, and so does
     ``log(3); assert seen == [3]``. Each reply to the judge carries the asked names that were
     rebound since the last, or whose container (a :data:`_MUTABLE` value) changed (compared
-    item by item by identity, as write-back does, and so are the containers it holds, one
-    level down: :func:`_watch_mark`; past :data:`MAX_WATCHED_ITEMS` items within a budget, so
+    item by item by identity, as write-back does, and so are the containers it holds, at
+    every depth: :func:`_watch_mark`; past :data:`MAX_WATCHED_ITEMS` items within a budget, so
     that a big table the tests read costs each reply little). The other way,
     the judge's requests carry the watched containers the tests changed in place
     (:meth:`refill`)."""
