@@ -5239,6 +5239,57 @@ CORPUS += [
     ),
 ]
 
+#: Objects of standard-library, numpy and pandas classes that cross as handles (a match, a
+#: connection, a logger, a partial, a random generator): ``isinstance`` and ``type()`` against
+#: the tests' class failed, or failed the check as a forged type (helper 43's N1;
+#: BigCodeBench-style ``assertIsInstance(conn, sqlite3.Connection)``).
+CORPUS += [
+    Case.twin(
+        "the solution returns a re.Match and a functools.partial; the tests check their classes",
+        _d("""
+            import functools
+            import re
+            def first_word(text):
+                return re.search(r"[a-z]+", text)
+            def parser(base):
+                return functools.partial(int, base=base)
+        """),
+        ('re.search(r"[a-z]+", text)', 're.search(r"[a-z]+", text).group(0)'),
+        _d("""
+            import functools
+            import re
+            m = first_word("12 abc 3")
+            assert isinstance(m, re.Match) and type(m) is re.Match
+            assert m.group(0) == "abc" and m.span() == (3, 6)
+            p = parser(2)
+            assert isinstance(p, functools.partial) and p("101") == 5
+        """),
+    ),
+    Case.twin(
+        "the solution opens an in-memory sqlite3 database and a logger; the tests check both",
+        _d("""
+            import logging
+            import sqlite3
+            def open_db(rows):
+                conn = sqlite3.connect(":memory:")
+                conn.execute("create table t (x integer)")
+                conn.executemany("insert into t values (?)", [(r,) for r in rows])
+                return conn
+            def logger(name):
+                return logging.getLogger(name)
+        """),
+        ('sqlite3.connect(":memory:")', 'sqlite3.connect(":memory:").cursor()'),
+        _d("""
+            import logging
+            import sqlite3
+            conn = open_db([1, 2, 3])
+            assert isinstance(conn, sqlite3.Connection)
+            assert conn.execute("select sum(x) from t").fetchone() == (6,)
+            assert isinstance(logger("app"), logging.Logger)
+        """),
+    ),
+]
+
 #: ``math.nan`` and ``numpy.nan`` are singletons, and a list or tuple compares its items by
 #: identity first: in-process ``[math.nan] == [math.nan]``. Each crossed as a new float, and
 #: these honest programs failed (helper 43's probes).

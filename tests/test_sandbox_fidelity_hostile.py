@@ -1951,6 +1951,50 @@ def test_a_numpy_dtype_of_no_allowed_name_is_refused_by_the_decoder(name: bytes)
         _judge.decode(sent.replace(b"<f4", name))
 
 
+def test_a_handle_stands_for_no_class_whose_objects_cross_as_values_nor_the_judges_own() -> None:
+    """A handle's ``__class__`` (and ``type()``) may stand for a standard-library class its
+    object is of (``re.Match``), never for one whose objects cross as values (a forged claim
+    would pass a handle for a ``Decimal`` or an array) nor for one the judge's own code asks
+    ``isinstance`` of (asyncio's futures, unittest's mocks)."""
+    import asyncio
+    import collections
+    import decimal
+    import re
+    import unittest.mock
+
+    from asyncpool.sandbox._judge import _proxies
+    from asyncpool.sandbox._judge._values import _loaded_class
+
+    np = pytest.importorskip("numpy")
+
+    assert _proxies._library_class("re", "Match") is re.Match
+    refused = [
+        (decimal.Decimal, "decimal", "Decimal"), (re.Pattern, "re", "Pattern"),
+        (np.ndarray, "numpy", "ndarray"), (np.float64, "numpy", "float64"),
+        (asyncio.Future, "asyncio", "Future"),
+        (unittest.mock.MagicMock, "unittest.mock", "MagicMock"),
+        (list, "builtins", "list"), (collections.OrderedDict, "collections", "OrderedDict"),
+    ]  # fmt: skip
+    for cls, module, qualname in refused:
+        assert _loaded_class(module, qualname) is cls  # here: refused by the rule alone
+        assert _proxies._library_class(module, qualname) is None, (module, qualname)
+
+
+def test_a_solution_class_named_as_a_standard_one_does_not_pass_for_it() -> None:
+    solution = _d("""
+        class Match:
+            def group(self, n):
+                return "a"
+        Match.__module__ = "re"
+        Match.__qualname__ = "Match"
+        def m():
+            return Match()
+    """)
+    tests = "import re\nr = m()\nassert isinstance(r, re.Match) or type(r) is re.Match\n"
+    result = run_tests(solution, tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+
+
 def test_the_nan_singletons_cross_as_the_receivers_own_and_a_forged_code_is_refused() -> None:
     """``math.nan`` and ``numpy.nan`` cross as the receiver's own (in lists packed or not, in
     rows); any other NaN as a new float; a code that names neither is a malformed message."""

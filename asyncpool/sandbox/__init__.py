@@ -151,8 +151,13 @@ untrusted bytes):
   in-process (numpy then makes an object array of the solution's objects, as in-process), and
   so is ``isinstance(obj, Mapping)`` (``Sequence``, ``Set`` and their mutable ones) for a class
   derived from one.
-  A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``) says that
-  class, as the judge has it, as its ``__class__``: ``isinstance(ax, plt.Axes)`` holds (tests
+  A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``), or of a
+  standard-library, numpy or pandas class whose objects cross as handles (a ``re.Match``, a
+  ``sqlite3.Connection``, a ``logging.Logger``, a ``functools.partial``, numpy's ``Generator``)
+  says that class, as the judge has it, as its ``__class__``, and ``type()`` says it too:
+  ``isinstance(ax, plt.Axes)``, ``isinstance(conn, sqlite3.Connection)`` and ``type(m) is
+  re.Match`` hold (not for ``io``'s, ``asyncio``'s, ``unittest``'s, ``typing``'s, ``abc``'s,
+  ``types``' or the built-ins' classes, which the judge's own code asks ``isinstance`` of; tests
   that import ``matplotlib`` get a judge that shares the run's files, since matplotlib needs a
   writable directory). A coroutine of the
   solution (an ``async def`` it called) is a coroutine to the tests' ``asyncio``

@@ -83,7 +83,8 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   ``str``/``repr``, ``bool``, ``hash`` and copies are requests to the owner. When a proxy dies, its
   number is sent with the next message ("D"), with how many times it was received, and the
   owner drops the object once every time it sent it is released (:meth:`_Peer.drop`). A handle of an
-  object of a library's class (a matplotlib ``Axes``) says that class, as the receiver has it,
+  object of a library's class (a matplotlib ``Axes``), or of a standard one whose objects cross as
+  handles (``re.Match``; see :func:`_standing_module`), says that class, as the receiver has it,
   as its ``__class__`` (:func:`_library_class`): ``isinstance(ax, plt.Axes)`` holds. The
   tests' ``type`` (:class:`_TestsType`) of a handle is its object's class, asked of the owner
   (``type(p) is Point``, ``type(p).count``).

@@ -23,6 +23,7 @@ import types
 from collections.abc import Callable
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
 from collections.abc import Set as _AbcSet
+from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from threading import Thread as _Thread
 from typing import TYPE_CHECKING, Any
 
@@ -663,7 +664,7 @@ def _class_name(kind: type) -> bytes:
     module, qualname = getattr(kind, "__module__", None), getattr(kind, "__qualname__", None)
     if (
         type(module) is str and type(qualname) is str
-        and _library_module(module) and len(module) + len(qualname) < 300
+        and _standing_module(module) and len(module) + len(qualname) < 300
         and _loaded_class(module, qualname) is kind  # not a class renamed as a library's
     ):  # fmt: skip
         out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
@@ -746,6 +747,51 @@ def _library_module(module: str) -> bool:
     )
 
 
+#: Modules of the standard library (by their first part) whose classes a handle's
+#: ``__class__`` never stands for: their objects cross as values (``datetime``, ``decimal``,
+#: ``collections``, ``pathlib``...), or the judge's own code asks ``isinstance`` of their
+#: classes (``asyncio``'s futures, ``unittest``'s mocks, ``typing``'s, ``abc``'s, ``types``'s
+#: and the built-ins), or they are the interpreter's machinery.
+_NOT_STANDING = frozenset({
+    "builtins", "abc", "typing", "types", "enum", "collections", "decimal", "fractions",
+    "datetime", "_datetime", "_pydatetime", "_decimal", "_pydecimal", "_collections", "uuid",
+    "pathlib", "posixpath", "ntpath", "statistics", "array", "zoneinfo", "_zoneinfo", "copyreg",
+    "asyncio", "_asyncio", "concurrent", "contextvars", "_contextvars", "unittest", "inspect",
+    "importlib", "sys", "gc", "marshal", "pickle", "_pickle", "copy", "weakref", "_weakref",
+    "_weakrefset", "_thread", "atexit", "signal", "socket", "_socket", "io", "_io", "numbers",
+    "dataclasses", "_abc", "_typing", "_collections_abc",
+})  # fmt: skip
+
+
+def _standing_module(module: str) -> bool:
+    """Whether a handle's ``__class__`` may stand for a class of ``module`` (see
+    :func:`_library_class`): a library's (:func:`_library_module`), or the standard
+    library's, numpy's or pandas' but of none of :data:`_NOT_STANDING`."""
+    if _library_module(module):
+        return True
+    parts = module.split(".")
+    return (
+        all(p.isidentifier() for p in parts)
+        and (parts[0] in sys.stdlib_module_names or parts[0] in ("numpy", "pandas"))
+        and parts[0] not in _NOT_STANDING
+    )
+
+
+def _value_class(cls: type) -> bool:
+    """Whether objects of ``cls`` cross as values, never as handles (of the modules
+    :func:`_standing_module` admits): a compiled pattern; numpy's arrays, scalars and dtypes;
+    pandas' frames, series, indexes, timestamps, timedeltas, ``NaT`` and ``NA``."""
+    bases: list[type] = [_Pattern]
+    np = sys.modules.get("numpy")
+    if np is not None:
+        bases += [np.ndarray, np.generic, np.dtype]
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        bases += [pd.DataFrame, pd.Series, pd.Index, pd.Timestamp, pd.Timedelta]
+        bases += [type(pd.NaT), type(pd.NA)]
+    return issubclass(cls, tuple(bases))
+
+
 #: Library classes a handle's ``__class__`` stands for, once found (:func:`_library_class`).
 _LIBRARY_CLASSES: dict[tuple[str, str], type] = {}
 
@@ -762,15 +808,23 @@ def _library_class(module: str, qualname: str) -> type | None:
     found = _loaded_class(module, qualname)
     if found is None or issubclass(found, (type, BaseException)):
         return None
+    if _value_class(found):
+        return None
     for klass in found.__mro__:
         where = getattr(klass, "__module__", None)
         if klass in (object, abc.ABC) or (where == "typing" and klass.__name__ == "Generic"):
             continue
-        if type(where) is not str or not _library_module(where):
+        if type(where) is not str or not _standing_module(where):
             return None
     if len(_LIBRARY_CLASSES) < MAX_MADE_CLASSES:
         _LIBRARY_CLASSES[key] = found
     return found
+
+
+#: The key of a proxy class's ``(module, qualname)`` of the library or standard class its
+#: handles' objects are of, as they crossed (see :func:`_class_name`); no attribute name of a
+#: solution's object can be it (a NUL).
+_STANDS_FOR = "\0stands_for"
 
 
 def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
@@ -997,8 +1051,9 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
             except (TypeError, ValueError):  # not identifiers, keywords, duplicates
                 pass
         module, _, qualname = where.decode("utf-8", "replace").partition(":")
-        if _library_module(module) and all(p.isidentifier() for p in qualname.split(".")):
+        if _standing_module(module) and all(p.isidentifier() for p in qualname.split(".")):
             namespace["__class__"] = property(_library_class_getter(module, qualname))
+            namespace[_STANDS_FOR] = (module, qualname)
         if name == _FUNCTION_NAME:
             namespace["__class__"] = property(_function_type)
             namespace["__code__"] = property(_function_code)
@@ -1425,6 +1480,9 @@ def _possible_type(answer: Any, kind: type, backed: bool) -> bool:
         return True
     if backed or not isinstance(answer, type):
         return False
+    stands_for = vars(kind).get(_STANDS_FOR)
+    if stands_for is not None and answer is _library_class(*stands_for):
+        return True  # the class the handle crossed as (``type(m) is re.Match``)
     if answer is type:
         return True
     return (
