@@ -5290,6 +5290,51 @@ CORPUS += [
     ),
 ]
 
+#: A solution's object of a list or dict subclass crosses as a value-backed handle: the tests'
+#: ``len(stack)`` and ``stack == [...]`` read the judge's copy, which kept what the object held
+#: when it crossed. Its methods' changes did not reach it (helper 43's D1), nor did the tests'
+#: own ``append`` reach the solution's object.
+CORPUS += [
+    Case.twin(
+        "a Stack derived from list, pushed to by its methods and by the tests' append",
+        _d("""
+            class Stack(list):
+                def push(self, x):
+                    self.append(x)
+                def total(self):
+                    return sum(self)
+            def make():
+                return Stack()
+        """),
+        ("self.append(x)", "self.insert(0, x)"),
+        _d("""
+            s = make()
+            s.push(1)
+            s.append(2)
+            s.push(3)
+            assert len(s) == 3 and s == [1, 2, 3]
+            assert s.total() == 6
+        """),
+    ),
+    Case.twin(
+        "a Graph derived from dict whose add_edge the tests call, then read as a dict",
+        _d("""
+            class Graph(dict):
+                def add_edge(self, u, v):
+                    self.setdefault(u, []).append(v)
+                    self.setdefault(v, []).append(u)
+        """),
+        ("self.setdefault(v, []).append(u)", "self.setdefault(v, [])"),
+        _d("""
+            g = Graph()
+            g.add_edge(1, 2)
+            g.add_edge(2, 3)
+            assert g == {1: [2], 2: [1, 3], 3: [2]}
+            assert sorted(g) == [1, 2, 3]
+        """),
+    ),
+]
+
 #: ``math.nan`` and ``numpy.nan`` are singletons, and a list or tuple compares its items by
 #: identity first: in-process ``[math.nan] == [math.nan]``. Each crossed as a new float, and
 #: these honest programs failed (helper 43's probes).

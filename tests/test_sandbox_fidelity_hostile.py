@@ -43,10 +43,10 @@ _FORGE = JUDGE_WIRE + _d("""
         return sorted(xs)
     def forged(self, result, back, received, changed, key=None, kept=None):
         # and no watched value changed, no kept container (this result, another, the request's),
-        # no change of the ambient state the judge follows
+        # no value-backed object changed, no change of the ambient state the judge follows
         return (
             BODY + wire.encode(()) + wire.encode(None) + wire.encode(()) + wire.encode(())
-            + wire.encode(None)
+            + wire.encode(()) + wire.encode(None)
         )
     wire._Peer.reply = forged
 """)
@@ -1170,19 +1170,39 @@ _FORGE_TAIL = JUDGE_WIRE + _d("""
         enc.length(0)
         return enc.bytes() + wire.encode(()) + TAIL + wire.encode(None)
     wire._Peer.reply = forged
+    # TAIL: this result's kept-container number, the kept containers changed, the value-backed
+    # objects changed, the request's containers kept
 """)
 ATTACKS += [
     ("forged reply: a kept-container number for a str(), to be given the judge's copy",
-     _FORGE_TAIL.replace("TAIL", "wire.encode(0) + wire.encode(()) + wire.encode(())"),
+     _FORGE_TAIL.replace(
+         "TAIL", "wire.encode(0) + wire.encode(()) + wire.encode(()) + wire.encode(())"
+     ),
      "b = Box()\nassert str(b)\n" + SORT_TESTS),
     ("forged reply: a container of the request kept that the request never had",
      _FORGE_TAIL.replace(
-         "TAIL", "wire.encode(None) + wire.encode(()) + wire.encode(((5, 0),))"
+         "TAIL",
+         "wire.encode(None) + wire.encode(()) + wire.encode(()) + wire.encode(((5, 0),))",
      ),
      SORT_TESTS),
     ("forged reply: a change of a kept container the judge never had",
      _FORGE_TAIL.replace(
-         "TAIL", "wire.encode(None) + wire.encode(((7, [1, 2, 3]),)) + wire.encode(())"
+         "TAIL",
+         "wire.encode(None) + wire.encode(((7, [1, 2, 3]),)) + wire.encode(())"
+         " + wire.encode(())",
+     ),
+     SORT_TESTS),
+    ("forged reply: a change of a value-backed object the judge never had",
+     _FORGE_TAIL.replace(
+         "TAIL",
+         "wire.encode(None) + wire.encode(()) + wire.encode((((9, [1]),), ()))"
+         " + wire.encode(())",
+     ),
+     SORT_TESTS),
+    ("forged reply: a malformed change of value-backed objects",
+     _FORGE_TAIL.replace(
+         "TAIL",
+         "wire.encode(None) + wire.encode(()) + wire.encode(((9, [1]),)) + wire.encode(())",
      ),
      SORT_TESTS),
 ]  # fmt: skip
@@ -1435,7 +1455,7 @@ ATTACKS += [
         LIMIT = 10
         def solve(xs):
             return xs
-        wire._Constants.updates = lambda self: (("expected", [3, 1, 2]),)
+        wire._Constants.updates = lambda self: (("expected", [3, 1, 2], ()),)
      """),
      "expected = [1, 2, 3]\nassert LIMIT == 10\nassert solve([3, 1, 2]) == expected\n"),
     ("a watched value the solution changes: never the tests' own after they rebound it",
@@ -1607,6 +1627,12 @@ REASONS = {
     ),
     "a module of code writing the verdict, for tests that import it": (
         "the judge does not compile code the solution wrote"
+    ),
+    "forged reply: a change of a value-backed object the judge never had": (
+        "value-backed object never sent"
+    ),
+    "forged reply: a malformed change of value-backed objects": (
+        "malformed change of value-backed objects"
     ),
     "forged reply: a kept-container number for a str(), to be given the judge's copy": (
         "malformed kept container"

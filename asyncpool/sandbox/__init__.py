@@ -112,7 +112,13 @@ untrusted bytes):
   ``list``, ``dict``, ``set``, ``frozenset`` or ``bytearray`` (an ``IntEnum`` member, a ``str``
   subclass, a ``typing.NamedTuple`` with methods, ``class Path(list)``, a ``defaultdict`` of a
   lambda), or of ``UserDict``, ``UserList`` or ``UserString`` (backed by its ``data``), is a
-  **value-backed handle** (a mutable one: a copy taken when it crossed): the
+  **value-backed handle** (a list, dict, set or bytearray one is kept in step both ways with
+  the solution's object, by the base type's own methods, at every message: ``stack.push(1)``
+  of a ``class Stack(list)`` is seen by the tests' ``len(stack)``, and their ``stack.append(2)``
+  by its methods, as in-process; at most 64 at once per check, the rest a copy taken when it
+  crossed; the other way, the solution changes the content of such an object of the tests'
+  only when its class is the tests' own, never a library's or a mock's, such as
+  ``call_args_list``; ``UserDict``'s and the like: a copy): the
   judge's object is of its own subclass of that base type holding the exact base value, so it
   compares, hashes and computes as that value (``Color.RED == 1``, ``point == (2, 3)``; the
   solution's ``__eq__`` is never asked, so one that says yes to everything gains nothing), while

@@ -13,7 +13,6 @@ import collections
 import decimal
 import importlib
 import keyword
-import math
 import struct
 import sys
 import types
@@ -24,6 +23,7 @@ from datetime import datetime as _DateTime
 from datetime import time as _Time
 from datetime import timedelta as _TimeDelta
 from itertools import chain as _chain  # bound once: the tests' patches are forwarded
+from math import nan as _MATH_NAN  # bound once: the tests' patches of math are forwarded
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from re import compile as _re_compile
 from re import error as _re_error
@@ -99,8 +99,6 @@ if TYPE_CHECKING:
 
 _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
-#: ``math.nan``, bound once (the tests' patches of math are forwarded).
-_MATH_NAN = math.nan
 
 
 def _nan_singleton(value: float) -> bytes | None:
@@ -502,8 +500,10 @@ class _Encoder:
             out += (b"o", _U32.pack(peer.export(value)))
             self.value((base, kind, str(kind.__name__)[:200], _own_names(kind)), depth + 1)
         elif self.peer is not None and isinstance(value, _BACKED_BASES):
-            out += (b"v", _U32.pack(self.peer.export(value)))
+            n = self.peer.export(value)
+            out += (b"v", _U32.pack(n))
             self.value(_base_value(value), depth + 1)
+            self.peer.sent_backed(n, value)
         elif (
             self.peer is not None
             and not self.peer.trusted

@@ -21,7 +21,15 @@ from weakref import getweakrefcount as _getweakrefcount  # bound once, as getref
 from ._bounds import CodecError
 from ._exceptions import _Mirror
 from ._stand_ins import _plain_tests_object
-from ._values import _MUTABLE, _defaultdict, _deque, _mutable_value, _Namespace, _OrderedDict
+from ._values import (
+    _MUTABLE,
+    _base_value,
+    _defaultdict,
+    _deque,
+    _mutable_value,
+    _Namespace,
+    _OrderedDict,
+)
 
 
 def _frame(value: Any) -> bool:
@@ -422,3 +430,50 @@ def _watch_changed(value: Any, mark: Any) -> bool:
 def _size(container: Any) -> int:
     """How many items a :data:`_MUTABLE` container holds (a namespace: its attributes)."""
     return len(vars(container)) if type(container) is _Namespace else len(container)
+
+
+#: The mutable bases of value-backed handles (see :data:`._values._BASE_COPIES`), whose
+#: objects each side keeps in step with the other side's copy (:func:`_backed_mark`).
+_MUTABLE_BASES: tuple[type, ...] = (list, dict, set, bytearray)
+#: The most value-backed objects of a mutable base each side keeps in step at once (the
+#: others keep the copy taken when they crossed, as all did before).
+MAX_BACKED = 64
+
+
+def _mutable_base(obj: Any) -> type | None:
+    """The mutable base type of the value-backed object ``obj`` (a ``class Stack(list)``'s
+    ``list``), or None for an immutable one."""
+    for base in _MUTABLE_BASES:
+        if isinstance(obj, base):
+            return base
+    return None
+
+
+def _backed_mark(obj: Any) -> Any:
+    """What the value-backed object ``obj`` holds now, by its base type's own methods (a
+    subclass's overrides are not called), to tell later whether it changed."""
+    return _snapshot(_base_value(obj))
+
+
+def _backed_changed(obj: Any, mark: Any) -> Any:
+    """``obj``'s base value now when it changed since ``mark`` (:func:`_backed_mark`), else
+    None. A big one is compared while the check's budget lasts (:data:`BIG_BUDGET`)."""
+    now = _base_value(obj)
+    size = len(now)
+    if size > MAX_WATCHED_ITEMS:
+        if _big_left[0] < size:
+            return None
+        _big_left[0] -= size
+    return now if _changed(now, mark) else None
+
+
+def _refill_backed(obj: Any, base: Any, value: Any) -> None:
+    """Make the value-backed object ``obj`` hold ``value`` (of its base type ``base``), by
+    the base type's own methods: in place, so every alias of it sees the change."""
+    if type(value) is not base:
+        raise CodecError("a value-backed object's change of another type")
+    if base is list or base is bytearray:
+        base.__setitem__(obj, slice(None), value)
+    else:  # dict, set
+        base.clear(obj)
+        base.update(obj, value)

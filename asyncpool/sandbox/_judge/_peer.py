@@ -77,14 +77,19 @@ from ._framing import _recv_word, _send
 from ._guard import _workdir_texts
 from ._kept import (
     _KEEPING_OPS,
+    MAX_BACKED,
     MAX_HELD,
     MAX_KEPT_ARGS,
     MAX_TESTS_HELD,
     _apply,
+    _backed_changed,
+    _backed_mark,
     _changed,
     _held_alone,
+    _mutable_base,
     _refcounts,
     _refill,
+    _refill_backed,
     _same_inner,
     _snapshot,
     _tests_class_object,
@@ -225,6 +230,11 @@ class _Peer:
         # is one object, ``f() is Color.RED``) though int, bytes and tuple subclasses cannot be
         # weakly referenced; each still counts against MAX_HANDLES through its proxy.
         self.backeds: dict[int, Any] = {}
+        #: Value-backed objects of a mutable base kept in step with the other side's copy
+        #: (:meth:`backed_changes`): this side's it sent (``class Stack(list)``, pushed to by
+        #: its own methods), and the other side's held here, each ``number -> (object, mark)``.
+        self.backed_mine: dict[int, tuple[Any, Any]] = {}
+        self.backed_theirs: dict[int, tuple[Any, Any]] = {}
         # The judge's side: the recursion limit and the count of the tests' patches the
         # solution was last told of (see request).
         self.limit = sys.getrecursionlimit()
@@ -530,7 +540,83 @@ class _Peer:
         if found is None:
             found = self.backeds[n] = cls(base)
             vars(found)[_HANDLE] = self.proxy(n)
+        elif (kind := _mutable_base(found)) is not None:
+            _refill_backed(found, kind, base)  # it crossed again: what it holds now
+        if _mutable_base(found) is not None and (
+            n in self.backed_theirs or len(self.backed_theirs) < MAX_BACKED
+        ):
+            self.backed_theirs[n] = (found, _backed_mark(found))
         return found
+
+    def sent_backed(self, n: int, obj: Any) -> None:
+        """This side sent its value-backed object ``obj`` as number ``n`` (with what it holds
+        now): kept in step from now on, if of a mutable base (see :meth:`backed_changes`).
+
+        In the judge, only an object of a class the tests' own code defined (``class L(list)``)
+        takes the solution's changes: never a library's or a mock's, whose records the solution
+        changes only by calling them (``hook.call_args_list.append(call(2))``, a list subclass
+        of unittest's, would otherwise write a call the solution never made into the tests'
+        mock: the hack of ``test_only_public_containers_...``)."""
+        if _mutable_base(obj) is None or (self.trusted and not _tests_class_object(obj)):
+            return
+        if n in self.backed_mine or len(self.backed_mine) < MAX_BACKED:
+            self.backed_mine[n] = (obj, _backed_mark(obj))
+
+    def backed_changes(self) -> tuple[Any, ...]:
+        """Either side, for each message: ``()``, or ``(mine, theirs)``: this side's
+        value-backed objects that changed since the other side's copy was made or refilled
+        (``stack.push(1)`` on a ``class Stack(list)``: in-process the tests' ``len(stack)`` is
+        1), and the other side's ones that code here changed in place (the tests'
+        ``stack.append(2)``), each as ``(number, base value)``. Before, each side kept the copy
+        taken when the object crossed, and an honest program failed (helper 43's D1) while a
+        wrong one that emptied its stack passed (A2)."""
+        if not self.backed_mine and not self.backed_theirs:
+            return ()
+        mine = self._backed_scan(self.backed_mine, self.exports)
+        theirs = self._backed_scan(self.backed_theirs, self.backeds)
+        return (mine, theirs) if mine or theirs else ()
+
+    @staticmethod
+    def _backed_scan(watch: dict[int, tuple[Any, Any]], alive: dict[int, Any]) -> tuple[Any, ...]:
+        changed: list[tuple[int, Any]] = []
+        for n, (obj, mark) in list(watch.items()):
+            if alive.get(n) is not obj:
+                del watch[n]  # released: no code of either side reaches it through the wire
+                continue
+            now = _backed_changed(obj, mark)
+            if now is not None:
+                changed.append((n, now))
+                watch[n] = (obj, _backed_mark(obj))
+        return tuple(changed)
+
+    def refill_backed(self, field: Any) -> None:
+        """Either side: the other side's :meth:`backed_changes`, each refilled in place by
+        its base type's own methods (its own objects sent here, and this side's objects that
+        code there changed); one released meanwhile is passed over."""
+        if field == ():
+            return
+        if type(field) is not tuple or len(field) != 2:
+            raise CodecError("malformed change of value-backed objects")
+        for changes, table, watch in (
+            (field[0], self.backeds, self.backed_theirs),
+            (field[1], self.exports, self.backed_mine),
+        ):
+            if type(changes) is not tuple:
+                raise CodecError("malformed change of value-backed objects")
+            for pair in changes:
+                if type(pair) is not tuple or len(pair) != 2 or type(pair[0]) is not int:
+                    raise CodecError("malformed change of value-backed objects")
+                n, value = pair
+                if table is self.backeds and n not in table:  # (held for the peer's life)
+                    raise CodecError("a change of a value-backed object never sent")
+                obj = table.get(n)
+                if obj is None or n not in watch or watch[n][0] is not obj:
+                    continue  # released here, or not kept in step (past MAX_BACKED)
+                base = _mutable_base(obj)
+                if base is None:
+                    raise CodecError("a change of an immutable value-backed object")
+                _refill_backed(obj, base, value)
+                watch[n] = (obj, _backed_mark(obj))
 
     def drop(self, body: bytes) -> None:
         """The other side released these objects of ours, each ``(number, times)``: dropped
@@ -1363,6 +1449,7 @@ class _Peer:
                 self.patch_count = count
             # The kept containers (the other side's code read as attributes) changed here.
             enc.value(self.held_changes() if self.active else ())
+            enc.value(self.backed_changes())
         except CodecError as exc:
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
         sent = enc.force
@@ -1489,6 +1576,7 @@ class _Peer:
             updates = dec.value() if self.trusted else ()
             key = dec.value()
             held = dec.value()
+            backed = dec.value()
             kept = dec.value() if self.trusted else ()
             ambient = dec.value() if self.trusted else None
             dec.end()
@@ -1498,6 +1586,8 @@ class _Peer:
                 self.update_constants(updates)
             if held:
                 self.refill_held(held)
+            if backed:
+                self.refill_backed(backed)
             if kept:
                 self.hold_sent(kept, sent)
             if key is not None:
@@ -1648,9 +1738,12 @@ class _Peer:
         limit = dec.value() if not self.trusted else None
         patches = dec.value() if not self.trusted else None
         held = dec.value()
+        backed = dec.value()
         dec.end()
         if held:
             self.refill_held(held)
+        if backed:
+            self.refill_backed(backed)
         if limit is not None:
             if type(limit) is not int:
                 raise CodecError("malformed recursion limit")
@@ -1800,6 +1893,7 @@ class _Peer:
         # here; the solution's side: the request's containers it kept (see keep_received)
         enc.value(key)
         enc.value(self.held_changes() if self.active else ())
+        enc.value(self.backed_changes())
         if not self.trusted:
             enc.value(tuple(kept) if kept else ())
             enc.value(self.ambient_changes() if self.back is not None or self.drawn_known else None)

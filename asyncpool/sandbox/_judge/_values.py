@@ -100,8 +100,9 @@ _VIEW_TAGS: dict[type, bytes] = {
 #: computes as the base value (the sender's ``__eq__`` is never asked, so a subclass whose
 #: ``__eq__`` says yes to everything gains nothing: its value is what it is), and attribute
 #: reads the base type does not have (``.name``, a field, a method of the class) are requests
-#: on the handle. A mutable one is a copy taken when it crossed (not written back, not
-#: followed: ``defaultdict``'s factory does not cross). ``bool`` has no subclasses.
+#: on the handle. A list, dict, set or bytearray one is kept in step with the sender's object
+#: both ways (:meth:`._peer._Peer.backed_changes`); ``defaultdict``'s factory does not cross.
+#: ``bool`` has no subclasses.
 _BASE_COPIES: tuple[tuple[type, Any], ...] = (
     (int, int.__index__), (float, float.__float__), (complex, complex.__pos__),
     (str, str.__str__), (bytes, lambda v: bytes.__add__(b"", v)),
