@@ -33,6 +33,7 @@ def run_on(loop: str, coroutine: Any) -> Any:
         return runner.run(coroutine)
 
 
+@pytest.mark.slow  # (waits out its budget: the default tier keeps the checks below)
 @pytest.mark.parametrize("loop", sorted(LOOPS))
 def test_a_guarded_test_that_hangs_fails_at_its_budget_on_either_loop(loop: str) -> None:
     async def hangs() -> None:
