@@ -5259,7 +5259,7 @@ CORPUS += [
             import functools
             import re
             m = first_word("12 abc 3")
-            assert isinstance(m, re.Match) and type(m) is re.Match
+            assert isinstance(m, re.Match) and type(m).__name__ == "Match"
             assert m.group(0) == "abc" and m.span() == (3, 6)
             p = parser(2)
             assert isinstance(p, functools.partial) and p("101") == 5
@@ -7219,17 +7219,30 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     assert _kept._watch_changed(board, mark)
     assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000
     grid = [[0] * 100 for _ in range(100)]  # 100 items, 10,100 with its rows
-    mark = _kept._watch_mark(grid)
+    mark = _kept._watch_mark(grid)  # the top and 39 rows free (4,000 items), 61 rows paid
     assert not _kept._watch_changed(grid, mark)
     grid[90][5] = 1
     assert _kept._watch_changed(grid, mark)
-    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 10_100
+    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 6_100
     small = [[0] * 10 for _ in range(10)]  # within MAX_WATCHED_ITEMS: free
     mark = _kept._watch_mark(small)
     small[9][9] = 1
     assert _kept._watch_changed(small, mark)
-    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 10_100
-    # Spent: the same-length change is not seen, a change of length still is.
+    assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 6_100
+    # Spent: the free part is still compared (a change in a free row, or of the top, is
+    # seen: a program that spends the budget on purpose hides nothing there); a paid row's
+    # change is not, nor a same-length change of a big top; a change of its length is.
+    grid = [[0] * 100 for _ in range(100)]
+    mark = _kept._watch_mark(grid)
+    _kept._big_left[0] = 0
+    grid[90][5] = 1
+    assert not _kept._watch_changed(grid, mark)
+    grid[3][5] = 1
+    assert _kept._watch_changed(grid, mark)
+    mark = _kept._watch_mark(grid)
+    grid[0] = [1]
+    assert _kept._watch_changed(grid, mark)
+    _kept._big_left[0] = 20_000
     mark = _kept._watch_mark(board)
     _kept._big_left[0] = 9_999
     board[8] = 1
@@ -7237,6 +7250,12 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     board.append(0)
     assert _kept._watch_changed(board, mark)
     assert _kept._watch_mark(board) == 10_001  # and new marks are lengths
+    # A container too big for what is left is passed over; its smaller siblings are watched.
+    _kept.reset_big_budget()
+    config: dict[str, Any] = {"pad": list(range(_kept.MAX_BIG_ITEMS + 1)), "a": {"b": 1}}
+    mark = _kept._watch_mark(config)
+    config["a"]["b"] = 2
+    assert _kept._watch_changed(config, mark)
     too_big = [0] * (_kept.MAX_BIG_ITEMS + 1)
     _kept.reset_big_budget()
     assert _kept._watch_mark(too_big) == _kept.MAX_BIG_ITEMS + 1

@@ -2512,3 +2512,118 @@ def test_a_request_only_the_judge_may_make_is_refused_when_the_solution_forges_i
     """)
     result = run_tests(forged, tests)
     assert result.status == "passed", result.stdout_tail
+
+
+#: Helper 44's attacks on the day's changes, each passing on the commit before its fix: a
+#: wrong program that spends the comparison budget (a big container of its own) or puts a big
+#: item first, so that a change it makes (or the tests make) is not seen; a wrong
+#: ``Graph(dict)`` whose change is one level into its value-backed object; a solution that
+#: rewrote its wire to claim a standard class for ``type()``. Each is a wrong program the tests
+#: catch in-process.
+BUDGET_ATTACKS: list[tuple[str, str, str]] = [
+    (
+        "the budget spent by a big config of the solution's own, then a shared default",
+        _d("""
+            CONFIG = {"a": {"b": 1}, "pad": list(range(1_040_000))}
+            def get_config():
+                return CONFIG  # wrong: must hand out a copy
+            def compute():
+                return CONFIG["a"]["b"] * 10
+        """),
+        _d("""
+            cfg = get_config()
+            for _ in range(5):
+                assert compute() == 10
+            cfg["a"]["b"] = 9
+            assert compute() == 10, "get_config must hand out a copy"
+        """),
+    ),
+    (
+        "a big first item, then a small inner dict shared",
+        _d("""
+            CONFIG = {"pad": list(range(1_100_000)), "a": {"b": 1}}
+            def get_config():
+                return CONFIG  # wrong: must hand out a copy
+            def compute():
+                return CONFIG["a"]["b"] * 10
+        """),
+        _d("""
+            cfg = get_config()
+            cfg["a"]["b"] = 9
+            assert compute() == 10, "get_config must hand out a copy"
+        """),
+    ),
+    (
+        "a big first row, then the row the solution changes in the tests' kept grid",
+        _d("""
+            class Sim:
+                def __init__(self, g):
+                    self.g = g  # wrong: must copy its input
+                def step(self):
+                    self.g[1][0] = 1
+        """),
+        _d("""
+            g = [list(range(1_100_000)), [0, 0]]
+            Sim(g).step()
+            assert g[1][0] == 0, "Sim must not modify its input"
+        """),
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "solution", "tests"), BUDGET_ATTACKS, ids=[a[0] for a in BUDGET_ATTACKS]
+)
+def test_a_spent_or_outsized_comparison_budget_hides_no_change(
+    name: str, solution: str, tests: str
+) -> None:
+    result = run_tests(solution, tests, timeout=30)
+    assert result.status == "failed", (name, result.stdout_tail[-1500:])
+    assert "must" in result.stdout_tail, result.stdout_tail[-1500:]
+
+
+def test_a_change_inside_a_value_backed_dicts_lists_is_seen() -> None:
+    wrong = _d("""
+        class Graph(dict):
+            def add_edge(self, u, v):
+                self.setdefault(u, []).append(v)  # wrong: a duplicate edge must be ignored
+    """)
+    right = wrong.replace(
+        "self.setdefault(u, []).append(v)", "edges = self.setdefault(u, [])\n"
+        "        if v not in edges:\n            edges.append(v)",
+    )  # fmt: skip
+    tests = "g = Graph()\ng.add_edge(1, 2)\nassert g == {1: [2]}\n" + (
+        "g.add_edge(1, 2)\nassert g == {1: [2]}\n"
+    )
+    assert run_tests(wrong, tests).status == "failed"
+    assert run_tests(right, tests).status == "passed"
+
+
+def test_type_never_follows_a_standard_class_a_rewritten_wire_claims() -> None:
+    """``isinstance`` follows a handle's claim of a standard class (as a ``__class__`` property
+    makes it in-process), ``type()`` never does: no object but a real ``re.Match`` is of that
+    type in-process, and a solution that rewrote its side of the wire can claim any class."""
+    solution = JUDGE_WIRE + _d("""
+        class Fake:
+            def group(self, *args):
+                return "123"
+        _class_name = wire._class_name
+        def claiming(kind):
+            name = _class_name(kind)
+            return name + b"\\1re:Match" if kind is Fake else name
+        wire._class_name = claiming
+        perform = wire._Peer.perform
+        def lying(self, op, obj, args, kwargs):
+            if op == "type" and type(obj) is Fake:
+                import re
+                return re.Match
+            return perform(self, op, obj, args, kwargs)
+        wire._Peer.perform = lying
+        def find(text):
+            return Fake()
+    """)
+    tests = "import re\nm = find('abc123')\nassert type(m) is re.Match\nassert m.group() == '123'\n"
+    result = run_tests(solution, tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "assert type(m) is re.Match" in result.stdout_tail

@@ -160,9 +160,11 @@ untrusted bytes):
   A handle of an object of a library's class (a matplotlib ``Axes``, a PIL ``Image``), or of a
   standard-library, numpy or pandas class whose objects cross as handles (a ``re.Match``, a
   ``sqlite3.Connection``, a ``logging.Logger``, a ``functools.partial``, numpy's ``Generator``)
-  says that class, as the judge has it, as its ``__class__``, and ``type()`` says it too:
-  ``isinstance(ax, plt.Axes)``, ``isinstance(conn, sqlite3.Connection)`` and ``type(m) is
-  re.Match`` hold (not for ``io``'s, ``asyncio``'s, ``unittest``'s, ``typing``'s, ``abc``'s,
+  says that class, as the judge has it, as its ``__class__``: ``isinstance(ax, plt.Axes)`` and
+  ``isinstance(conn, sqlite3.Connection)`` hold, as a ``__class__`` property makes them
+  in-process; ``type(m) is re.Match`` does not (the handle's own class, named ``Match``: a
+  solution that rewrote its side of the wire could claim any class, which in-process only a
+  real ``re.Match`` is) (not for ``io``'s, ``asyncio``'s, ``unittest``'s, ``typing``'s, ``abc``'s,
   ``types``' or the built-ins' classes, which the judge's own code asks ``isinstance`` of; tests
   that import ``matplotlib`` get a judge that shares the run's files, since matplotlib needs a
   writable directory). A coroutine of the
@@ -353,12 +355,13 @@ refilled in the solution's process before its next request. A name the tests reb
 theirs alone from then on (in-process it would rebind the solution's global too: never sent,
 it would hand the solution the tests' object under a name of its choosing). A change at any
 depth is seen (``grid[0][0] = 1``, ``cube[1][1][1] = 1``), and the tests' alias of an inner
-container (``row = board[0]``) follows it, down to 32 levels. A watched container holding
-more than 4,096 items (its own and those of the containers it holds) is compared item by item
-too while the check's budget for such comparisons lasts (4 million items a side, about 60 ms);
-once it is spent, or past 1,048,576 items, the containers past the budget are not compared
-(past 1,048,576 of its own, it is compared by its length only), and a change there is not
-seen.
+container (``row = board[0]``) follows it, down to 32 levels. The first 4,096 items of a
+watched container (its own, then those of the containers it holds, nearest first) are compared
+at every message; the rest, up to 1,048,576 items, while the check's budget for such
+comparisons lasts (4 million items a side, about 60 ms; value-backed objects have one of their
+own), and once it is spent the first 4,096 still are; a container too big for what is left is
+passed over (its smaller siblings are still watched), one of more than 1,048,576 items of its
+own is compared by its length, and a change there is not seen.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

@@ -283,8 +283,10 @@ _big_left = [BIG_BUDGET]
 
 
 def reset_big_budget() -> None:
-    """A new check (a peer made): the whole :data:`BIG_BUDGET` again."""
+    """A new check (a peer made): the whole :data:`BIG_BUDGET` again (and the value-backed
+    objects' own)."""
     _big_left[0] = BIG_BUDGET
+    _backed_left[0] = BIG_BUDGET
 #: Requests besides ``getattr`` whose result, a container the solution still holds after the
 #: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
 _KEEPING_OPS = frozenset({"call", "getitem", "next"})
@@ -345,28 +347,36 @@ MAX_KEPT_ARGS = 64
 
 class _DeepMark:
     """A watched container's snapshot with the marks of the containers it holds, each a
-    ``_DeepMark`` in turn (``inner``: ``(container, mark)`` pairs; see :func:`_watch_mark`),
-    and what comparing it all costs :data:`BIG_BUDGET` (0: within MAX_WATCHED_ITEMS, free)."""
+    ``_DeepMark`` in turn (``inner``: ``(container, mark)`` pairs; see :func:`_watch_mark`);
+    for the top one, what comparing it all costs its budget (``cost``, 0: free) and the
+    containers compared even once the budget is spent (``free``)."""
 
-    __slots__ = ("cost", "inner", "size", "snap")
+    __slots__ = ("cost", "free", "inner", "size", "snap")
 
-    def __init__(
-        self, snap: Any, inner: list[tuple[Any, Any]], size: int = 0, cost: int = 0
-    ) -> None:
+    def __init__(self, snap: Any, inner: list[tuple[Any, Any]]) -> None:
         self.snap = snap
         self.inner = inner
-        self.size = size
-        self.cost = cost
+        self.size = 0
+        self.cost = 0
+        self.free: list[tuple[Any, Any]] = []
 
 
-def _watch_mark(value: Any) -> Any:
+def _watch_mark(value: Any, budget: list[int] | None = None) -> Any:
     """What a watched value holds now, to tell later whether it changed: None for a value
     that only rebinding changes (or a proxied object: its own calls say what it holds); a
     snapshot of it and of the containers it holds, at every depth, nearest first
     (``graph.adj[1].append(2)``, ``grid[0][1] = 5``, ``defaults["a"]["b"]["t"] = 9`` change an
-    inner container only; each container once, however often it is held): free within
-    :data:`MAX_WATCHED_ITEMS` items in all, charged to :data:`BIG_BUDGET` up to
-    :data:`MAX_BIG_ITEMS`; past those, its length (a big one), or no deeper (the rest).
+    inner container only; each container once, however often it is held); a length for a
+    container of more than :data:`MAX_BIG_ITEMS` items of its own (or more than the budget
+    left).
+
+    The first :data:`MAX_WATCHED_ITEMS` items (the top's own, then its containers', nearest
+    first) are compared free at every message; the rest, up to MAX_BIG_ITEMS in all, while
+    ``budget`` lasts (:data:`BIG_BUDGET` a check; this side's shared one by default), and once
+    it is spent the free part is still compared: a program that spends the budget on purpose
+    (a big container of its own, big decoys) hides no change there (helper 44's G1, G5, G6).
+    A container that does not fit is passed over, and its smaller siblings are still watched
+    (G8, G9: one big first item hid every later one).
 
     One level down only, a wrong program passed: tests that hold a solution's nested defaults
     (or an alias of its state, or a structure they passed in) and check they were not changed
@@ -374,12 +384,15 @@ def _watch_mark(value: Any) -> Any:
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
+    left = (_big_left if budget is None else budget)[0]
+    limit = MAX_WATCHED_ITEMS + min(MAX_BIG_ITEMS - MAX_WATCHED_ITEMS, max(left, 0))
     size = _size(value)
-    limit = max(MAX_WATCHED_ITEMS, min(MAX_BIG_ITEMS, _big_left[0]))
-    if size > limit:
+    if size > limit or (size > MAX_WATCHED_ITEMS and size > left):
         return size
     top = _DeepMark(_snapshot(value), [])
-    counted = size
+    top.size = size
+    free = size if size <= MAX_WATCHED_ITEMS else 0  # items compared free so far
+    paid = size - free
     seen = {id(value)}
     queue = _deque((top,))
     while queue:
@@ -393,21 +406,28 @@ def _watch_mark(value: Any) -> Any:
             ):  # fmt: skip
                 continue
             item_size = _size(item)
-            if counted + item_size > limit:
-                queue.clear()
-                break
-            counted += item_size
+            if free + item_size <= MAX_WATCHED_ITEMS:
+                free += item_size
+                is_free = True
+            elif free + paid + item_size <= limit and paid + item_size <= left:
+                paid += item_size
+                is_free = False
+            else:
+                continue  # too big for what is left: passed over, its siblings still watched
             seen.add(id(item))
             child = _DeepMark(_snapshot(item), [])
             mark.inner.append((item, child))
+            if is_free:
+                top.free.append((item, child))
             queue.append(child)
-    if counted > MAX_WATCHED_ITEMS:
-        top.size, top.cost = size, counted
+    if paid:
+        top.cost = paid
         return top
     return top if top.inner else top.snap
 
 
-def _watch_changed(value: Any, mark: Any) -> bool:
+def _watch_changed(value: Any, mark: Any, budget: list[int] | None = None) -> bool:
+    """Whether ``value`` changed since :func:`_watch_mark` made ``mark`` (with ``budget``)."""
     if mark is None:
         return False
     if type(mark) is int:
@@ -415,9 +435,14 @@ def _watch_changed(value: Any, mark: Any) -> bool:
     if type(mark) is not _DeepMark:
         return _changed(value, mark)
     if mark.cost:
-        if _big_left[0] < mark.cost:  # spent: by its length, as past MAX_BIG_ITEMS
-            return _size(value) != mark.size
-        _big_left[0] -= mark.cost
+        left = _big_left if budget is None else budget
+        if left[0] < mark.cost:  # spent: the free part only (a big top: its length)
+            if mark.size > MAX_WATCHED_ITEMS:
+                top_changed = _size(value) != mark.size
+            else:
+                top_changed = _changed(value, mark.snap)
+            return top_changed or any(_changed(c, m.snap) for c, m in mark.free)
+        left[0] -= mark.cost
     pending: list[tuple[Any, _DeepMark]] = [(value, mark)]
     while pending:
         container, its = pending.pop()
@@ -449,22 +474,25 @@ def _mutable_base(obj: Any) -> type | None:
     return None
 
 
+#: What is left of the budget for value-backed objects' comparisons (:func:`_backed_mark`), a
+#: budget of their own, so that decoys of the solution's do not spend the one of the kept and
+#: watched containers (helper 44's G1).
+_backed_left = [BIG_BUDGET]
+
+
 def _backed_mark(obj: Any) -> Any:
-    """What the value-backed object ``obj`` holds now, by its base type's own methods (a
-    subclass's overrides are not called), to tell later whether it changed."""
-    return _snapshot(_base_value(obj))
+    """What the value-backed object ``obj`` holds now, at every depth (:func:`_watch_mark`),
+    read by its base type's own methods (a subclass's overrides are not called), to tell
+    later whether it changed: ``graph[1].append(2)`` in a ``class Graph(dict)`` too (helper
+    44's BD1: compared one level down, a wrong program passed)."""
+    return _watch_mark(_base_value(obj), _backed_left)
 
 
 def _backed_changed(obj: Any, mark: Any) -> Any:
     """``obj``'s base value now when it changed since ``mark`` (:func:`_backed_mark`), else
-    None. A big one is compared while the check's budget lasts (:data:`BIG_BUDGET`)."""
+    None."""
     now = _base_value(obj)
-    size = len(now)
-    if size > MAX_WATCHED_ITEMS:
-        if _big_left[0] < size:
-            return None
-        _big_left[0] -= size
-    return now if _changed(now, mark) else None
+    return now if _watch_changed(now, mark, _backed_left) else None
 
 
 def _refill_backed(obj: Any, base: Any, value: Any) -> None:
