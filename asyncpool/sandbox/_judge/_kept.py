@@ -269,10 +269,11 @@ def _changes(pairs: Any, known: Any, what: str) -> list[tuple[Any, Any, Any]]:
 MAX_WATCHED_ITEMS = 4096
 #: A bigger one (a 10,000-cell board, a tests' graph's 5,000 adjacency lists, a 100 x 100
 #: grid) is compared item by item too, up to this many items, while this process's budget
-#: for such comparisons lasts (:data:`BIG_BUDGET`); past either, by its length only (the
-#: containers it holds, not at all), as every one past MAX_WATCHED_ITEMS was before:
-#: an in-place change at the same length was then lost (``board[7] = 1`` on the solution's
-#: 10,000-item global, the tests' ``grid[90][5]`` set by the solution: honest programs failed).
+#: for such comparisons lasts (:data:`BIG_BUDGET`); once it is spent, its first
+#: MAX_WATCHED_ITEMS items still are, and one of more than this many items of its own is
+#: compared by its length, as every one past MAX_WATCHED_ITEMS was before: an in-place change
+#: at the same length was then lost (``board[7] = 1`` on the solution's 10,000-item global,
+#: the tests' ``grid[90][5]`` set by the solution: honest programs failed).
 MAX_BIG_ITEMS = 1 << 20
 #: The items compared in all, per check and per side, for watched values past
 #: MAX_WATCHED_ITEMS (about 15 ns an item: 60 ms at most), so that a check that keeps a big
