@@ -101,6 +101,12 @@ _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
 
 
+def _numpy_nan() -> Any:
+    """``numpy.nan`` when numpy is imported here (nothing is imported for it), else None."""
+    np = sys.modules.get("numpy")
+    return None if np is None else np.__dict__.get("nan")
+
+
 def _nan_singleton(value: float) -> bytes | None:
     """``value``'s code when it is ``math.nan`` (0) or ``numpy.nan`` (1), else None.
 
@@ -110,10 +116,8 @@ def _nan_singleton(value: float) -> bytes | None:
     ``[math.nan]`` (helper 43's probes). Each side maps the two singletons to its own."""
     if value is _MATH_NAN:
         return b"\x00"
-    np = sys.modules.get("numpy")
-    if np is not None and value is np.__dict__.get("nan"):
-        return b"\x01"
-    return None
+    nan = _numpy_nan()
+    return b"\x01" if nan is not None and value is nan else None
 
 
 def _holds_nan_singleton(items: Any) -> bool:
@@ -121,8 +125,8 @@ def _holds_nan_singleton(items: Any) -> bool:
     equal to nothing), which a packed run would cross as new floats."""
     if _MATH_NAN in items:
         return True
-    np = sys.modules.get("numpy")
-    return np is not None and np.__dict__.get("nan") in items
+    nan = _numpy_nan()
+    return nan is not None and nan in items
 _C128 = struct.Struct(">dd")
 _DEEPENED_LOCK = _thread.allocate_lock()
 
@@ -671,8 +675,7 @@ class _Decoder:
             return _MATH_NAN
         if code != b"\x01":
             raise CodecError("malformed NaN")
-        np = sys.modules.get("numpy")
-        nan = np.__dict__.get("nan") if np is not None else None
+        nan = _numpy_nan()
         return nan if type(nan) is float else float("nan")
 
     def _complex(self, depth: int) -> Any:

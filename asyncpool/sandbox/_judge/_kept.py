@@ -489,11 +489,13 @@ def _backed_mark(obj: Any) -> Any:
     return _watch_mark(_base_value(obj), _backed_left)
 
 
-def _backed_changed(obj: Any, mark: Any) -> Any:
-    """``obj``'s base value now when it changed since ``mark`` (:func:`_backed_mark`), else
-    None."""
+def _backed_changed(obj: Any, mark: Any) -> tuple[Any, Any] | None:
+    """``(base value now, its mark)`` when ``obj`` changed since ``mark``
+    (:func:`_backed_mark`), else None: the one copy of its base value serves both."""
     now = _base_value(obj)
-    return now if _watch_changed(now, mark, _backed_left) else None
+    if not _watch_changed(now, mark, _backed_left):
+        return None
+    return now, _watch_mark(now, _backed_left)
 
 
 def _refill_backed(obj: Any, base: Any, value: Any) -> None:

@@ -537,14 +537,16 @@ class _Peer:
     def backed(self, n: int, base: Any, cls: type) -> Any:
         """The value-backed handle for the other side's object ``n`` (made once)."""
         found = self.backeds.get(n)
+        fresh = found is None
         if found is None:
             found = self.backeds[n] = cls(base)
             vars(found)[_HANDLE] = self.proxy(n)
-        elif (kind := _mutable_base(found)) is not None:
+        kind = _mutable_base(found)
+        if kind is None:
+            return found
+        if not fresh:
             _refill_backed(found, kind, base)  # it crossed again: what it holds now
-        if _mutable_base(found) is not None and (
-            n in self.backed_theirs or len(self.backed_theirs) < MAX_BACKED
-        ):
+        if n in self.backed_theirs or len(self.backed_theirs) < MAX_BACKED:
             self.backed_theirs[n] = (found, _backed_mark(found))
         return found
 
@@ -583,10 +585,11 @@ class _Peer:
             if alive.get(n) is not obj:
                 del watch[n]  # released: no code of either side reaches it through the wire
                 continue
-            now = _backed_changed(obj, mark)
-            if now is not None:
+            found = _backed_changed(obj, mark)
+            if found is not None:
+                now, mark = found
                 changed.append((n, now))
-                watch[n] = (obj, _backed_mark(obj))
+                watch[n] = (obj, mark)
         return tuple(changed)
 
     def refill_backed(self, field: Any) -> None:

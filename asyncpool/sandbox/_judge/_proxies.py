@@ -767,14 +767,13 @@ def _standing_module(module: str) -> bool:
     """Whether a handle's ``__class__`` may stand for a class of ``module`` (see
     :func:`_library_class`): a library's (:func:`_library_module`), or the standard
     library's, numpy's or pandas' but of none of :data:`_NOT_STANDING`."""
-    if _library_module(module):
-        return True
     parts = module.split(".")
-    return (
-        all(p.isidentifier() for p in parts)
-        and (parts[0] in sys.stdlib_module_names or parts[0] in ("numpy", "pandas"))
-        and parts[0] not in _NOT_STANDING
-    )
+    if not all(p.isidentifier() for p in parts):
+        return False
+    top = parts[0]
+    if top in sys.stdlib_module_names or top in ("numpy", "pandas"):
+        return top not in _NOT_STANDING
+    return top not in _NOT_LIBRARIES  # a library's (as _library_module says)
 
 
 def _value_class(cls: type) -> bool:
