@@ -5,8 +5,9 @@ standard asyncio loop that exception leaves ``select()`` and ends the test. On u
 runs inside one of libuv's callbacks, and uvloop catches the exception there: the test goes on
 waiting, and a hung test hangs the whole run. CI run 118 sat in
 ``test_cancelled_opening_leaves_no_group_and_can_be_retried[uvloop]`` until the job's limit.
-Shown by ``test_hang_guard``: with the guard off, a 3 s timeout does not end a test that awaits
-an event nobody sets on uvloop.
+Seen by hand (not a test: it would hang): without the guard, a 3 s timeout ends such a test
+on asyncio and not on uvloop, where it awaits an event nobody sets until it is killed.
+``test_hang_guard`` shows the guard ends it on both loops.
 
 The guard wraps each async test in :func:`asyncio.timeout`, which cancels the test's task
 through the loop itself and so works on every loop. It fires a little before pytest-timeout's
