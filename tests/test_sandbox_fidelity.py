@@ -5369,6 +5369,94 @@ CORPUS += [
     ),
 ]
 
+#: ``id()`` of an object of the other side: a handle dropped and made again gets another
+#: address, and another object's handle may get the one it had, so ``id()``-keyed maps over a
+#: linked structure walked node by node collided (helper 43's N3: the usual serializer of
+#: LeetCode 138, and a cycle check by ``id`` over the tests' nodes).
+CORPUS += [
+    Case.twin(
+        "LeetCode 138: the tests serialize the solution's copied list by id() of its nodes",
+        _d("""
+            class Node:
+                def __init__(self, x, next=None, random=None):
+                    self.val = x
+                    self.next = next
+                    self.random = random
+            def build(pairs):
+                nodes = [Node(v) for v, _ in pairs]
+                for i, (_, r) in enumerate(pairs):
+                    if i + 1 < len(nodes):
+                        nodes[i].next = nodes[i + 1]
+                    if r is not None:
+                        nodes[i].random = nodes[r]
+                return nodes[0] if nodes else None
+            def copy_random_list(head):
+                copies = {}
+                cur = head
+                while cur:
+                    copies[cur] = Node(cur.val)
+                    cur = cur.next
+                cur = head
+                while cur:
+                    copies[cur].next = copies.get(cur.next)
+                    copies[cur].random = copies.get(cur.random)
+                    cur = cur.next
+                return copies.get(head)
+        """),
+        ("copies[cur].random = copies.get(cur.random)", "copies[cur].random = cur.random"),
+        _d("""
+            def serialize(head):
+                index = {}
+                p, i = head, 0
+                while p:
+                    index[id(p)] = i
+                    p, i = p.next, i + 1
+                out, p = [], head
+                while p:
+                    out.append([p.val, index[id(p.random)] if p.random else None])
+                    p = p.next
+                return out
+            pairs = [[7, None], [13, 0], [11, 4], [10, 2], [1, 0]]
+            head = build(pairs)
+            copy = copy_random_list(head)
+            assert serialize(copy) == pairs
+            assert serialize(head) == pairs
+            assert id(copy) != id(head) and id(copy.next) == id(copy.next)
+        """),
+    ),
+    Case.twin(
+        "a cycle check by id() of the tests' nodes, walked one at a time",
+        _d("""
+            def has_cycle(head):
+                seen = set()
+                node = head
+                while node is not None:
+                    if id(node) in seen:
+                        return True
+                    seen.add(id(node))
+                    node = node.next
+                return False
+        """),
+        ("return False", "return len(seen) > 3"),
+        _d("""
+            class ListNode:
+                def __init__(self, val, next=None):
+                    self.val = val
+                    self.next = next
+            def chain(n, cycle_to=None):
+                nodes = [ListNode(i) for i in range(n)]
+                for a, b in zip(nodes, nodes[1:]):
+                    a.next = b
+                if cycle_to is not None:
+                    nodes[-1].next = nodes[cycle_to]
+                return nodes[0]
+            assert has_cycle(chain(500)) is False
+            assert has_cycle(chain(500, 200)) is True
+            assert has_cycle(chain(1)) is False
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

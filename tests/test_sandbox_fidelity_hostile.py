@@ -2627,3 +2627,60 @@ def test_type_never_follows_a_standard_class_a_rewritten_wire_claims() -> None:
     result = run_tests(solution, tests)
     assert result.status == "failed", result.stdout_tail[-1500:]
     assert "assert type(m) is re.Match" in result.stdout_tail
+
+
+def _answering_id(answer: str) -> str:
+    """A solution that rewrote its side of the wire to answer the judge's ``id`` of its
+    ``Copy`` objects with ``answer`` (an expression of ``obj`` and ``BASE``), and whose ``same``
+    returns such a copy where the tests want their own object back."""
+    return JUDGE_WIRE + _d(f"""
+        BASE = 1 << 62
+        class Copy:
+            def __init__(self, of):
+                self.of = of
+                self.val = of.val
+        perform = wire._Peer.perform
+        def lying(self, op, obj, args, kwargs):
+            if op == "id" and type(obj) is Copy:
+                return {answer}
+            return perform(self, op, obj, args, kwargs)
+        wire._Peer.perform = lying
+        def same(node):
+            return Copy(node)
+    """)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param("id(obj.of) - BASE", id="the tests' object's own address"),
+        pytest.param("id(obj.of)", id="the id the solution sees of the tests' object"),
+    ],
+)
+def test_a_handle_never_has_the_id_of_an_object_of_the_tests(answer: str) -> None:
+    """The tests' ``id`` of a handle is the solution's ``id`` of its object moved above every
+    address of the judge: however the solution answers, it is never the ``id`` of one of the
+    tests' objects (``id(same(n)) == id(n)`` holds in-process only for ``n`` itself)."""
+    tests = _d("""
+        class Node:
+            def __init__(self, val):
+                self.val = val
+        n = Node(1)
+        r = same(n)
+        assert r.val == 1
+        assert id(r) == id(n)
+    """)
+    result = run_tests(_answering_id(answer), tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "assert id(r) == id(n)" in result.stdout_tail or "no id can be" in result.stdout_tail
+    honest = "def same(node):\n    return node\n"
+    assert run_tests(honest, tests).status == "passed"
+
+
+@pytest.mark.parametrize("answer", ["-1", "1 << 62", "'7'", "1.0"])
+def test_an_id_no_object_can_have_fails_the_check(answer: str) -> None:
+    """An ``id`` answer that is not an int in ``[0, 2**62)`` is a rewritten wire: failed."""
+    tests = "class Node:\n    def __init__(self, val):\n        self.val = val\nid(same(Node(1)))\n"
+    result = run_tests(_answering_id(answer), tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "the solution answered id() with what no id can be" in result.stdout_tail

@@ -376,8 +376,9 @@ solution's modules crosses. A library's submodule the solution imported under a 
 library, as in-process, where the tests' ``import matplotlib`` finds ``matplotlib.axes`` loaded.
 Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
 tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
-for handles, for containers the tests passed and within one reply, not for a value two replies
-return; a handle's ``isinstance`` against the tests' classes (but a library's) is false;
+for handles (and ``id()`` of one is its object's, stable while the object lives), for containers
+the tests passed and within one reply, not for a value two replies return; a handle's
+``isinstance`` against the tests' classes (but a library's) is false;
 ``type(handle)`` is a proxy class of the judge named as the solution's class (``type(r).__name__``
 is ``"Node"``, but ``type(r) is Node`` is false, and a class of the tests derived from one of the
 solution (below) is the judge's own class; of a dataclass's handle, ``dataclasses.asdict``,

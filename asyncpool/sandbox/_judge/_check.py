@@ -91,7 +91,7 @@ from ._patches import (
     _watch_warnings,
 )
 from ._peer import _Peer
-from ._proxies import _TestsType
+from ._proxies import _handle_id, _TestsType
 from ._solution_side import _pin
 from ._tests_code import _CHECK, _EXEC, _compiled
 from ._tests_namespace import (
@@ -235,6 +235,8 @@ def judge_check(
         namespace["__file__"] = TESTS_FILE
         if "type" in used:
             namespace["type"] = _TestsType
+        if "id" in used:
+            namespace["id"] = _handle_id
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
             if own is not None:

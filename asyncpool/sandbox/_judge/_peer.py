@@ -2117,6 +2117,8 @@ class _Peer:
             return format(obj, args[0])
         if op == "hash":
             return hash(obj)
+        if op == "id":
+            return id(obj)
         if op in ("copy", "deepcopy"):
             import copy
 

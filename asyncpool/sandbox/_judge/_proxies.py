@@ -1496,6 +1496,36 @@ def _possible_type(answer: Any, kind: type, backed: bool) -> bool:
     )
 
 
+#: Where the ``id`` of a handle lies (see :func:`_handle_id`): above every address of a
+#: process (user space ends below 2**57 on every 64-bit platform), so that it never equals the
+#: ``id`` of an object of this side.
+_HANDLE_ID_BASE = 1 << 62
+
+
+def _handle_id(obj: Any) -> int:
+    """``id(obj)`` as in-process, for the code of either side that names ``id``: of a handle,
+    what its owner's ``id`` of the object is (asked), moved above this side's addresses; of
+    anything else, its own ``id``.
+
+    Why: a handle dropped and made again (a linked list walked node by node, ``p = p.next``) is
+    a new object at a new address, and another node's handle may get the address it had, so
+    ``id``-keyed maps over the other side's objects collided (LeetCode 138's serializer
+    ``index[id(p)]``, a cycle check by ``id``). The owner's ``id`` is that of the object itself:
+    the same for as long as it lives, as in-process. A solution that answers anything else
+    only gives the tests ids of its own objects that collide or differ, as a solution's own
+    ``__eq__`` or ``__hash__`` may; never one of the tests' objects' (they lie below the base).
+    """
+    if type(obj) not in _PROXY_TYPES:
+        return id(obj)
+    answer = _peer().request("id", obj)
+    if type(answer) is not int or not 0 <= answer < _HANDLE_ID_BASE:
+        _peer().fail("the solution answered id() with what no id can be")
+    return _HANDLE_ID_BASE + answer
+
+
+_handle_id.__name__ = _handle_id.__qualname__ = "id"
+
+
 class _TestsTypeMeta(type):
     """The metaclass of :class:`_TestsType`: its one-argument call is :func:`_type_of`, and it
     answers ``isinstance``/``issubclass``/``==`` as ``type`` does. Classes the tests derive

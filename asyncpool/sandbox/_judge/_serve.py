@@ -23,7 +23,7 @@ from ._codec import _Encoder
 from ._framing import _buffers, _send
 from ._notices import _hook_logging
 from ._peer import _Peer
-from ._proxies import _TestsType
+from ._proxies import _handle_id, _TestsType
 from ._solution_side import (
     _SERVING_FRAMES,
     _Constants,
@@ -46,9 +46,12 @@ def judged_namespace(namespace: dict[str, Any], code: types.CodeType) -> None:
     """In the solution's process, before its code runs: when the code names ``type``, its
     ``type`` is :class:`_TestsType`, which answers ``type(node)`` of a handle of the tests'
     object with the handle of the tests' class (``type(node)(5)``, ``type(a) is type(b)``,
-    ``list(type(color))`` of the tests' ``Enum``), and is ``type`` for everything else."""
+    ``list(type(color))`` of the tests' ``Enum``), and is ``type`` for everything else; when it
+    names ``id``, its ``id`` of a handle is the tests' object's own (:func:`_handle_id`)."""
     if _loads_name(code, "type"):
         namespace["type"] = _TestsType
+    if _loads_name(code, "id"):
+        namespace["id"] = _handle_id
 
 
 def _loads_name(code: types.CodeType, name: str) -> bool:
