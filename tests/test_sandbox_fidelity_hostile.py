@@ -2684,3 +2684,29 @@ def test_an_id_no_object_can_have_fails_the_check(answer: str) -> None:
     result = run_tests(_answering_id(answer), tests)
     assert result.status == "failed", result.stdout_tail[-1500:]
     assert "the solution answered id() with what no id can be" in result.stdout_tail
+
+
+@pytest.mark.parametrize(
+    "tag", [pytest.param("=", id="names a slot"), pytest.param("[", id="fills a slot")]
+)
+def test_the_solution_may_not_name_a_slot_of_the_judges_kept_lists(tag: str) -> None:
+    """Only the judge's requests send a big list into a slot of the solution's side or name
+    one (see ``_judge._resent``): a solution that rewrote its encoder to answer with a slot
+    breaks the protocol, a failed check, never a list the judge looks up."""
+    solution = JUDGE_WIRE + _d(f"""
+        import struct
+        mutable = wire._Encoder.mutable
+        def naming(self, value, kind, depth, content):
+            if kind is list and len(value) == 3:
+                self.numbered(value, content)
+                self.out.append(b{tag!r} + struct.pack(">I", 0))
+                return
+            mutable(self, value, kind, depth, content)
+        wire._Encoder.mutable = naming
+        def f(xs):
+            return [1, 2, 3]
+    """)
+    result = run_tests(solution, "assert f(list(range(2000))) == [1, 2, 3]\n")
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "a slot where none may be" in result.stdout_tail, result.stdout_tail[-1500:]
+

@@ -95,7 +95,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its
   own objects in place (``a[:] = new``): ``sort_in_place(a); assert a == [1, 2, 3]`` holds,
-  object identity included (a container sent back is the requester's own object).
+  object identity included (a container sent back is the requester's own object). A big list
+  of numbers or strings the tests pass again, unchanged since it last crossed, is not sent
+  again: the solution's side gets the copy it kept (:mod:`._resent`).
 * **ambient state back**: the solution's working directory (when the tests' text names
   ``cwd`` or ``chdir``) and the environment variables the tests' code names in a string (when
   it names ``environ`` or ``getenv``) reach the judge after each request, as in-process where
@@ -159,6 +161,7 @@ the fork server's first fork:
 * :mod:`._proxies`: handles (proxies), value-backed handles, the tests' ``type``, the current peer;
 * :mod:`._exceptions`: exceptions, and the classes that cross by name;
 * :mod:`._stand_ins`: the tests' classes derived from the solution's, what the solution may set;
+* :mod:`._resent`: big flat lists the tests pass again, unchanged: sent once, then named;
 * :mod:`._codec`: the format of values (encoder, decoder);
 * :mod:`._framing`: messages on a descriptor;
 * :mod:`._kept`: write-back and the containers kept in step;

@@ -29,6 +29,7 @@ from re import compile as _re_compile
 from re import error as _re_error
 from typing import TYPE_CHECKING, Any
 
+from . import _resent
 from ._annotations import _TYPING_KINDS, _typing_spec, _typing_value
 from ._bounds import _SHALLOW, MAX_DEPTH, MAX_ITEMS, CodecError
 from ._exceptions import (
@@ -196,7 +197,7 @@ class _Encoder:
     repeats it). ``back`` maps ``id()`` of the containers of the request being answered to
     their numbers there (``an``: "your container n")."""
 
-    __slots__ = ("back", "columns", "count", "deep", "force", "out", "peer", "seen")
+    __slots__ = ("back", "cache", "columns", "count", "deep", "force", "out", "peer", "seen")
 
     def __init__(self, peer: _Peer | None, back: dict[int, int] | None = None) -> None:
         self.peer = peer
@@ -208,6 +209,8 @@ class _Encoder:
         self.force: list[Any] = []
         self.columns = False  # in a pandas value: its arrays are not containers of their own
         self.deep = False  # within a value nested past _SHALLOW (see _deepened)
+        #: The judge's request: big flat lists go into the solution's slots (see _resent).
+        self.cache = False
 
     def bytes(self) -> bytes:
         return b"".join(self.out)
@@ -278,12 +281,13 @@ class _Encoder:
         self.force.append(value)
         return True
 
-    def packed(self, items: Any, tag: _Tag) -> bool:
+    def packed(self, items: Any, tag: _Tag, keep: bool = False) -> bool:
         """Write ``items`` (a list's or a tuple's, :data:`_PACK_MIN` or more) as one packed
         run when all are ints of 64 bits, or all floats, or all strings without a NUL, or all
         rows of such numbers (:meth:`packed_rows`), and say so; else write nothing. Why: item
         by item, a list of 10**6 ints took ~0.6 s to encode and ~1 s to decode, each way;
-        packed, ~20 ms (see :data:`_PACK_MIN`)."""
+        packed, ~20 ms (see :data:`_PACK_MIN`). ``keep``: a list sent into a slot of the
+        solution's side (see :mod:`._resent`) when it packs as numbers or strings."""
         kinds = set(map(type, items))
         if len(kinds) != 1:
             return False
@@ -308,6 +312,9 @@ class _Encoder:
         self.count += len(items)
         if self.count > MAX_ITEMS:
             raise CodecError("too many items")
+        if keep:
+            assert self.peer is not None
+            self.out += (b"[", _U32.pack(self.peer.sent_lists.store(items)))
         self.out += (tag, code, _U32.pack(len(items)), _U32.pack(len(data)), data)
         return True
 
@@ -353,8 +360,16 @@ class _Encoder:
         if not self.numbered(value, content):
             return
         out = self.out
-        if kind is list and len(value) >= _PACK_MIN and self.packed(value, b"]"):
-            return
+        if kind is list and len(value) >= _PACK_MIN:
+            keep = self.cache and not content and _resent.eligible(value)
+            if keep:
+                assert self.peer is not None
+                slot = self.peer.sent_lists.slot_of(value)
+                if slot is not None:  # the solution's side has it, unchanged: named
+                    out += (b"=", _U32.pack(slot))
+                    return
+            if self.packed(value, b"]", keep):
+                return
         if kind is list or kind is set or kind is _deque:
             items = list(value)
             if kind is _deque:
@@ -774,6 +789,32 @@ class _Decoder:
         out: list[Any] = []
         self.refs.append(out)
         out[:] = self._packed()
+        return out
+
+    def _into_slot(self, depth: int) -> Any:
+        """A list of the judge's request, kept in a slot of this side (see :mod:`._resent`)."""
+        peer = self.peer
+        if peer is None or peer.trusted:
+            raise CodecError("a slot where none may be")
+        slot = self.number()
+        if slot >= _resent.SLOTS or self.take(1) != b"]":
+            raise CodecError("malformed slot")
+        if self.data[self.pos : self.pos + 1] not in (b"q", b"d", b"s"):
+            raise CodecError("malformed slot")
+        out = self._packed_list(depth)
+        peer.list_slots[slot] = out
+        return out
+
+    def _slot(self, depth: int) -> Any:
+        """The list a slot of this side holds, as the judge's request names it."""
+        peer = self.peer
+        if peer is None or peer.trusted:
+            raise CodecError("a slot where none may be")
+        slot = self.number()
+        out = peer.list_slots[slot] if slot < _resent.SLOTS else None
+        if out is None:
+            raise CodecError("an empty slot")
+        self.refs.append(out)
         return out
 
     def _packed_tuple(self, depth: int) -> Any:
@@ -1224,7 +1265,8 @@ _TAGS: dict[bytes, Any] = {
     b"p": _Decoder._frame, b"q": _Decoder._pandas, b"o": _Decoder._shared,
     b"R": _Decoder._array_container, b"j": _Decoder._numpy_dtype, b".": _Decoder._ellipsis,
     b"!": _Decoder._not_implemented, b"%": _Decoder._normal_dist,
-    b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"#": _Decoder._typing,
+    b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"[": _Decoder._into_slot,
+    b"=": _Decoder._slot, b"#": _Decoder._typing,
     b"&": _Decoder._exception, b"^": _Decoder._standard, b"$": _Decoder._text,
 }  # fmt: skip
 #: The fewest items of a list or tuple sent packed (:meth:`_Encoder.packed`): below it the

@@ -43,7 +43,7 @@ _UNFORWARDED = frozenset({
     *(f"_asyncpool_zygote._judge.{name}" for name in (
         "_ambient", "_annotations", "_bounds", "_check", "_codec", "_exceptions", "_forwarded",
         "_framing", "_guard", "_harness", "_kept", "_notices", "_ops", "_pandas", "_patches",
-        "_peer", "_proxies", "_serve", "_solution_side", "_stand_ins", "_tests_code",
+        "_peer", "_proxies", "_resent", "_serve", "_solution_side", "_stand_ins", "_tests_code",
         "_tests_namespace", "_values",
     )),
 })  # fmt: skip

@@ -128,6 +128,7 @@ from ._proxies import (
     _running_loop,
     _tests_function,
 )
+from ._resent import SLOTS, SentLists
 from ._solution_side import _EMPTY_READS, _JUDGE_INPUT, _SERVING_FRAMES, _Constants, _flush_streams
 from ._stand_ins import (
     _STAND_INS,
@@ -238,6 +239,10 @@ class _Peer:
         # The judge's side: the recursion limit and the count of the tests' patches the
         # solution was last told of (see request).
         self.limit = sys.getrecursionlimit()
+        #: Big flat lists of the tests' requests kept on the solution's side (see _resent):
+        #: the judge's record of what each slot holds, the solution's slots.
+        self.sent_lists = SentLists()
+        self.list_slots: list[Any] = [None] * SLOTS
         self.patch_count = 0
         # The solution's side: what of its ambient state the judge follows (see _AMBIENT_BACK):
         # whether the working directory, which environment variables; and their last values.
@@ -1435,8 +1440,12 @@ class _Peer:
         enc = _Encoder(self)
         try:
             enc.out += (op.encode(), b"\0", _U32.pack(object.__getattribute__(target, "_id")))
+            # (the tests' main thread only: its messages reach the solution's in the order
+            # their slots were decided; another thread's could overtake them)
+            enc.cache = self.trusted and self.channel() == 0
             enc.value(args)
             enc.value(kwargs)
+            enc.cache = False
             if self.trusted:  # the solution's containers the tests changed (see _Constants)
                 enc.value(self.changed_constants() if self.live else ())
                 # The tests' recursion limit, when they changed it (in-process it is the
@@ -1454,7 +1463,12 @@ class _Peer:
             enc.value(self.held_changes() if self.active else ())
             enc.value(self.backed_changes())
         except CodecError as exc:
+            # Not sent: what this message put in the solution's slots never reached them.
+            self.sent_lists = SentLists()
             raise TypeError(f"cannot be sent to the other process: {exc}") from None
+        except BaseException:
+            self.sent_lists = SentLists()
+            raise
         sent = enc.force
         try:
             self.send(b"Q", enc.bytes())
