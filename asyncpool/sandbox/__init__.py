@@ -357,11 +357,14 @@ it would hand the solution the tests' object under a name of its choosing). A ch
 depth is seen (``grid[0][0] = 1``, ``cube[1][1][1] = 1``), and the tests' alias of an inner
 container (``row = board[0]``) follows it, down to 32 levels. The first 4,096 items of a
 watched container (its own, then those of the containers it holds, nearest first) are compared
-at every message; the rest, up to 1,048,576 items, while the check's budget for such
-comparisons lasts (4 million items a side, about 60 ms; value-backed objects have one of their
-own), and once it is spent the first 4,096 still are; a container too big for what is left is
-passed over (its smaller siblings are still watched), one of more than 1,048,576 items of its
-own is compared by its length, and a change there is not seen.
+at every message; the rest, up to 1,048,576 items, when the check's budget for such
+comparisons covers them (4 million items a side, about 60 ms, earned back by each message as
+2,048 items and one per 8 bytes it carries, never by time, so that the same program gets the
+same comparisons under any load; value-backed objects have one of their own), and otherwise
+the first 4,096 still are (a change past them is seen at the first message the budget covers
+it again); a container too big for what is left is passed over (its smaller siblings are still
+watched), one of more than 1,048,576 items of its own is compared by its length, and a change
+there is not seen.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an

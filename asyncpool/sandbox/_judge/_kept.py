@@ -14,6 +14,7 @@ import sys
 import types
 from array import array as _array
 from collections.abc import Sequence
+from itertools import islice as _islice  # bound once: the tests' patches are forwarded
 from sys import getrefcount as _getrefcount  # bound once: the tests' patches are forwarded
 from typing import Any
 from weakref import getweakrefcount as _getweakrefcount  # bound once, as getrefcount
@@ -275,10 +276,13 @@ MAX_WATCHED_ITEMS = 4096
 #: at the same length was then lost (``board[7] = 1`` on the solution's 10,000-item global,
 #: the tests' ``grid[90][5]`` set by the solution: honest programs failed).
 MAX_BIG_ITEMS = 1 << 20
-#: The items compared in all, per check and per side, for watched values past
-#: MAX_WATCHED_ITEMS (about 15 ns an item: 60 ms at most), so that a check that keeps a big
-#: one and makes thousands of calls does not pay its size at every one without bound.
+#: The items compared at most, per side, for watched values past MAX_WATCHED_ITEMS (about 15 ns
+#: an item: 60 ms), so that a check that keeps a big one and makes thousands of calls does not
+#: pay its size at every one without bound. Spent, it is earned back by the messages that
+#: cross (:func:`earn`).
 BIG_BUDGET = 4_000_000
+#: What each message earns back of the budgets, besides one item per 8 bytes it carries.
+MESSAGE_ITEMS = 2048
 #: What is left of :data:`BIG_BUDGET` in this process's check (:func:`reset_big_budget`).
 _big_left = [BIG_BUDGET]
 
@@ -288,6 +292,24 @@ def reset_big_budget() -> None:
     objects' own)."""
     _big_left[0] = BIG_BUDGET
     _backed_left[0] = BIG_BUDGET
+
+
+def earn(size: int) -> None:
+    """A message of ``size`` bytes crossed, either way: both budgets earn back
+    :data:`MESSAGE_ITEMS` items and one per 8 bytes (a packed int's), up to BIG_BUDGET.
+
+    Spent for good, as it was at first, a check that made thousands of requests before the
+    tests changed their alias of a big container of the solution's (``p = uf.parent``, 5,000
+    items; ``p[4998] = 4998``) compared it by its length from then on: the change never
+    reached the solution, and an honest program failed. Earned by what crosses, not by time,
+    so that the same program gets the same comparisons however loaded the machine is; a
+    message costs at most about MESSAGE_ITEMS comparisons more (~30 us) than before, and one
+    that carries a big value about what carrying it costs."""
+    gained = MESSAGE_ITEMS + size // 8
+    _big_left[0] = min(BIG_BUDGET, _big_left[0] + gained)
+    _backed_left[0] = min(BIG_BUDGET, _backed_left[0] + gained)
+
+
 #: Requests besides ``getattr`` whose result, a container the solution still holds after the
 #: call, is kept in step too (``stack.items().append(5)``, ``grid[0].append(1)``).
 _KEEPING_OPS = frozenset({"call", "getitem", "next"})
@@ -362,20 +384,22 @@ class _DeepMark:
         self.free: list[tuple[Any, Any]] = []
 
 
-def _watch_mark(value: Any, budget: list[int] | None = None) -> Any:
+def _watch_mark(value: Any) -> Any:
     """What a watched value holds now, to tell later whether it changed: None for a value
     that only rebinding changes (or a proxied object: its own calls say what it holds); a
     snapshot of it and of the containers it holds, at every depth, nearest first
     (``graph.adj[1].append(2)``, ``grid[0][1] = 5``, ``defaults["a"]["b"]["t"] = 9`` change an
     inner container only; each container once, however often it is held); a length for a
-    container of more than :data:`MAX_BIG_ITEMS` items of its own (or more than the budget
-    left).
+    container of more than :data:`MAX_BIG_ITEMS` items of its own.
 
     The first :data:`MAX_WATCHED_ITEMS` items (the top's own, then its containers', nearest
-    first) are compared free at every message; the rest, up to MAX_BIG_ITEMS in all, while
-    ``budget`` lasts (:data:`BIG_BUDGET` a check; this side's shared one by default), and once
-    it is spent the free part is still compared: a program that spends the budget on purpose
-    (a big container of its own, big decoys) hides no change there (helper 44's G1, G5, G6).
+    first) are compared free at every message; the rest, up to MAX_BIG_ITEMS in all, when the
+    budget the comparison is made with covers them (:func:`_watch_changed`), and otherwise the
+    free part still is: a program that spends the budget on purpose (a big container of its
+    own, big decoys) hides no change there (helper 44's G1, G5, G6). The mark is made whole
+    whatever is left of the budget (making it costs about what sending the value did), so that
+    a budget earned back later (:func:`earn`) compares it item by item again: marked by its
+    length while the budget was spent, a big container was compared by its length for good.
     A container that does not fit is passed over, and its smaller siblings are still watched
     (G8, G9: one big first item hid every later one).
 
@@ -385,10 +409,9 @@ def _watch_mark(value: Any, budget: list[int] | None = None) -> Any:
     kind = type(value)
     if kind not in _MUTABLE or not _mutable_value(value, kind):
         return None
-    left = (_big_left if budget is None else budget)[0]
-    limit = MAX_WATCHED_ITEMS + min(MAX_BIG_ITEMS - MAX_WATCHED_ITEMS, max(left, 0))
+    limit = MAX_BIG_ITEMS
     size = _size(value)
-    if size > limit or (size > MAX_WATCHED_ITEMS and size > left):
+    if size > limit:
         return size
     top = _DeepMark(_snapshot(value), [])
     top.size = size
@@ -410,7 +433,7 @@ def _watch_mark(value: Any, budget: list[int] | None = None) -> Any:
             if free + item_size <= MAX_WATCHED_ITEMS:
                 free += item_size
                 is_free = True
-            elif free + paid + item_size <= limit and paid + item_size <= left:
+            elif free + paid + item_size <= limit:
                 paid += item_size
                 is_free = False
             else:
@@ -437,9 +460,9 @@ def _watch_changed(value: Any, mark: Any, budget: list[int] | None = None) -> bo
         return _changed(value, mark)
     if mark.cost:
         left = _big_left if budget is None else budget
-        if left[0] < mark.cost:  # spent: the free part only (a big top: its length)
+        if left[0] < mark.cost:  # spent: the free part only (a big top: its length, its head)
             if mark.size > MAX_WATCHED_ITEMS:
-                top_changed = _size(value) != mark.size
+                top_changed = _size(value) != mark.size or _head_changed(value, mark.snap)
             else:
                 top_changed = _changed(value, mark.snap)
             return top_changed or any(_changed(c, m.snap) for c, m in mark.free)
@@ -451,6 +474,26 @@ def _watch_changed(value: Any, mark: Any, budget: list[int] | None = None) -> bo
             return True
         pending.extend(its.inner)
     return False
+
+
+def _head_changed(container: Any, snap: Any) -> bool:
+    """Whether the first :data:`MAX_WATCHED_ITEMS` items of a big ``container`` changed since
+    :func:`_snapshot` took ``snap`` (of the same length): what is compared of a big top free
+    (``p[0] = 0`` on an alias of a 5,000-item list). Of a set, its items in iteration order
+    (unchanged for an unchanged set; otherwise at worst a change seen where there is none,
+    which costs a send)."""
+    if type(snap) is not list and type(snap) is not tuple:
+        return _changed(container, snap)  # (bytes, arrays, frames: whole, as C compares them)
+    n = MAX_WATCHED_ITEMS
+    if type(container) is _Namespace:
+        container = vars(container)
+    if type(snap) is tuple:  # a dict's keys and values
+        keys, values = snap
+        return not (
+            all(map(operator.is_, _islice(container.keys(), n), keys[:n]))
+            and all(map(operator.is_, _islice(container.values(), n), values[:n]))
+        )
+    return not all(map(operator.is_, _islice(container, n), snap[:n]))
 
 
 def _size(container: Any) -> int:
@@ -486,7 +529,7 @@ def _backed_mark(obj: Any) -> Any:
     read by its base type's own methods (a subclass's overrides are not called), to tell
     later whether it changed: ``graph[1].append(2)`` in a ``class Graph(dict)`` too (helper
     44's BD1: compared one level down, a wrong program passed)."""
-    return _watch_mark(_base_value(obj), _backed_left)
+    return _watch_mark(_base_value(obj))
 
 
 def _backed_changed(obj: Any, mark: Any) -> tuple[Any, Any] | None:
@@ -495,7 +538,7 @@ def _backed_changed(obj: Any, mark: Any) -> tuple[Any, Any] | None:
     now = _base_value(obj)
     if not _watch_changed(now, mark, _backed_left):
         return None
-    return now, _watch_mark(now, _backed_left)
+    return now, _watch_mark(now)
 
 
 def _refill_backed(obj: Any, base: Any, value: Any) -> None:

@@ -96,6 +96,7 @@ from ._kept import (
     _tests_keeping,
     _watch_changed,
     _watch_mark,
+    earn,
     reset_big_budget,
 )
 from ._notices import _hook_logging, _reissue_record
@@ -664,6 +665,7 @@ class _Peer:
         """:meth:`send` on ``channel``."""
         if self.output:
             self.flush_output()
+        earn(len(body))
         word = self.word(channel)
         with self.mutex:
             if self.released:
@@ -841,6 +843,7 @@ class _Peer:
     def _read_for(self, channel: int) -> tuple[bytes, bytes]:
         while True:
             kind, word, body = _recv_word(self.fd, 4)
+            earn(len(body))  # (the comparison budgets: see _kept.earn)
             if word & _THREADED and not self.spare:
                 self.start_spare()
             if kind == b"D":
