@@ -2710,3 +2710,67 @@ def test_the_solution_may_not_name_a_slot_of_the_judges_kept_lists(tag: str) -> 
     assert result.status == "failed", result.stdout_tail[-1500:]
     assert "a slot where none may be" in result.stdout_tail, result.stdout_tail[-1500:]
 
+
+#: A solution that ends its process at any ``bool`` request of the judge: a check that asks
+#: one fails with its message.
+_NO_TRUTH_ASKED = JUDGE_WIRE + _d("""
+    perform = wire._Peer.perform
+    def refusing(self, op, obj, args, kwargs):
+        if op == "bool":
+            raise SystemExit("asked for bool")
+        return perform(self, op, obj, args, kwargs)
+    wire._Peer.perform = refusing
+    class Node:
+        def __init__(self, val, next=None):
+            self.val = val
+            self.next = next
+    class Empty:
+        def __len__(self):
+            return 0
+    class Falsy:
+        def __bool__(self):
+            return False
+    class Derived(Node):
+        pass
+    def build(n):
+        head = None
+        for v in range(n, 0, -1):
+            head = Node(v, head)
+        return head
+""")
+
+
+def test_the_truth_of_a_handle_whose_class_has_no_bool_nor_len_is_asked_of_nobody() -> None:
+    """In-process such an object is true and no code of its class runs: ``while node:`` over
+    the solution's linked list asks nothing (it was a third of each step's requests); a
+    class that has ``__len__`` or ``__bool__``, its own or inherited, is asked, as before."""
+    walk = "p = build(50)\nn = 0\nwhile p:\n    n += 1\n    p = p.next\nassert n == 50\n"
+    assert run_tests(_NO_TRUTH_ASKED, walk).status == "passed"
+    inherited = "assert Derived(1) and Node(2)\n"
+    assert run_tests(_NO_TRUTH_ASKED, inherited).status == "passed"
+    for tests in ("assert not Empty()\n", "assert not Falsy()\n"):
+        result = run_tests(_NO_TRUTH_ASKED, tests)
+        assert result.status == "failed", tests
+        assert "asked for bool" in result.stdout_tail, result.stdout_tail[-500:]
+    honest = _NO_TRUTH_ASKED.replace('raise SystemExit("asked for bool")', "pass")
+    assert run_tests(honest, "assert not Empty() and not Falsy() and Node(1)\n").status == (
+        "passed"
+    )
+
+
+def test_the_truth_of_an_object_computed_from_a_value_of_the_tests_is_still_refused() -> None:
+    """``bool()`` of what the solution computed from a value of the tests (``solve() - 1``)
+    is refused as before, though its class has no ``__bool__`` (its truth answered here
+    would be the judge's ``True`` for an object the solution made from the tests' value)."""
+    solution = _d("""
+        class Zero:
+            pass
+        class Answer:
+            def __sub__(self, other):
+                return Zero()
+        def solve():
+            return Answer()
+    """)
+    result = run_tests(solution, "assert solve() - 1\n")
+    assert result.status == "failed"
+    assert "not a value (bool)" in result.stdout_tail, result.stdout_tail[-500:]

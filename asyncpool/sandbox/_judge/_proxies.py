@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
 from collections.abc import Set as _AbcSet
@@ -644,11 +645,32 @@ _PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
 
 def _class_name(kind: type) -> bytes:
     """The name a handle of an object of ``kind`` crosses with (at most 200 bytes), after
-    ``\2`` and its capabilities in two bytes (:func:`_capabilities`; not for a class, whose
-    handle answers every protocol: ``Color["RED"]``, ``for m in Color``), then, for
-    a dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
+    ``\2`` (``\3`` when the class has a ``__bool__`` or ``__len__`` of its own: see
+    :func:`_truthy`) and its capabilities in two bytes (:func:`_capabilities`; not for a class,
+    whose handle answers every protocol: ``Color["RED"]``, ``for m in Color``), then, for a
+    dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
     bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
-    handle as in-process (:func:`_proxy_class`)."""
+    handle as in-process (:func:`_proxy_class`).
+
+    Made once per class (:data:`_CLASS_NAMES`): every handle crosses with it, and reading the
+    class's methods took ~7 us a handle (a linked list walked by the tests: a tenth of each
+    step). A class given a protocol method after its first object crossed keeps the name it
+    crossed with."""
+    try:
+        return _CLASS_NAMES[kind]
+    except (KeyError, TypeError):  # (TypeError: a class that cannot be weakly referenced)
+        pass
+    name = _made_class_name(kind)
+    with contextlib.suppress(TypeError):
+        _CLASS_NAMES[kind] = name
+    return name
+
+
+#: :func:`_class_name` of each class whose objects crossed, for as long as the class lives.
+_CLASS_NAMES: weakref.WeakKeyDictionary[type, bytes] = weakref.WeakKeyDictionary()
+
+
+def _made_class_name(kind: type) -> bytes:
     if kind is types.GeneratorType:
         return _GENERATOR_NAME
     if kind is types.AsyncGeneratorType:
@@ -660,7 +682,7 @@ def _class_name(kind: type) -> bytes:
         return b""
     out = name.encode("utf-8", "replace")[:200]
     if not issubclass(kind, type):  # a class's handle (its metaclass's object) answers all
-        out = b"\2" + _capabilities(kind).to_bytes(2, "big") + out
+        out = _truth_tag(kind) + _capabilities(kind).to_bytes(2, "big") + out
     module, qualname = getattr(kind, "__module__", None), getattr(kind, "__qualname__", None)
     if (
         type(module) is str and type(qualname) is str
@@ -669,6 +691,29 @@ def _class_name(kind: type) -> bytes:
     ):  # fmt: skip
         out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
     return out + _field_names(kind)
+
+
+def _truth_tag(kind: type) -> bytes:
+    """``\3`` when ``bool()`` of an object of ``kind`` runs code of the class (a ``__bool__`` or a
+    ``__len__`` in its MRO), else ``\2``: such an object is always true (see :func:`_truthy`)."""
+    for klass in kind.__mro__[:-1]:  # (not object)
+        names = vars(klass)
+        if "__bool__" in names or "__len__" in names:
+            return b"\3"
+    return b"\2"
+
+
+def _truthy(self: Any) -> bool:
+    """``bool()`` of a handle whose object's class has neither ``__bool__`` nor ``__len__``:
+    True, as in-process, where no code of the class runs for it; asked of nobody (``while
+    node:`` over a linked list of the other side's was a third of each step's requests). An
+    object the solution computed from a value of the tests still asks (see _Peer.derive); a
+    solution that says its class has no ``__bool__`` when it has one only gets True, which it
+    could answer anyway."""
+    peer = _peer()
+    if peer.computed and peer.is_derived(self):
+        return _Proxy.__bool__(self)
+    return True
 
 
 def _field_names(kind: type) -> bytes:
@@ -1029,8 +1074,9 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
     found: type[_Proxy] | None = _PROXY_CLASSES.get(name)  # the path of every handle
     if found is not None:
         return found
-    key, capabilities = name, None
-    if name[:1] == b"\2" and len(name) >= 3:
+    key, capabilities, own_truth = name, None, True
+    if name[:1] in (b"\2", b"\3") and len(name) >= 3:
+        own_truth = name[:1] == b"\3"
         capabilities, name = int.from_bytes(name[1:3], "big"), name[3:]
     head, _, fields = name.partition(b"\0")
     head, _, where = head.partition(b"\1")
@@ -1088,6 +1134,8 @@ def _proxy_class(name: bytes) -> type[_Proxy] | None:
                     namespace[method] = full[method]
             if capabilities & _UNHASHABLE:
                 namespace["__hash__"] = None
+            if not own_truth and "__len__" not in namespace:
+                namespace["__bool__"] = _truthy
             if "__next__" in namespace:
                 namespace["__copy__"] = _CopiedOnlyByCopy()
         made = type(text, (base,), namespace)
