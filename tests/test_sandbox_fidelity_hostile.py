@@ -975,6 +975,23 @@ ATTACKS += [
         "from datetime import date\n"
         "assert (next_monday(date(2024, 1, 3)) - date(2024, 1, 8)).days == 0\n",
     ),
+    (
+        # its handle crosses with its plain attributes (see _proxies._plain_attributes): a
+        # derived object's are never read from there
+        "the days of an object's difference with the tests' date, an attribute of its own",
+        _d("""
+            class Delta:
+                def __init__(self):
+                    self.days = 0
+            class When:
+                def __sub__(self, o): return Delta()
+                def __rsub__(self, o): return Delta()
+            def next_monday(d):
+                return When()
+        """),
+        "from datetime import date\n"
+        "assert (next_monday(date(2024, 1, 3)) - date(2024, 1, 8)).days == 0\n",
+    ),
     *[
         (
             f"the text of an object's difference with the tests' value: {what}",
@@ -1808,6 +1825,9 @@ REASONS = {
     "a number format of an object's difference with the tests' value": "the text of what",
     "a relative tolerance whose both sides the solution computed": "a comparison of objects",
     "the days of an object's difference with the tests' date": "or of its difference",
+    "the days of an object's difference with the tests' date, an attribute of its own": (
+        "or of its difference"
+    ),
     **{
         f"the text of an object's difference with the tests' value: {what}": "the text of what"
         for what in ("repr", "str", "printed")
@@ -2774,3 +2794,74 @@ def test_the_truth_of_an_object_computed_from_a_value_of_the_tests_is_still_refu
     result = run_tests(solution, "assert solve() - 1\n")
     assert result.status == "failed"
     assert "not a value (bool)" in result.stdout_tail, result.stdout_tail[-500:]
+
+
+#: A solution that ends its process at any request of the judge to read an attribute named
+#: ``val`` or ``name``.
+_NO_VAL_ASKED = JUDGE_WIRE + _d("""
+    perform = wire._Peer.perform
+    def refusing(self, op, obj, args, kwargs):
+        if op == "getattr" and args and args[0] in ("val", "name"):
+            raise SystemExit(f"asked for {args[0]}")
+        return perform(self, op, obj, args, kwargs)
+    wire._Peer.perform = refusing
+    class Node:
+        def __init__(self, val, next=None):
+            self.val = val
+            self.next = next
+            self.name = "n" * 300
+        def bump(self):
+            self.val += 1
+    def build(n):
+        head = None
+        for v in range(n, 0, -1):
+            head = Node(v, head)
+        return head
+""")
+
+
+def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_crosses() -> None:
+    """A handle of the solution's plain object crosses with its plain attributes (ints,
+    floats, short strings, bools, None): the tests read them without a request (a linked
+    list walked by the tests: ``node.val`` was half of each step's requests) until a message
+    crosses, after which they are asked again (the solution's method may have changed them);
+    a long string is always asked."""
+    walk = "p = build(30)\nvals = []\nwhile p:\n    vals.append(p.val)\n    p = p.next\n"
+    walk += "assert vals == list(range(1, 31))\n"
+    assert run_tests(_NO_VAL_ASKED, walk).status == "passed"
+    for tests, asked in [
+        ("h = build(1)\nh.bump()\nassert h.val == 2\n", "asked for val"),
+        ("h = build(1)\nassert len(h.name) == 300\n", "asked for name"),
+    ]:
+        result = run_tests(_NO_VAL_ASKED, tests)
+        assert result.status == "failed", tests
+        assert asked in result.stdout_tail, result.stdout_tail[-500:]
+    honest = _NO_VAL_ASKED.replace('raise SystemExit(f"asked for {args[0]}")', "pass")
+    tests = "h = build(2)\nh.bump()\nassert h.val == 2 and h.next.val == 2\nh.val = 9\n"
+    tests += "assert h.val == 9\nh.bump()\nassert h.val == 10 and len(h.name) == 300\n"
+    assert run_tests(honest, tests).status == "passed"
+
+
+@pytest.mark.parametrize(
+    "plain",
+    [
+        pytest.param("(('val', [1]),)", id="a list"),
+        pytest.param("tuple((f'a{i}', i) for i in range(17))", id="too many"),
+        pytest.param("((1, 2),)", id="a name that is no string"),
+        pytest.param("()", id="none"),
+    ],
+)
+def test_malformed_plain_attributes_of_a_handle_fail_the_check(plain: str) -> None:
+    """The plain attributes a handle crosses with are checked as the judge reads them: a
+    solution that rewrote its encoder to send others breaks the protocol (a failed check)."""
+    solution = JUDGE_WIRE + _d(f"""
+        wire._plain_attributes = lambda value, kind, trusted: {plain}
+        class Node:
+            def __init__(self):
+                self.val = 1
+        def get():
+            return Node()
+    """)
+    result = run_tests(solution, "assert get().val == 1\n")
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "malformed plain attributes" in result.stdout_tail, result.stdout_tail[-1500:]

@@ -312,6 +312,9 @@ class _Peer:
         self.logging_hooked = False
         self.served = 0
         self.answered = 0
+        #: Messages sent and read, either way: what a handle's plain attributes were read at
+        #: (see _proxies._plain_attributes) holds while no message has crossed since.
+        self.epoch = 0
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
         # the solution's side: those it made of them, by id: (the exception, its number, its
         # args as made).
@@ -665,6 +668,7 @@ class _Peer:
         """:meth:`send` on ``channel``."""
         if self.output:
             self.flush_output()
+        self.epoch += 1
         earn(len(body))
         word = self.word(channel)
         with self.mutex:
@@ -843,6 +847,7 @@ class _Peer:
     def _read_for(self, channel: int) -> tuple[bytes, bytes]:
         while True:
             kind, word, body = _recv_word(self.fd, 4)
+            self.epoch += 1
             earn(len(body))  # (the comparison budgets: see _kept.earn)
             if word & _THREADED and not self.spare:
                 self.start_spare()

@@ -26,10 +26,11 @@ from collections.abc import Mapping as _AbcMapping  # bound once: the tests' pat
 from collections.abc import Set as _AbcSet
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from threading import Thread as _Thread
+from threading import active_count as _active_count  # bound once, as Thread
 from typing import TYPE_CHECKING, Any
 
 from ._bounds import MAX_ITERATION
-from ._ops import _SUBTRACTIONS
+from ._ops import _HIDDEN, _SUBTRACTIONS
 from ._values import _BUILTIN_TYPES, MAX_MADE_CLASSES, _loaded_class, _made_once
 
 if TYPE_CHECKING:
@@ -254,7 +255,7 @@ class _Proxy:
     ``with``) are :class:`_FullProxy`'s, given to each proxy class as its object's class has
     them (:func:`_proxy_class`)."""
 
-    __slots__ = ("__weakref__", "_id", "_owner")
+    __slots__ = ("__weakref__", "_id", "_owner", "_seen")
 
     @property
     def __doc__(self) -> Any:  # type: ignore[override]
@@ -273,6 +274,9 @@ class _Proxy:
         # checks, and a proxy of an earlier one that dies late must not release a number of
         # the current one (nor be usable in it).
         object.__setattr__(self, "_owner", owner)
+        # The object's plain attributes as its handle crossed with them, and the message count
+        # then (see _plain_attributes): read here while no message has crossed since.
+        object.__setattr__(self, "_seen", None)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
@@ -281,6 +285,14 @@ class _Proxy:
     def __getattr__(self, name: str) -> Any:
         if name in _RAW_MEMORY or name == "__copy__":  # (see _CopiedOnlyByCopy)
             raise AttributeError(name)
+        seen = object.__getattribute__(self, "_seen")
+        if seen is not None:
+            peer: _Peer = object.__getattribute__(self, "_owner")
+            if (
+                peer is _PEER and seen[0] == peer.epoch and name in seen[1]
+                and not (peer.computed and peer.is_derived(self))
+            ):  # fmt: skip
+                return seen[1][name]
         return _peer().request("getattr", self, (name,))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -714,6 +726,88 @@ def _truthy(self: Any) -> bool:
     if peer.computed and peer.is_derived(self):
         return _Proxy.__bool__(self)
     return True
+
+
+#: The types of the attributes a handle crosses with (:func:`_plain_attributes`): values whose
+#: reading runs no code and that nothing but rebinding changes.
+_PLAIN_TYPES = frozenset({int, float, str, bool, type(None)})
+#: The most attributes a handle crosses with; a string's most characters.
+_PLAIN_MAX = 16
+_PLAIN_TEXT = 256
+
+
+def _plain_attributes(
+    value: Any, kind: type, trusted: bool
+) -> tuple[tuple[str, Any], ...] | None:
+    """The plain attributes of this side's object ``value`` (of class ``kind``), to cross with
+    its handle, so that the other side reads them without a request while no message has
+    crossed since (:meth:`_Proxy.__getattr__`): ``node.val`` as the tests walk a linked list
+    the solution returned (``while node: out.append(node.val); node = node.next``), or as the
+    solution walks the tests' (LeetCodeDataset's layout), was half of each step's requests.
+    In-process, reading one runs no code of the class, and between two messages nothing of
+    this side's runs, but its own threads: so never while this process has a thread besides
+    its main one (a thread of the solution that sets ``self.done`` while the tests poll it
+    would never be seen); one it starts later, it starts in a call, a message, after which
+    the attributes are asked again. In the judge (``trusted``), only the names the solution
+    may read (none of :data:`._ops._HIDDEN`'s: what a request would give it).
+
+    Only of an object of a class with neither ``__getattribute__`` nor ``__getattr__`` of its
+    own, at most :data:`_PLAIN_MAX` attributes in its ``__dict__``, each an int of 64 bits, a
+    float, a string of at most :data:`_PLAIN_TEXT` characters, a bool or None, whose name no
+    class of its MRO has (a property or a class attribute of that name decides in-process);
+    None when there is none."""
+    if _active_count() != 1:
+        return None
+    try:
+        names = _PLAIN_CLASSES[kind]
+    except KeyError:
+        names = _PLAIN_CLASSES[kind] = _plain_class_names(kind)
+    except TypeError:  # (a class that cannot be weakly referenced)
+        names = _plain_class_names(kind)
+    if names is None:
+        return None
+    try:
+        own = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
+    if type(own) is not dict or not own or len(own) > _PLAIN_MAX:
+        return None
+    out = []
+    for name, item in own.items():
+        item_kind = type(item)
+        if (
+            type(name) is not str or name in names or item_kind not in _PLAIN_TYPES
+            or (trusted and name.startswith(_HIDDEN))
+            or (item_kind is int and not -(1 << 63) <= item < 1 << 63)
+            or (item_kind is str and len(item) > _PLAIN_TEXT)
+        ):  # fmt: skip
+            continue
+        out.append((name, item))
+    return tuple(out) or None
+
+
+def _plain_class_names(kind: type) -> frozenset[str] | None:
+    """The names the classes of ``kind``'s MRO hold, or None when reading an attribute of its
+    objects may run code of the class (its own ``__getattribute__`` or ``__getattr__``), or
+    its objects are no plain instances (a class, a built-in type's)."""
+    if issubclass(kind, type) or kind.__getattribute__ is not object.__getattribute__:
+        return None
+    if not isinstance(vars(kind).get("__dict__"), types.GetSetDescriptorType) and not any(
+        isinstance(vars(k).get("__dict__"), types.GetSetDescriptorType) for k in kind.__mro__
+    ):
+        return None  # (no instance __dict__: __slots__ only, or a built-in type)
+    names: set[str] = set()
+    for klass in kind.__mro__:
+        if "__getattr__" in vars(klass):
+            return None
+        names.update(k for k in vars(klass) if type(k) is str)
+    return frozenset(names)
+
+
+#: :func:`_plain_class_names` of each class whose objects crossed.
+_PLAIN_CLASSES: weakref.WeakKeyDictionary[type, frozenset[str] | None] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _field_names(kind: type) -> bytes:
