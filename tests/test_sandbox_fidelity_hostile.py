@@ -2731,19 +2731,16 @@ def test_the_solution_may_not_name_a_slot_of_the_judges_kept_lists(tag: str) -> 
     assert "a slot where none may be" in result.stdout_tail, result.stdout_tail[-1500:]
 
 
-#: A solution that ends its process at any ``bool`` request of the judge: a check that asks
-#: one fails with its message.
-_NO_TRUTH_ASKED = JUDGE_WIRE + _d("""
-    perform = wire._Peer.perform
-    def refusing(self, op, obj, args, kwargs):
-        if op == "bool":
-            raise SystemExit("asked for bool")
-        return perform(self, op, obj, args, kwargs)
-    wire._Peer.perform = refusing
+#: The solution's objects of the tests below: linked-list nodes (plain attributes, no truth of
+#: their own) and classes with a truth of their own.
+_NODES = _d("""
     class Node:
         def __init__(self, val, next=None):
             self.val = val
             self.next = next
+            self.name = "n" * 300
+        def bump(self):
+            self.val += 1
     class Empty:
         def __len__(self):
             return 0
@@ -2760,6 +2757,23 @@ _NO_TRUTH_ASKED = JUDGE_WIRE + _d("""
 """)
 
 
+def _refusing(condition: str, what: str) -> str:
+    """:data:`_NODES` in a solution that ends its process at a request of the judge for which
+    ``condition`` (of ``op`` and ``args``) holds, saying ``asked for`` and ``what`` (an
+    expression of them): a check that makes such a request fails with that message."""
+    return JUDGE_WIRE + _d(f"""
+        perform = wire._Peer.perform
+        def refusing(self, op, obj, args, kwargs):
+            if {condition}:
+                raise SystemExit("asked for " + str({what}))
+            return perform(self, op, obj, args, kwargs)
+        wire._Peer.perform = refusing
+    """) + _NODES
+
+
+_NO_TRUTH_ASKED = _refusing('op == "bool"', '"bool"')
+
+
 def test_the_truth_of_a_handle_whose_class_has_no_bool_nor_len_is_asked_of_nobody() -> None:
     """In-process such an object is true and no code of its class runs: ``while node:`` over
     the solution's linked list asks nothing (it was a third of each step's requests); a
@@ -2772,7 +2786,7 @@ def test_the_truth_of_a_handle_whose_class_has_no_bool_nor_len_is_asked_of_nobod
         result = run_tests(_NO_TRUTH_ASKED, tests)
         assert result.status == "failed", tests
         assert "asked for bool" in result.stdout_tail, result.stdout_tail[-500:]
-    honest = _NO_TRUTH_ASKED.replace('raise SystemExit("asked for bool")', "pass")
+    honest = JUDGE_WIRE + _NODES
     assert run_tests(honest, "assert not Empty() and not Falsy() and Node(1)\n").status == (
         "passed"
     )
@@ -2796,28 +2810,7 @@ def test_the_truth_of_an_object_computed_from_a_value_of_the_tests_is_still_refu
     assert "not a value (bool)" in result.stdout_tail, result.stdout_tail[-500:]
 
 
-#: A solution that ends its process at any request of the judge to read an attribute named
-#: ``val`` or ``name``.
-_NO_VAL_ASKED = JUDGE_WIRE + _d("""
-    perform = wire._Peer.perform
-    def refusing(self, op, obj, args, kwargs):
-        if op == "getattr" and args and args[0] in ("val", "name"):
-            raise SystemExit(f"asked for {args[0]}")
-        return perform(self, op, obj, args, kwargs)
-    wire._Peer.perform = refusing
-    class Node:
-        def __init__(self, val, next=None):
-            self.val = val
-            self.next = next
-            self.name = "n" * 300
-        def bump(self):
-            self.val += 1
-    def build(n):
-        head = None
-        for v in range(n, 0, -1):
-            head = Node(v, head)
-        return head
-""")
+_NO_VAL_ASKED = _refusing('op == "getattr" and args and args[0] in ("val", "name")', "args[0]")
 
 
 def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_crosses() -> None:
@@ -2836,7 +2829,7 @@ def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_c
         result = run_tests(_NO_VAL_ASKED, tests)
         assert result.status == "failed", tests
         assert asked in result.stdout_tail, result.stdout_tail[-500:]
-    honest = _NO_VAL_ASKED.replace('raise SystemExit(f"asked for {args[0]}")', "pass")
+    honest = JUDGE_WIRE + _NODES
     tests = "h = build(2)\nh.bump()\nassert h.val == 2 and h.next.val == 2\nh.val = 9\n"
     tests += "assert h.val == 9\nh.bump()\nassert h.val == 10 and len(h.name) == 300\n"
     assert run_tests(honest, tests).status == "passed"
