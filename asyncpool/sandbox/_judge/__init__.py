@@ -81,9 +81,9 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   number in the sender's table, and a :class:`_Proxy` on the receiver's side whose attribute
   reads, calls, iteration (one item per request: lazy), ``len``, indexing, ``in``, ``with``,
   ``str``/``repr``, ``bool``, ``hash`` and copies are requests to the owner (but the truth of
-  an object whose class has no ``__bool__`` nor ``__len__``, and the plain attributes a handle
-  crossed with, read while no message has crossed since: :func:`_plain_attributes`). When a
-  proxy dies, its
+  an object whose class has no ``__bool__`` nor ``__len__``, the hash of one whose class
+  hashes by identity, and the plain attributes a handle crossed with, read while no message
+  has crossed since: :func:`_handle_extras`). When a proxy dies, its
   number is sent with the next message ("D"), with how many times it was received, and the
   owner drops the object once every time it sent it is released (:meth:`_Peer.drop`). A handle of an
   object of a library's class (a matplotlib ``Axes``), or of a standard one whose objects cross as

@@ -53,7 +53,7 @@ from ._proxies import (
     _PROXY_TYPES,
     _class_name,
     _field_names,
-    _plain_attributes,
+    _handle_extras,
     _proxy_class,
 )
 from ._stand_ins import _own_names
@@ -541,11 +541,11 @@ class _Encoder:
             if issubclass(kind, type) and b"\0" not in name:
                 # a dataclass itself: its handle has its fields too (``dataclasses.fields(Item)``)
                 name += _field_names(value)
-            plain = _plain_attributes(value, kind, self.peer.trusted)
+            extras = _handle_extras(value, kind, self.peer.trusted)
             n = self.peer.export(value)
-            out += (b"h" if plain is None else b"+", _U32.pack(n), _U32.pack(len(name)), name)
-            if plain is not None:  # (its plain attributes, read by the judge: see _Proxy)
-                self.value(plain, depth + 1)
+            out += (b"h" if extras is None else b"+", _U32.pack(n), _U32.pack(len(name)), name)
+            if extras is not None:  # (its hash, its plain attributes: see _handle_extras)
+                self.value(extras, depth + 1)
         else:
             raise CodecError(f"cannot send a {kind.__name__!s:.100}")
 
@@ -1191,20 +1191,28 @@ class _Decoder:
         return self.peer.proxy(n, _proxy_class(name))
 
     def _theirs_plain(self, depth: int) -> Any:
-        """A handle of the other side's object with its plain attributes (see
-        :func:`._proxies._plain_attributes`)."""
+        """A handle of the other side's object with its hash and plain attributes (see
+        :func:`._proxies._handle_extras`)."""
         peer = self.peer
         if peer is None:
             raise CodecError("plain attributes where none may be")
         proxy = self._theirs(depth)
-        plain = self.value(depth + 1)
-        if type(plain) is not tuple or not 0 < len(plain) <= _PLAIN_MAX or not all(
+        extras = self.value(depth + 1)
+        if type(extras) is not tuple or len(extras) != 2:
+            raise CodecError("malformed plain attributes")
+        known, plain = extras
+        if (known is not None and type(known) is not int) or (known is None and not plain):
+            raise CodecError("malformed plain attributes")
+        if type(plain) is not tuple or len(plain) > _PLAIN_MAX or not all(
             type(pair) is tuple and len(pair) == 2 and type(pair[0]) is str
             and type(pair[1]) in _PLAIN_TYPES
             for pair in plain
         ):  # fmt: skip
             raise CodecError("malformed plain attributes")
-        object.__setattr__(proxy, "_seen", (peer.epoch, dict(plain)))
+        if known is not None:
+            object.__setattr__(proxy, "_hash", known)
+        if plain:
+            object.__setattr__(proxy, "_seen", (peer.epoch, dict(plain)))
         return proxy
 
     def _mine(self, depth: int) -> Any:

@@ -255,7 +255,7 @@ class _Proxy:
     ``with``) are :class:`_FullProxy`'s, given to each proxy class as its object's class has
     them (:func:`_proxy_class`)."""
 
-    __slots__ = ("__weakref__", "_id", "_owner", "_seen")
+    __slots__ = ("__weakref__", "_hash", "_id", "_owner", "_seen")
 
     @property
     def __doc__(self) -> Any:  # type: ignore[override]
@@ -277,6 +277,8 @@ class _Proxy:
         # The object's plain attributes as its handle crossed with them, and the message count
         # then (see _plain_attributes): read here while no message has crossed since.
         object.__setattr__(self, "_seen", None)
+        # Its object's hash, when its class's is the identity's (see _handle_extras).
+        object.__setattr__(self, "_hash", None)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
@@ -314,6 +316,11 @@ class _Proxy:
         return str(_checked(_peer().request("format", self, (spec,)), str, "format()"))
 
     def __hash__(self) -> int:
+        known = object.__getattribute__(self, "_hash")
+        if known is not None:
+            peer: _Peer = object.__getattribute__(self, "_owner")
+            if peer is _PEER and not (peer.computed and peer.is_derived(self)):
+                return int(known)
         return int(_checked(_peer().request("hash", self), int, "hash()"))
 
     def __copy__(self) -> Any:
@@ -784,6 +791,29 @@ def _plain_attributes(
             continue
         out.append((name, item))
     return tuple(out) or None
+
+
+_IDENTITY_HASH: Any = object.__hash__
+
+
+def _handle_extras(
+    value: Any, kind: type, trusted: bool
+) -> tuple[int | None, tuple[tuple[str, Any], ...]] | None:
+    """What a handle of this side's object ``value`` crosses with besides its number and name:
+    ``(hash, plain attributes)``, or None for neither. The hash when its class's is the
+    identity's (``object.__hash__``: the same for the object's life, and no code of the class
+    runs for it), so that ``node in seen`` and ``seen.add(node)`` over the other side's nodes
+    (a cycle check, LeetCode 142's ``visited`` set of the tests' nodes) ask nothing; the
+    plain attributes of :func:`_plain_attributes`."""
+    try:
+        identity = getattr(kind, "__hash__", None) is _IDENTITY_HASH
+    except Exception:
+        identity = False
+    known = object.__hash__(value) if identity else None
+    plain = _plain_attributes(value, kind, trusted)
+    if known is None and plain is None:
+        return None
+    return known, plain or ()
 
 
 def _plain_class_names(kind: type) -> frozenset[str] | None:
