@@ -5596,7 +5596,7 @@ CORPUS += [
 ]
 
 #: A handle crosses with its object's plain attributes, read by the tests until a message
-#: crosses (``_proxies._plain_attributes``): never while a thread of the solution may change them
+#: crosses (``_described._plain_attributes``): never while a thread of the solution may change them
 #: unseen (the tests poll a flag the solution's thread sets).
 CORPUS.append(
     Case.twin(

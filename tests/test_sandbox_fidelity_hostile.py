@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _exceptions, _ops, _patches, _proxies, _values
+from asyncpool.sandbox._judge import _described, _exceptions, _ops, _patches, _proxies, _values
 from tests._programs import JUDGE_WIRE
 
 
@@ -976,7 +976,7 @@ ATTACKS += [
         "assert (next_monday(date(2024, 1, 3)) - date(2024, 1, 8)).days == 0\n",
     ),
     (
-        # its handle crosses with its plain attributes (see _proxies._plain_attributes): a
+        # its handle crosses with its plain attributes (see _described._plain_attributes): a
         # derived object's are never read from there
         "the days of an object's difference with the tests' date, an attribute of its own",
         _d("""
@@ -2008,12 +2008,11 @@ def test_a_handle_stands_for_no_class_whose_objects_cross_as_values_nor_the_judg
     import re
     import unittest.mock
 
-    from asyncpool.sandbox._judge import _proxies
     from asyncpool.sandbox._judge._values import _loaded_class
 
     np = pytest.importorskip("numpy")
 
-    assert _proxies._library_class("re", "Match") is re.Match
+    assert _described._library_class("re", "Match") is re.Match
     refused = [
         (decimal.Decimal, "decimal", "Decimal"), (re.Pattern, "re", "Pattern"),
         (np.ndarray, "numpy", "ndarray"), (np.float64, "numpy", "float64"),
@@ -2023,7 +2022,7 @@ def test_a_handle_stands_for_no_class_whose_objects_cross_as_values_nor_the_judg
     ]  # fmt: skip
     for cls, module, qualname in refused:
         assert _loaded_class(module, qualname) is cls  # here: refused by the rule alone
-        assert _proxies._library_class(module, qualname) is None, (module, qualname)
+        assert _described._library_class(module, qualname) is None, (module, qualname)
 
 
 def test_a_solution_class_named_as_a_standard_one_does_not_pass_for_it() -> None:
@@ -2077,20 +2076,20 @@ def test_numpy_text_and_bytes_cross_as_values_and_text_must_be_code_points() -> 
 
 def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     """A handle's ``__class__`` may say the library class the solution's object is of (see
-    ``_proxies._library_class``), never a class of the standard library, the built-ins, the
+    ``_described._library_class``), never a class of the standard library, the built-ins, the
     judge, pytest, the solution or the tests, nor a metaclass or an exception: the judge's
     own type checks of handles must never take one for such an object."""
     mpl = pytest.importorskip("matplotlib.axes")
-    assert _proxies._library_class("matplotlib.axes._axes", "Axes") is mpl.Axes
+    assert _described._library_class("matplotlib.axes._axes", "Axes") is mpl.Axes
     for module, name in [
         ("builtins", "int"), ("collections", "OrderedDict"), ("asyncpool.sandbox._judge", "_Proxy"),
         ("_pytest.outcomes", "Skipped"), ("solution", "Point"), ("__main__", "TestCases"),
         ("numpy", "ndarray"), ("matplotlib.axes._axes", "Axes.__init__"),
         ("matplotlib.axes._axes", "nothing"), ("not_imported_anywhere", "C"),
     ]:  # fmt: skip
-        assert _proxies._library_class(module, name) is None, (module, name)
-    assert not _proxies._library_module("os.path")
-    assert not _proxies._library_module("a b")
+        assert _described._library_class(module, name) is None, (module, name)
+    assert not _described._library_module("os.path")
+    assert not _described._library_module("a b")
     # a proxy class made for a name that claims a standard class has no such __class__ (only
     # a class's handle's, or the solution's class for the tests' own reads)
     proxy = _proxies._proxy_class(b"OrderedDict\1collections:OrderedDict")

@@ -161,6 +161,8 @@ the fork server's first fork:
 * :mod:`._annotations`: ``typing``'s annotations;
 * :mod:`._tests_code`: what the judge reads of the tests' code;
 * :mod:`._ops`: the requests of the wire and the operators they name;
+* :mod:`._described`: what a handle says of its object as it crosses (its class's name and
+  protocols, the library class it may stand for, its hash and plain attributes);
 * :mod:`._proxies`: handles (proxies), value-backed handles, the tests' ``type``, the current peer;
 * :mod:`._exceptions`: exceptions, and the classes that cross by name;
 * :mod:`._stand_ins`: the tests' classes derived from the solution's, what the solution may set;

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from . import _resent
 from ._annotations import _TYPING_KINDS, _typing_spec, _typing_value
 from ._bounds import _SHALLOW, MAX_DEPTH, MAX_ITEMS, CodecError
+from ._described import _PLAIN_MAX, _PLAIN_TYPES, _class_name, _field_names, _handle_extras
 from ._exceptions import (
     _PASSED_THROUGH,
     _PASSED_THROUGH_CLASSES,
@@ -44,18 +45,7 @@ from ._exceptions import (
     _TextReference,
 )
 from ._pandas import _pandas_spec, _pandas_value
-from ._proxies import (
-    _BACKED_CLASS_OF,
-    _BACKED_CLASSES,
-    _HANDLE,
-    _PLAIN_MAX,
-    _PLAIN_TYPES,
-    _PROXY_TYPES,
-    _class_name,
-    _field_names,
-    _handle_extras,
-    _proxy_class,
-)
+from ._proxies import _BACKED_CLASS_OF, _BACKED_CLASSES, _HANDLE, _PROXY_TYPES, _proxy_class
 from ._stand_ins import _own_names
 from ._values import (
     _BACKED_BASES,
@@ -1192,7 +1182,7 @@ class _Decoder:
 
     def _theirs_plain(self, depth: int) -> Any:
         """A handle of the other side's object with its hash and plain attributes (see
-        :func:`._proxies._handle_extras`)."""
+        :func:`._described._handle_extras`)."""
         peer = self.peer
         if peer is None:
             raise CodecError("plain attributes where none may be")

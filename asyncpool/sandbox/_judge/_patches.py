@@ -41,10 +41,10 @@ _UNFORWARDED = frozenset({
     # the judge's own modules, by their names in the fork server
     "_asyncpool_zygote._judge",
     *(f"_asyncpool_zygote._judge.{name}" for name in (
-        "_ambient", "_annotations", "_bounds", "_check", "_codec", "_exceptions", "_forwarded",
-        "_framing", "_guard", "_harness", "_kept", "_notices", "_ops", "_pandas", "_patches",
-        "_peer", "_proxies", "_resent", "_serve", "_solution_side", "_stand_ins", "_tests_code",
-        "_tests_namespace", "_values",
+        "_ambient", "_annotations", "_bounds", "_check", "_codec", "_described", "_exceptions",
+        "_forwarded", "_framing", "_guard", "_harness", "_kept", "_notices", "_ops", "_pandas",
+        "_patches", "_peer", "_proxies", "_resent", "_serve", "_solution_side", "_stand_ins",
+        "_tests_code", "_tests_namespace", "_values",
     )),
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's

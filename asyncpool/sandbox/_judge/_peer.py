@@ -313,7 +313,7 @@ class _Peer:
         self.served = 0
         self.answered = 0
         #: Messages sent and read, either way: what a handle's plain attributes were read at
-        #: (see _proxies._plain_attributes) holds while no message has crossed since.
+        #: (see _described._plain_attributes) holds while no message has crossed since.
         self.epoch = 0
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
         # the solution's side: those it made of them, by id: (the exception, its number, its

@@ -14,24 +14,32 @@ of this side: a comparison the other side computes against one is never trusted.
 
 from __future__ import annotations
 
-import abc
 import collections
 import contextlib
 import dataclasses
 import sys
 import types
-import weakref
-from collections.abc import Callable
 from collections.abc import Mapping as _AbcMapping  # bound once: the tests' patches are forwarded
 from collections.abc import Set as _AbcSet
-from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
 from threading import Thread as _Thread
-from threading import active_count as _active_count  # bound once, as Thread
 from typing import TYPE_CHECKING, Any
 
 from ._bounds import MAX_ITERATION
-from ._ops import _HIDDEN, _SUBTRACTIONS
-from ._values import _BUILTIN_TYPES, MAX_MADE_CLASSES, _loaded_class, _made_once
+from ._described import (
+    _ABC_SHIFT,
+    _ABCS,
+    _ASYNC_GENERATOR_NAME,
+    _CAPABILITIES,
+    _FUNCTION_NAME,
+    _GENERATOR_NAME,
+    _STANDS_FOR,
+    _UNHASHABLE,
+    _library_class,
+    _library_class_getter,
+    _standing_module,
+)
+from ._ops import _SUBTRACTIONS
+from ._values import _BUILTIN_TYPES, _made_once
 
 if TYPE_CHECKING:
     from ._peer import _Peer
@@ -275,9 +283,9 @@ class _Proxy:
         # the current one (nor be usable in it).
         object.__setattr__(self, "_owner", owner)
         # The object's plain attributes as its handle crossed with them, and the message count
-        # then (see _plain_attributes): read here while no message has crossed since.
+        # then (see _described._plain_attributes): read here while no message has crossed since.
         object.__setattr__(self, "_seen", None)
-        # Its object's hash, when its class's is the identity's (see _handle_extras).
+        # Its object's hash, when its class's is the identity's (see _described._handle_extras).
         object.__setattr__(self, "_hash", None)
 
     def __del__(self) -> None:
@@ -662,66 +670,6 @@ _slots_forwarded(_FullProxy)
 _PROXY_CLASSES: dict[bytes, type[_Proxy]] = {}
 
 
-def _class_name(kind: type) -> bytes:
-    """The name a handle of an object of ``kind`` crosses with (at most 200 bytes), after
-    ``\2`` (``\3`` when the class has a ``__bool__`` or ``__len__`` of its own: see
-    :func:`_truthy`) and its capabilities in two bytes (:func:`_capabilities`; not for a class,
-    whose handle answers every protocol: ``Color["RED"]``, ``for m in Color``), then, for a
-    dataclass, its fields' names, each after a NUL (when they are identifiers, at most 4,000
-    bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
-    handle as in-process (:func:`_proxy_class`).
-
-    Made once per class (:data:`_CLASS_NAMES`): every handle crosses with it, and reading the
-    class's methods took ~7 us a handle (a linked list walked by the tests: a tenth of each
-    step). A class given a protocol method after its first object crossed keeps the name it
-    crossed with."""
-    try:
-        return _CLASS_NAMES[kind]
-    except (KeyError, TypeError):  # (TypeError: a class that cannot be weakly referenced)
-        pass
-    name = _made_class_name(kind)
-    with contextlib.suppress(TypeError):
-        _CLASS_NAMES[kind] = name
-    return name
-
-
-#: :func:`_class_name` of each class whose objects crossed, for as long as the class lives.
-_CLASS_NAMES: weakref.WeakKeyDictionary[type, bytes] = weakref.WeakKeyDictionary()
-
-
-def _made_class_name(kind: type) -> bytes:
-    if kind is types.GeneratorType:
-        return _GENERATOR_NAME
-    if kind is types.AsyncGeneratorType:
-        return _ASYNC_GENERATOR_NAME
-    if kind is types.FunctionType:
-        return b"\2" + _capabilities(kind).to_bytes(2, "big") + _FUNCTION_NAME
-    name = kind.__name__
-    if type(name) is not str:
-        return b""
-    out = name.encode("utf-8", "replace")[:200]
-    if not issubclass(kind, type):  # a class's handle (its metaclass's object) answers all
-        out = _truth_tag(kind) + _capabilities(kind).to_bytes(2, "big") + out
-    module, qualname = getattr(kind, "__module__", None), getattr(kind, "__qualname__", None)
-    if (
-        type(module) is str and type(qualname) is str
-        and _standing_module(module) and len(module) + len(qualname) < 300
-        and _loaded_class(module, qualname) is kind  # not a class renamed as a library's
-    ):  # fmt: skip
-        out += b"\1" + f"{module}:{qualname}".encode("utf-8", "replace")
-    return out + _field_names(kind)
-
-
-def _truth_tag(kind: type) -> bytes:
-    """``\3`` when ``bool()`` of an object of ``kind`` runs code of the class (a ``__bool__`` or a
-    ``__len__`` in its MRO), else ``\2``: such an object is always true (see :func:`_truthy`)."""
-    for klass in kind.__mro__[:-1]:  # (not object)
-        names = vars(klass)
-        if "__bool__" in names or "__len__" in names:
-            return b"\3"
-    return b"\2"
-
-
 def _truthy(self: Any) -> bool:
     """``bool()`` of a handle whose object's class has neither ``__bool__`` nor ``__len__``:
     True, as in-process, where no code of the class runs for it; asked of nobody (``while
@@ -733,294 +681,6 @@ def _truthy(self: Any) -> bool:
     if peer.computed and peer.is_derived(self):
         return _Proxy.__bool__(self)
     return True
-
-
-#: The types of the attributes a handle crosses with (:func:`_plain_attributes`): values whose
-#: reading runs no code and that nothing but rebinding changes.
-_PLAIN_TYPES = frozenset({int, float, str, bool, type(None)})
-#: The most attributes a handle crosses with; a string's most characters.
-_PLAIN_MAX = 16
-_PLAIN_TEXT = 256
-
-
-def _plain_attributes(
-    value: Any, kind: type, trusted: bool
-) -> tuple[tuple[str, Any], ...] | None:
-    """The plain attributes of this side's object ``value`` (of class ``kind``), to cross with
-    its handle, so that the other side reads them without a request while no message has
-    crossed since (:meth:`_Proxy.__getattr__`): ``node.val`` as the tests walk a linked list
-    the solution returned (``while node: out.append(node.val); node = node.next``), or as the
-    solution walks the tests' (LeetCodeDataset's layout), was half of each step's requests.
-    In-process, reading one runs no code of the class, and between two messages nothing of
-    this side's runs, but its own threads: so never while this process has a thread besides
-    its main one (a thread of the solution that sets ``self.done`` while the tests poll it
-    would never be seen); one it starts later, it starts in a call, a message, after which
-    the attributes are asked again. In the judge (``trusted``), only the names the solution
-    may read (none of :data:`._ops._HIDDEN`'s: what a request would give it).
-
-    Only of an object of a class with neither ``__getattribute__`` nor ``__getattr__`` of its
-    own, at most :data:`_PLAIN_MAX` attributes in its ``__dict__``, each an int of 64 bits, a
-    float, a string of at most :data:`_PLAIN_TEXT` characters, a bool or None, whose name no
-    class of its MRO has (a property or a class attribute of that name decides in-process);
-    None when there is none."""
-    if _active_count() != 1:
-        return None
-    try:
-        names = _PLAIN_CLASSES[kind]
-    except KeyError:
-        names = _PLAIN_CLASSES[kind] = _plain_class_names(kind)
-    except TypeError:  # (a class that cannot be weakly referenced)
-        names = _plain_class_names(kind)
-    if names is None:
-        return None
-    try:
-        own = object.__getattribute__(value, "__dict__")
-    except AttributeError:
-        return None
-    if type(own) is not dict or not own or len(own) > _PLAIN_MAX:
-        return None
-    out = []
-    for name, item in own.items():
-        item_kind = type(item)
-        if (
-            type(name) is not str or name in names or item_kind not in _PLAIN_TYPES
-            or (trusted and name.startswith(_HIDDEN))
-            or (item_kind is int and not -(1 << 63) <= item < 1 << 63)
-            or (item_kind is str and len(item) > _PLAIN_TEXT)
-        ):  # fmt: skip
-            continue
-        out.append((name, item))
-    return tuple(out) or None
-
-
-_IDENTITY_HASH: Any = object.__hash__
-
-
-def _handle_extras(
-    value: Any, kind: type, trusted: bool
-) -> tuple[int | None, tuple[tuple[str, Any], ...]] | None:
-    """What a handle of this side's object ``value`` crosses with besides its number and name:
-    ``(hash, plain attributes)``, or None for neither. The hash when its class's is the
-    identity's (``object.__hash__``: the same for the object's life, and no code of the class
-    runs for it), so that ``node in seen`` and ``seen.add(node)`` over the other side's nodes
-    (a cycle check, LeetCode 142's ``visited`` set of the tests' nodes) ask nothing; the
-    plain attributes of :func:`_plain_attributes`."""
-    try:
-        identity = getattr(kind, "__hash__", None) is _IDENTITY_HASH
-    except Exception:
-        identity = False
-    known = object.__hash__(value) if identity else None
-    plain = _plain_attributes(value, kind, trusted)
-    if known is None and plain is None:
-        return None
-    return known, plain or ()
-
-
-def _plain_class_names(kind: type) -> frozenset[str] | None:
-    """The names the classes of ``kind``'s MRO hold, or None when reading an attribute of its
-    objects may run code of the class (its own ``__getattribute__`` or ``__getattr__``), or
-    its objects are no plain instances (a class, a built-in type's)."""
-    if issubclass(kind, type) or kind.__getattribute__ is not object.__getattribute__:
-        return None
-    if not isinstance(vars(kind).get("__dict__"), types.GetSetDescriptorType) and not any(
-        isinstance(vars(k).get("__dict__"), types.GetSetDescriptorType) for k in kind.__mro__
-    ):
-        return None  # (no instance __dict__: __slots__ only, or a built-in type)
-    names: set[str] = set()
-    for klass in kind.__mro__:
-        if "__getattr__" in vars(klass):
-            return None
-        names.update(k for k in vars(klass) if type(k) is str)
-    return frozenset(names)
-
-
-#: :func:`_plain_class_names` of each class whose objects crossed.
-_PLAIN_CLASSES: weakref.WeakKeyDictionary[type, frozenset[str] | None] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _field_names(kind: type) -> bytes:
-    """A dataclass's field names, each after a NUL (see :func:`_class_name`), or nothing."""
-    try:
-        names = [f.name for f in dataclasses.fields(kind)] if dataclasses.is_dataclass(kind) else []
-    except Exception:
-        names = []
-    if names and all(type(n) is str and n.isidentifier() for n in names):
-        fields = b"\0".join(n.encode() for n in names)
-        if len(fields) <= 4000:
-            return b"\0" + fields
-    return b""
-
-
-#: The protocol methods a handle's proxy has only when the object's class has them (by bit, see
-#: :func:`_capabilities`), then the bit of an unhashable class (``__hash__ = None``).
-_CAPABILITIES = (
-    "__call__", "__iter__", "__next__", "__len__", "__getitem__", "__setitem__", "__delitem__",
-    "__contains__", "__enter__", "__exit__", "__aenter__", "__aexit__",
-)  # fmt: skip
-_UNHASHABLE = 1 << len(_CAPABILITIES)
-#: The ``collections.abc`` classes that only inheritance or registration makes a class an
-#: instance of (not a method's presence, as ``Iterable``'s): a class of the solution's derived
-#: from one has its number (the most specific one) in bits 13-15 of its capabilities, and its
-#: handles' class is registered with it (``isinstance(obj, Mapping)`` as in-process).
-_ABCS = (
-    collections.abc.MutableMapping, collections.abc.Mapping, collections.abc.MutableSequence,
-    collections.abc.Sequence, collections.abc.MutableSet, collections.abc.Set,
-)  # fmt: skip
-_ABC_SHIFT = 13
-
-
-def _capabilities(kind: type) -> int:
-    """Which of :data:`_CAPABILITIES` instances of ``kind`` have (the first class of its MRO
-    that names one decides; ``None`` there is none, as ``__iter__ = None`` makes a class not
-    iterable), and :data:`_UNHASHABLE`. The receiver's proxy then has just those methods, so
-    that ``callable(obj)``, ``isinstance(obj, Iterable)``, ``hasattr(obj, "__len__")`` and the
-    libraries that ask them (numpy telling a sequence from an object) answer as in-process. A
-    class that claims fewer than it has only loses what it would in-process."""
-    found: dict[str, Any] = {}
-    for klass in kind.__mro__:
-        for name, value in vars(klass).items():
-            if name.startswith("__") and name not in found:
-                found[name] = value
-    bits = 0
-    for i, name in enumerate(_CAPABILITIES):
-        if found.get(name) is not None:
-            bits |= 1 << i
-    if "__hash__" in found and found["__hash__"] is None:
-        bits |= _UNHASHABLE
-    for number, abc_class in enumerate(_ABCS, 1):
-        if issubclass(kind, abc_class):
-            bits |= number << _ABC_SHIFT
-            break
-    return bits
-
-
-#: Modules whose classes a handle's ``__class__`` never stands for (see :func:`_library_module`;
-#: the judge's: see :data:`_OWN_MODULES`).
-_NOT_LIBRARIES = frozenset({
-    "solution", "__main__", "_asyncpool_zygote", "asyncpool", "_pytest", "pytest", "numpy",
-    "pandas",
-})  # fmt: skip
-
-
-def _library_module(module: str) -> bool:
-    """Whether ``module`` is a library's: a dotted name outside the standard library, the
-    solution, the tests, pytest and the judge (and numpy and pandas, whose values cross as
-    values and whose classes the judge's own checks use)."""
-    parts = module.split(".")
-    return (
-        all(p.isidentifier() for p in parts)
-        and parts[0] not in sys.stdlib_module_names
-        and parts[0] not in _NOT_LIBRARIES
-    )
-
-
-#: Modules of the standard library (by their first part) whose classes a handle's
-#: ``__class__`` never stands for: their objects cross as values (``datetime``, ``decimal``,
-#: ``collections``, ``pathlib``...), or the judge's own code asks ``isinstance`` of their
-#: classes (``asyncio``'s futures, ``unittest``'s mocks, ``typing``'s, ``abc``'s, ``types``'s
-#: and the built-ins), or they are the interpreter's machinery.
-_NOT_STANDING = frozenset({
-    "builtins", "abc", "typing", "types", "enum", "collections", "decimal", "fractions",
-    "datetime", "_datetime", "_pydatetime", "_decimal", "_pydecimal", "_collections", "uuid",
-    "pathlib", "posixpath", "ntpath", "statistics", "array", "zoneinfo", "_zoneinfo", "copyreg",
-    "asyncio", "_asyncio", "concurrent", "contextvars", "_contextvars", "unittest", "inspect",
-    "importlib", "sys", "gc", "marshal", "pickle", "_pickle", "copy", "weakref", "_weakref",
-    "_weakrefset", "_thread", "atexit", "signal", "socket", "_socket", "io", "_io", "numbers",
-    "dataclasses", "_abc", "_typing", "_collections_abc",
-})  # fmt: skip
-
-
-def _standing_module(module: str) -> bool:
-    """Whether a handle's ``__class__`` may stand for a class of ``module`` (see
-    :func:`_library_class`): a library's (:func:`_library_module`), or the standard
-    library's, numpy's or pandas' but of none of :data:`_NOT_STANDING`."""
-    parts = module.split(".")
-    if not all(p.isidentifier() for p in parts):
-        return False
-    top = parts[0]
-    if top in sys.stdlib_module_names or top in ("numpy", "pandas"):
-        return top not in _NOT_STANDING
-    return top not in _NOT_LIBRARIES  # a library's (as _library_module says)
-
-
-def _value_class(cls: type) -> bool:
-    """Whether objects of ``cls`` cross as values, never as handles (of the modules
-    :func:`_standing_module` admits): a compiled pattern; numpy's arrays, scalars and dtypes;
-    pandas' frames, series, indexes, timestamps, timedeltas, ``NaT`` and ``NA``."""
-    bases: list[type] = [_Pattern]
-    np = sys.modules.get("numpy")
-    if np is not None:
-        bases += [np.ndarray, np.generic, np.dtype]
-    pd = sys.modules.get("pandas")
-    if pd is not None:
-        bases += [pd.DataFrame, pd.Series, pd.Index, pd.Timestamp, pd.Timedelta]
-        bases += [type(pd.NaT), type(pd.NA)]
-    return issubclass(cls, tuple(bases))
-
-
-#: Library classes a handle's ``__class__`` stands for, once found (:func:`_library_class`).
-_LIBRARY_CLASSES: dict[tuple[str, str], type] = {}
-
-
-def _library_class(module: str, qualname: str) -> type | None:
-    """The class ``qualname`` of the library module ``module`` as imported here (nothing is
-    imported for it), when a handle's ``__class__`` may stand for it: a plain class whose
-    bases are all of libraries (or ``object``, ``abc.ABC``, ``typing.Generic``), never a
-    metaclass nor an exception. Else None."""
-    key = (module, qualname)
-    found = _LIBRARY_CLASSES.get(key)
-    if found is not None:
-        return found
-    found = _loaded_class(module, qualname)
-    if found is None or issubclass(found, (type, BaseException)):
-        return None
-    if _value_class(found):
-        return None
-    for klass in found.__mro__:
-        where = getattr(klass, "__module__", None)
-        if klass in (object, abc.ABC) or (where == "typing" and klass.__name__ == "Generic"):
-            continue
-        if type(where) is not str or not _standing_module(where):
-            return None
-    if len(_LIBRARY_CLASSES) < MAX_MADE_CLASSES:
-        _LIBRARY_CLASSES[key] = found
-    return found
-
-
-#: The key of a proxy class's ``(module, qualname)``: the library or standard class its
-#: handles' objects said they are of, as they crossed (see :func:`_class_name`); no attribute
-#: name of a solution's object can be it (a NUL).
-_STANDS_FOR = "\0stands_for"
-
-
-def _library_class_getter(module: str, qualname: str) -> Callable[[Any], Any]:
-    """The ``__class__`` of the handles of a library class's objects (a matplotlib ``Axes``):
-    that class when the tests' process has it (:func:`_library_class`), so that
-    ``isinstance(ax, plt.Axes)`` holds as in-process; else the handle's own class. The
-    solution's side names the library class only for an object of that very class (a class
-    renamed as one is not: :func:`_class_name`); a solution that rewrote its side of the wire
-    may claim any, as one whose ``__class__`` says so in-process may; ``type()`` never follows
-    the claim (:func:`_type_of`)."""
-
-    def get(self: Any) -> Any:
-        found = _library_class(module, qualname)
-        return type(self) if found is None else found
-
-    return get
-
-
-#: The name a generator's handle crosses with: ``generator`` then a NUL, which no class of the
-#: solution's can cross with (a name has no NUL, a dataclass's fields follow the NUL), so that
-#: only a real generator's handle is a :class:`_GeneratorProxy`.
-_GENERATOR_NAME = b"generator\0"
-_ASYNC_GENERATOR_NAME = b"async_generator\0"
-#: ... and a plain function's (a ``def`` or a ``lambda``): in the judge, its handle's
-#: ``__class__`` says ``FunctionType`` (:func:`_function_type`; ``inspect.isfunction``,
-#: ``isgeneratorfunction``, ``iscoroutinefunction`` then read its ``__code__``'s flags, a
-#: request), as :class:`_GeneratorProxy`'s says its type.
-_FUNCTION_NAME = b"function\0"
 
 
 def _class_type(self: Any) -> type:

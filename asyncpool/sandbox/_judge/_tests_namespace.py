@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from ._ambient import _int_digits, _set_int_max_str_digits
 from ._bounds import MAX_NAMES, CodecError
+from ._described import _library_module
 from ._exceptions import _Mirror, _standard_class_name
 from ._kept import _watch_mark
-from ._proxies import _BACKED_CLASSES, _PROXY_TYPES, _library_module, _peer
+from ._proxies import _BACKED_CLASSES, _PROXY_TYPES, _peer
 from ._tests_code import _code_objects
 from ._values import _BUILTIN_TYPE_NAMES, _import_numpy
 
