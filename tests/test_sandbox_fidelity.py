@@ -5744,6 +5744,235 @@ CORPUS.append(
     )
 )
 
+#: Helper 45's red team of the handles' hash and plain attributes, ``id`` and slots: code that
+#: runs on the owner's side without a message (a ``__del__`` a dropped handle's release runs, a
+#: signal handler, a raw ``_thread``), a class changed after its first object crossed, classes
+#: that compare equal, a slot filled again during the call that kept its list, and ``id``s that
+#: cross between the two sides. Each failed at 6f0f3fa (or at both trees, for the ``id``s).
+_POLL = _d("""
+    import time
+    def wait_for(read):
+        deadline = time.monotonic() + 20
+        while not read() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return read()
+""")
+CORPUS += [
+    Case.twin(
+        "a connection's __del__ gives back its pool's slot when the tests drop it",
+        _d("""
+            class Pool:
+                def __init__(self):
+                    self.live = 0
+                def open(self):
+                    return Conn(self), self
+            class Conn:
+                def __init__(self, pool):
+                    self.pool = pool
+                    pool.live += 1
+                def __del__(self):
+                    self.pool.live -= 1
+            def make():
+                return Pool()
+        """),
+        ("self.pool.live -= 1", "self.pool.live -= 0"),
+        _d("""
+            p = make()
+            c, p = p.open()
+            assert p.live == 1
+            del c
+            assert p.live == 0, p.live
+        """),
+    ),
+    Case.twin(
+        "a weakref.finalize of the solution counts the objects the tests drop",
+        _d("""
+            import weakref
+            class Registry:
+                def __init__(self):
+                    self.count = 0
+                def add(self):
+                    item = Item()
+                    self.count += 1
+                    weakref.finalize(item, self._gone)
+                    return item, self
+                def _gone(self):
+                    self.count -= 1
+            class Item:
+                pass
+            def make():
+                return Registry()
+        """),
+        ("        self.count -= 1\n", "        self.count -= 0\n"),
+        _d("""
+            r = make()
+            item, r = r.add()
+            assert r.count == 1
+            del item
+            assert r.count == 0, r.count
+        """),
+    ),
+    Case.twin(
+        "a signal handler of the solution sets the flag the tests poll",
+        _d("""
+            import signal
+            class Alarm:
+                def __init__(self, seconds):
+                    self.state = None
+                    signal.signal(signal.SIGALRM, self._ring)
+                    signal.setitimer(signal.ITIMER_REAL, seconds)
+                def _ring(self, signum, frame):
+                    self.state = "rung"
+        """),
+        ('self.state = "rung"', 'self.state = "rang"'),
+        _POLL + _d("""
+            a = Alarm(0.05)
+            assert wait_for(lambda: a.state) == "rung"
+        """),
+    ),
+    Case.twin(
+        "a raw _thread of the solution sets the flag the tests poll",
+        _d("""
+            import _thread
+            import time
+            class Worker:
+                def __init__(self):
+                    self.result = None
+                    _thread.start_new_thread(self._run, ())
+                def _run(self):
+                    time.sleep(0.05)
+                    self.result = sum(range(10))
+        """),
+        ("self.result = sum(range(10))", "self.result = sum(range(11))"),
+        _POLL + _d("""
+            w = Worker()
+            assert wait_for(lambda: w.result) == 45
+        """),
+    ),
+    Case.twin(
+        "the solution gives its class __bool__ after the first object crossed",
+        _d("""
+            class Box:
+                def __init__(self, items):
+                    self.items = items
+            def make(items):
+                return Box(items)
+            def enable():
+                Box.__bool__ = lambda self: bool(self.items)
+        """),
+        ("lambda self: bool(self.items)", "lambda self: True"),
+        _d("""
+            assert make([1])
+            enable()
+            assert not make([])
+            assert make([2])
+        """),
+    ),
+    Case.twin(
+        "two classes of the solution whose metaclass makes them compare equal",
+        _d("""
+            class Meta(type):
+                def __eq__(cls, other):
+                    return isinstance(other, Meta)
+                def __hash__(cls):
+                    return 1
+            class Plain(metaclass=Meta):
+                def area(self):
+                    return 2
+            class Sized(metaclass=Meta):
+                def __len__(self):
+                    return 3
+            def make(k):
+                return Sized() if k else Plain()
+        """),
+        ("        return 3\n", "        return 4\n"),
+        _d("""
+            assert make(0).area() == 2
+            assert len(make(1)) == 3
+        """),
+    ),
+    Case.twin(
+        "the solution keeps a big list whose slot a nested call fills again",
+        _d("""
+            class Keeper:
+                def __init__(self):
+                    self.nums = None
+                def keep(self, nums, cb):
+                    self.nums = nums
+                    cb()
+                    return len(nums)
+                def peek(self, i):
+                    return self.nums[i]
+            def touch(xs):
+                return xs[0]
+        """),
+        ("        self.nums = nums\n", "        self.nums = list(nums)\n"),
+        _d("""
+            a = list(range(3000))
+            k = Keeper()
+            def cb():
+                a[0] = 7
+                touch(a)
+            assert k.keep(a, cb) == 3000
+            a[2500] = -1
+            assert k.peek(2500) == -1
+        """),
+    ),
+    Case.twin(
+        "after 20 calls the tests change the last item of a 1M-item snapshot, a copy or not",
+        _d("""
+            class Store:
+                def __init__(self, n):
+                    self.data = list(range(n))
+                def snapshot(self):
+                    return list(self.data)
+                def get(self, i):
+                    return self.data[i]
+        """),
+        ("return list(self.data)", "return self.data"),
+        _d("""
+            s = Store(1_000_000)
+            snap = s.snapshot()
+            for i in range(20):
+                assert s.get(i) == i
+            snap[999_999] = -1
+            assert s.get(999_999) == 999_999, "the snapshot must be a copy"
+        """),
+    ),
+    Case.twin(
+        "ids cross between the sides: the solution's map of the tests' nodes, its own ids",
+        _d("""
+            def depths(root):
+                out = {}
+                def walk(node, d):
+                    if node:
+                        out[id(node)] = d
+                        walk(node.left, d + 1)
+                        walk(node.right, d + 1)
+                walk(root, 0)
+                return out
+            class Token:
+                pass
+            def make():
+                t = Token()
+                return t, id(t)
+        """),
+        ("out[id(node)] = d\n", "out[id(node)] = d + 1\n"),
+        _d("""
+            class TreeNode:
+                def __init__(self, val, left=None, right=None):
+                    self.val = val
+                    self.left = left
+                    self.right = right
+            root = TreeNode(1, TreeNode(2, TreeNode(4)), TreeNode(3))
+            dd = depths(root)
+            assert dd[id(root)] == 0 and dd[id(root.left.left)] == 2 and len(dd) == 4
+            t, i = make()
+            assert id(t) == i
+        """),
+    ),
+]
+
 #: The in-process harness: exec the solution in a module named ``solution`` (as human-eval and
 #: LiveCodeBench exec it, not as ``__main__``), then the tests in the same namespace, then
 #: ``check(entry_point)`` when there is an entry point (a name, or LeetCodeDataset's
@@ -7607,7 +7836,7 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     assert _kept._big_left[0] == _kept.BIG_BUDGET - 10_000 - 2 * 6_100
     # Spent: the free part is still compared (a change in a free row, or of the top, is
     # seen: a program that spends the budget on purpose hides nothing there); a paid row's
-    # change is not, nor a same-length change of a big top past its head; a change of its
+    # change is not, nor a same-length change of a big top between its ends; a change of its
     # length is.
     grid = [[0] * 100 for _ in range(100)]
     mark = _kept._watch_mark(grid)
@@ -7622,14 +7851,14 @@ def test_a_watched_container_past_the_free_size_is_compared_item_by_item_within_
     _kept._big_left[0] = 20_000
     mark = _kept._watch_mark(board)
     _kept._big_left[0] = 9_999
-    board[9_000] = 1  # past the head (its first MAX_WATCHED_ITEMS items are compared)
+    board[5_000] = 1  # between its ends (its first and last MAX_WATCHED_ITEMS are compared)
     assert not _kept._watch_changed(board, mark)
     board.append(0)
     assert _kept._watch_changed(board, mark)
     # A mark made while the budget is spent is whole still: compared item by item once the
     # budget is earned back (see _kept.earn); only one past MAX_BIG_ITEMS is a length.
     mark = _kept._watch_mark(board)
-    board[9_500] = 2
+    board[5_500] = 2
     assert not _kept._watch_changed(board, mark)
     _kept._big_left[0] = 10_001
     assert _kept._watch_changed(board, mark)
@@ -8031,12 +8260,13 @@ def test_a_sent_list_is_named_only_while_it_is_the_same_object_with_the_same_ite
     assert not _resent.eligible([0] * (_resent.MAX_ITEMS + 1))
 
 
-def test_the_comparison_budget_is_earned_back_by_what_crosses_and_a_big_tops_head_is_free(
+def test_the_comparison_budget_is_earned_back_by_what_crosses_and_a_big_tops_ends_are_free(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Spent, the budget of item-by-item comparisons comes back with each message (what
     crosses, not the time: the same program gets the same comparisons under any load), up to
-    BIG_BUDGET; and a big top's first MAX_WATCHED_ITEMS items are compared even then."""
+    BIG_BUDGET; and a big top's first and last MAX_WATCHED_ITEMS items are compared even
+    then."""
     monkeypatch.setattr(_kept, "_big_left", [0])
     monkeypatch.setattr(_kept, "_backed_left", [0])
     _kept.earn(8_000)
@@ -8044,19 +8274,21 @@ def test_the_comparison_budget_is_earned_back_by_what_crosses_and_a_big_tops_hea
     assert _kept._backed_left == [_kept.MESSAGE_ITEMS + 1_000]
     _kept.earn(8 * _kept.BIG_BUDGET)
     assert _kept._big_left == [_kept.BIG_BUDGET]
-    size = _kept.MAX_WATCHED_ITEMS + 1_000
+    size = 3 * _kept.MAX_WATCHED_ITEMS
     board = list(range(size))
     mark = _kept._watch_mark(board)
     _kept._big_left[0] = 0
-    board[size - 1] = -1  # past the head: not seen while spent
+    board[size // 2] = -1  # between the ends: not seen while spent
     assert not _kept._watch_changed(board, mark)
-    board[10] = -1  # in the head: seen
-    assert _kept._watch_changed(board, mark)
-    board[10] = 10
+    for i in (10, size - 10):  # in the head, in the tail: seen
+        board[i] = -1
+        assert _kept._watch_changed(board, mark)
+        board[i] = i
     _kept.earn(8 * size)  # a message that carried about as much as the list
-    assert _kept._watch_changed(board, mark)  # the tail's change, seen now
+    assert _kept._watch_changed(board, mark)  # the middle's change, seen now
     table = {i: i for i in range(size)}
-    mark = _kept._watch_mark(table)
-    _kept._big_left[0] = 0
-    table[3] = -3
-    assert _kept._watch_changed(table, mark)
+    for key in (3, size - 3):
+        mark = _kept._watch_mark(table)
+        _kept._big_left[0] = 0
+        table[key] = -3
+        assert _kept._watch_changed(table, mark)

@@ -2672,14 +2672,14 @@ def _answering_id(answer: str) -> str:
 @pytest.mark.parametrize(
     "answer",
     [
-        pytest.param("id(obj.of) - BASE", id="the tests' object's own address"),
         pytest.param("id(obj.of)", id="the id the solution sees of the tests' object"),
+        pytest.param("id(obj.of) + BASE", id="the tests' object's address, moved up"),
     ],
 )
 def test_a_handle_never_has_the_id_of_an_object_of_the_tests(answer: str) -> None:
-    """The tests' ``id`` of a handle is the solution's ``id`` of its object moved above every
-    address of the judge: however the solution answers, it is never the ``id`` of one of the
-    tests' objects (``id(same(n)) == id(n)`` holds in-process only for ``n`` itself)."""
+    """The ``id`` of the solution's objects lies above every address of the judge, on both
+    sides: however the solution answers, its handle's is never the ``id`` of one of the tests'
+    objects (``id(same(n)) == id(n)`` holds in-process only for ``n`` itself)."""
     tests = _d("""
         class Node:
             def __init__(self, val):
@@ -2696,13 +2696,35 @@ def test_a_handle_never_has_the_id_of_an_object_of_the_tests(answer: str) -> Non
     assert run_tests(honest, tests).status == "passed"
 
 
-@pytest.mark.parametrize("answer", ["-1", "1 << 62", "'7'", "1.0"])
+@pytest.mark.parametrize("answer", ["-1", "5", "1 << 63", "'7'", "1.0"])
 def test_an_id_no_object_can_have_fails_the_check(answer: str) -> None:
-    """An ``id`` answer that is not an int in ``[0, 2**62)`` is a rewritten wire: failed."""
+    """An ``id`` answer that is not an int in ``[2**62, 2**63)`` (the solution's objects') is a
+    rewritten wire: failed."""
     tests = "class Node:\n    def __init__(self, val):\n        self.val = val\nid(same(Node(1)))\n"
     result = run_tests(_answering_id(answer), tests)
     assert result.status == "failed", result.stdout_tail[-1500:]
     assert "the solution answered id() with what no id can be" in result.stdout_tail
+
+
+def test_an_id_is_asked_once_per_handle_and_never_shared_by_two_live_handles() -> None:
+    """A rewritten wire that answers ``id`` with a fresh number at each request (``clone()``
+    returning ``self`` passing ``id(c) != id(o)``) gets its first answer back, the handle's for
+    its life; one that answers two of its objects with one number (a wrong singleton passing
+    ``id(a) == id(b)``) fails the check (helper 45's A4)."""
+    fresh = _answering_id("next(FRESH)").replace(
+        "BASE = 1 << 62\n", "BASE = 1 << 62\nimport itertools\nFRESH = itertools.count(BASE)\n"
+    ).replace("    return Copy(node)\n", "    return Copy(node)\ndef clone(c):\n    return c\n")
+    tests = "class Node:\n    def __init__(self, val):\n        self.val = val\n"
+    tests += "o = same(Node(1))\nc = clone(o)\nassert id(c) != id(o)\n"
+    result = run_tests(fresh, tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "assert id(c) != id(o)" in result.stdout_tail, result.stdout_tail[-1500:]
+    constant = _answering_id("BASE + 4242")
+    tests = "class Node:\n    def __init__(self, val):\n        self.val = val\n"
+    tests += "a, b = same(Node(1)), same(Node(2))\nassert id(a) == id(b)\n"
+    result = run_tests(constant, tests)
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "of two of its objects with one id" in result.stdout_tail, result.stdout_tail[-1500:]
 
 
 @pytest.mark.parametrize(
@@ -2761,15 +2783,19 @@ _NODES = _d("""
 """)
 
 
-def _refusing(condition: str, what: str) -> str:
+def _refusing(condition: str, what: str, allowed: int = 0) -> str:
     """:data:`_NODES` in a solution that ends its process at a request of the judge for which
-    ``condition`` (of ``op`` and ``args``) holds, saying ``asked for`` and ``what`` (an
-    expression of them): a check that makes such a request fails with that message."""
+    ``condition`` (of ``op`` and ``args``) holds, past the first ``allowed`` of them, saying
+    ``asked for`` and ``what`` (an expression of them): a check that makes more fails with
+    that message."""
     return JUDGE_WIRE + _d(f"""
         perform = wire._Peer.perform
+        ASKED = []
         def refusing(self, op, obj, args, kwargs):
             if {condition}:
-                raise SystemExit("asked for " + str({what}))
+                ASKED.append(op)
+                if len(ASKED) > {allowed}:
+                    raise SystemExit("asked for " + str({what}))
             return perform(self, op, obj, args, kwargs)
         wire._Peer.perform = refusing
     """) + _NODES
@@ -2814,21 +2840,22 @@ def test_the_truth_of_an_object_computed_from_a_value_of_the_tests_is_still_refu
     assert "not a value (bool)" in result.stdout_tail, result.stdout_tail[-500:]
 
 
-_NO_VAL_ASKED = _refusing('op == "getattr" and args and args[0] in ("val", "name")', "args[0]")
+_NO_VAL_ASKED = _refusing('op == "getattr" and args and args[0] in ("val", "name")', "args[0]", 1)
 
 
 def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_crosses() -> None:
-    """A handle of the solution's plain object crosses with its plain attributes (ints,
-    floats, short strings, bools, None): the tests read them without a request (a linked
-    list walked by the tests: ``node.val`` was half of each step's requests) until a message
-    crosses, after which they are asked again (the solution's method may have changed them);
-    a long string is always asked."""
+    """A handle of the solution's plain object crosses with the plain attributes (ints, floats,
+    short strings, bools, None) the tests asked of an object of its class before: the first
+    node's ``val`` is asked, the next ones' are read without a request (a linked list walked
+    by the tests: ``node.val`` was half of each step's requests) until a message crosses, after
+    which they are asked again (the solution's method may have changed them); a long string is
+    always asked."""
     walk = "p = build(30)\nvals = []\nwhile p:\n    vals.append(p.val)\n    p = p.next\n"
     walk += "assert vals == list(range(1, 31))\n"
     assert run_tests(_NO_VAL_ASKED, walk).status == "passed"
     for tests, asked in [
-        ("h = build(1)\nh.bump()\nassert h.val == 2\n", "asked for val"),
-        ("h = build(1)\nassert len(h.name) == 300\n", "asked for name"),
+        ("h = build(1)\nassert h.val == 1\nh.bump()\nassert h.val == 2\n", "asked for val"),
+        ("assert len(build(1).name) == 300\nassert len(build(1).name) == 300\n", "asked for name"),
     ]:
         result = run_tests(_NO_VAL_ASKED, tests)
         assert result.status == "failed", tests
@@ -2842,19 +2869,20 @@ def test_a_handles_plain_attributes_are_read_without_a_request_until_a_message_c
 @pytest.mark.parametrize(
     "plain",
     [
-        pytest.param("(None, (('val', [1]),))", id="a list"),
-        pytest.param("(None, tuple((f'a{i}', i) for i in range(17)))", id="too many"),
-        pytest.param("(None, ((1, 2),))", id="a name that is no string"),
-        pytest.param("(None, ())", id="none"),
-        pytest.param("('1', ())", id="a hash that is no int"),
-        pytest.param("(1, (), 2)", id="three parts"),
+        pytest.param("(None, (('val', [1]),), False)", id="a list"),
+        pytest.param("(None, tuple((f'a{i}', i) for i in range(17)), False)", id="too many"),
+        pytest.param("(None, ((1, 2),), False)", id="a name that is no string"),
+        pytest.param("(None, (), False)", id="none"),
+        pytest.param("('1', (), False)", id="a hash that is no int"),
+        pytest.param("(1, (), 1)", id="finalizes that is no bool"),
+        pytest.param("(1, ())", id="two parts"),
     ],
 )
 def test_malformed_plain_attributes_of_a_handle_fail_the_check(plain: str) -> None:
     """The plain attributes a handle crosses with are checked as the judge reads them: a
     solution that rewrote its encoder to send others breaks the protocol (a failed check)."""
     solution = JUDGE_WIRE + _d(f"""
-        wire._handle_extras = lambda value, kind, trusted: {plain}
+        wire._handle_extras = lambda value, kind, trusted, epoch: {plain}
         class Node:
             def __init__(self):
                 self.val = 1
@@ -2867,14 +2895,16 @@ def test_malformed_plain_attributes_of_a_handle_fail_the_check(plain: str) -> No
 
 
 def test_the_hash_of_a_handle_whose_class_hashes_by_identity_is_asked_of_nobody() -> None:
-    """Such an object's hash is the same for its life and runs no code of its class: its
-    handle crosses with it, and ``node in seen`` over the solution's nodes asks nothing; a
-    class with a ``__hash__`` of its own is asked each time (its hash may change)."""
-    no_hash = _refusing('op == "hash"', '"hash"')
+    """Such an object's hash is the same for its life and runs no code of its class: once the
+    tests asked it of one object of the class, its handles cross with it, and ``node in seen``
+    over the solution's nodes asks no more; a class with a ``__hash__`` of its own is asked
+    each time (its hash may change)."""
+    no_hash = _refusing('op == "hash"', '"hash"', 2)  # (the first node's ``in`` and ``add``)
     tests = "p = build(40)\nseen = set()\nwhile p:\n    assert p not in seen\n"
     tests += "    seen.add(p)\n    p = p.next\nassert len(seen) == 40\n"
     assert run_tests(no_hash, tests).status == "passed"
-    result = run_tests(no_hash, "assert {Key(1): 1}[Key(1)] == 1\n")
+    keys = "ks = []\nfor i in range(5):\n    ks.append(Key(i))\n    assert ks[-1] in set(ks)\n"
+    result = run_tests(no_hash, keys)
     assert result.status == "failed"
     assert "asked for hash" in result.stdout_tail, result.stdout_tail[-500:]
-    assert run_tests(JUDGE_WIRE + _NODES, "assert Key(1) not in {Key(1)}\n").status == "passed"
+    assert run_tests(JUDGE_WIRE + _NODES, keys).status == "passed"

@@ -361,10 +361,10 @@ at every message; the rest, up to 1,048,576 items, when the check's budget for s
 comparisons covers them (4 million items a side, about 60 ms, earned back by each message as
 2,048 items and one per 8 bytes it carries, never by time, so that the same program gets the
 same comparisons under any load; value-backed objects have one of their own), and otherwise
-the first 4,096 still are (a change past them is seen at the first message the budget covers
-it again); a container too big for what is left is passed over (its smaller siblings are still
-watched), one of more than 1,048,576 items of its own is compared by its length, and a change
-there is not seen.
+the first 4,096 still are, and a big container's last 4,096 (a change between them is seen at
+the first message the budget covers it again); a container too big for what is left is passed
+over (its smaller siblings are still watched), one of more than 1,048,576 items of its own is
+compared by its length, and a change there is not seen.
 The solution may set public data attributes of instances of the tests' own plain classes (a
 LeetCodeDataset ``ListNode`` the tests built and the solution relinks), and add new ones;
 never a name the class defines (a method, a property, a class-wide setting) but a slot, an
@@ -379,7 +379,8 @@ solution's modules crosses. A library's submodule the solution imported under a 
 library, as in-process, where the tests' ``import matplotlib`` finds ``matplotlib.axes`` loaded.
 Where the semantics still differ from in-process: a pandas ``Series`` or an ``array.array`` the
 tests pass is not written back (a numpy array and a DataFrame are); identity across the wire holds
-for handles (and ``id()`` of one is its object's, stable while the object lives), for containers
+for handles (and ``id()`` is one map on both sides: a handle's is its object's, stable while the
+object lives; the solution's objects' lie above 2**62), for containers
 the tests passed and within one reply, not for a value two replies return; a handle's
 ``isinstance`` against the tests' classes (but a library's) is false;
 ``type(handle)`` is a proxy class of the judge named as the solution's class (``type(r).__name__``

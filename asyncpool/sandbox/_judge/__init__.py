@@ -90,10 +90,11 @@ What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):
   handles (``re.Match``; see :func:`_standing_module`), says that class, as the receiver has it,
   as its ``__class__`` (:func:`_library_class`): ``isinstance(ax, plt.Axes)`` holds. The
   tests' ``type`` (:class:`_TestsType`) of a handle is its object's class, asked of the owner
-  (``type(p) is Point``, ``type(p).count``); either side's ``id`` of a handle is the owner's
-  ``id`` of the object, asked and moved above every address of the asker
-  (:func:`_handle_id`): the same for as long as the object lives, however often its handle is
-  dropped and made again (``index[id(p)]`` over a list walked node by node).
+  (``type(p) is Point``, ``type(p).count``); ``id`` is one map on both sides
+  (:func:`_handle_id`): of an object of the tests' its address, of one of the solution's its
+  address moved above 2**62 (never a tests' object's), and a handle's ``id`` is its owner's,
+  asked once: the same for as long as the object lives, however often its handle is dropped
+  and made again (``index[id(p)]`` over a list walked node by node).
 * **write-back**: a mutable container (list, dict, set, bytearray and the mutable standard types)
   sent in a request is rebuilt on the other side; when the request is served, the server sends
   the new contents of those it changed with its reply, and the requester applies them to its

@@ -63,6 +63,7 @@ from ._ambient import (
 )
 from ._bounds import MAX_NAMES, CodecError
 from ._codec import _Decoder
+from ._described import watch_background
 from ._exceptions import _SOLUTION_EXIT
 from ._forwarded import _ASSIGNED, _SOLUTIONS, _SPIES, _SolutionModule
 from ._framing import _buffers, _recv
@@ -237,6 +238,7 @@ def judge_check(
             namespace["type"] = _TestsType
         if "id" in used:
             namespace["id"] = _handle_id
+        watch_background()
         for name, module in list(standard.items())[:MAX_NAMES]:
             own = _standard(module, name) if name in used and _may_proxy(name) else None
             if own is not None:

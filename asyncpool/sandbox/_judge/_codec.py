@@ -531,7 +531,7 @@ class _Encoder:
             if issubclass(kind, type) and b"\0" not in name:
                 # a dataclass itself: its handle has its fields too (``dataclasses.fields(Item)``)
                 name += _field_names(value)
-            extras = _handle_extras(value, kind, self.peer.trusted)
+            extras = _handle_extras(value, kind, self.peer.trusted, self.peer.epoch)
             n = self.peer.export(value)
             out += (b"h" if extras is None else b"+", _U32.pack(n), _U32.pack(len(name)), name)
             if extras is not None:  # (its hash, its plain attributes: see _handle_extras)
@@ -1188,10 +1188,13 @@ class _Decoder:
             raise CodecError("plain attributes where none may be")
         proxy = self._theirs(depth)
         extras = self.value(depth + 1)
-        if type(extras) is not tuple or len(extras) != 2:
+        if type(extras) is not tuple or len(extras) != 3:
             raise CodecError("malformed plain attributes")
-        known, plain = extras
-        if (known is not None and type(known) is not int) or (known is None and not plain):
+        known, plain, finalizes = extras
+        if (
+            (known is not None and type(known) is not int) or type(finalizes) is not bool
+            or (known is None and not plain and not finalizes)
+        ):  # fmt: skip
             raise CodecError("malformed plain attributes")
         if type(plain) is not tuple or len(plain) > _PLAIN_MAX or not all(
             type(pair) is tuple and len(pair) == 2 and type(pair[0]) is str
@@ -1203,6 +1206,8 @@ class _Decoder:
             object.__setattr__(proxy, "_hash", known)
         if plain:
             object.__setattr__(proxy, "_seen", (peer.epoch, dict(plain)))
+        if finalizes:
+            object.__setattr__(proxy, "_fin", True)
         return proxy
 
     def _mine(self, depth: int) -> Any:

@@ -12,17 +12,22 @@ Must not: hold or make a proxy, nor send anything (the codec sends what this giv
 
 from __future__ import annotations
 
+import _thread
 import abc
 import collections.abc
-import contextlib
 import dataclasses
 import sys
 import types
 import weakref
 from collections.abc import Callable
 from re import Pattern as _Pattern  # bound once: the tests' patches of re are forwarded
-from threading import active_count as _active_count  # bound once: the tests' patches are forwarded
+from signal import default_int_handler as _default_int_handler  # (bound once, as Pattern)
+from signal import getsignal as _getsignal
+from signal import signal as _set_handler
+from signal import valid_signals as _valid_signals
+from sys import _current_frames  # bound once: the tests' patches are forwarded
 from typing import Any
+from weakref import getweakrefcount as _getweakrefcount  # (bound once, as Pattern)
 
 from ._ops import _HIDDEN
 from ._values import MAX_MADE_CLASSES, _loaded_class
@@ -37,22 +42,46 @@ def _class_name(kind: type) -> bytes:
     bytes in all), so that ``dataclasses.asdict``/``fields``/``is_dataclass`` work on the
     handle as in-process (:func:`_proxy_class`).
 
-    Made once per class (:data:`_CLASS_NAMES`): every handle crosses with it, and reading the
-    class's methods took ~7 us a handle (a linked list walked by the tests: a tenth of each
-    step). A class given a protocol method after its first object crossed keeps the name it
-    crossed with."""
-    try:
-        return _CLASS_NAMES[kind]
-    except (KeyError, TypeError):  # (TypeError: a class that cannot be weakly referenced)
-        pass
-    name = _made_class_name(kind)
-    with contextlib.suppress(TypeError):
-        _CLASS_NAMES[kind] = name
+    Made once per class and kept while the class is unchanged (:class:`_PerClass`): every
+    handle crosses with it, and reading the class's methods took ~7 us a handle (a linked list
+    walked by the tests: a tenth of each step)."""
+    name: bytes = _CLASS_NAMES.get(kind)
     return name
 
 
-#: :func:`_class_name` of each class whose objects crossed, for as long as the class lives.
-_CLASS_NAMES: weakref.WeakKeyDictionary[type, bytes] = weakref.WeakKeyDictionary()
+class _PerClass:
+    """What ``make(kind)`` says of a class, kept by the class's identity while the class is
+    unchanged: made again when a class of its MRO gained or lost a name since (``Box.__bool__
+    = ...`` or a property added in a later call: the cached answer said the class had none).
+
+    By identity, not in a ``WeakKeyDictionary``, which looks a class up by its metaclass's
+    ``__eq__`` and ``__hash__``: two classes that compare equal shared one answer, and a
+    ``Plain`` object's handle said it had ``Sized``'s ``__len__`` (helper 45's A3)."""
+
+    __slots__ = ("_entries", "_make")
+
+    def __init__(self, make: Callable[[type], Any]) -> None:
+        self._make = make
+        self._entries: dict[int, tuple[Any, tuple[int, ...], Any]] = {}
+
+    def get(self, kind: type) -> Any:
+        shape = tuple(len(vars(k)) for k in kind.__mro__[:-1])  # (object's never changes)
+        key = id(kind)
+        entry = self._entries.get(key)
+        if entry is not None and entry[0]() is kind and entry[1] == shape:
+            return entry[2]
+        made = self._make(kind)
+        entries = self._entries
+
+        def forget(_: object) -> None:  # the class died: its id may be another class's then
+            entries.pop(key, None)
+
+        try:
+            ref = weakref.ref(kind, forget)
+        except TypeError:  # a class that cannot be weakly referenced: not kept
+            return made
+        entries[key] = (ref, shape, made)
+        return made
 
 
 def _made_class_name(kind: type) -> bytes:
@@ -97,7 +126,7 @@ _PLAIN_TEXT = 256
 
 
 def _plain_attributes(
-    value: Any, kind: type, trusted: bool
+    value: Any, kind: type, trusted: bool, asked: set[str]
 ) -> tuple[tuple[str, Any], ...] | None:
     """The plain attributes of this side's object ``value`` (of class ``kind``), to cross with
     its handle, so that the other side reads them without a request while no message has
@@ -105,25 +134,18 @@ def _plain_attributes(
     the solution returned (``while node: out.append(node.val); node = node.next``), or as the
     solution walks the tests' (LeetCodeDataset's layout), was half of each step's requests.
     In-process, reading one runs no code of the class, and between two messages nothing of
-    this side's runs, but its own threads: so never while this process has a thread besides
-    its main one (a thread of the solution that sets ``self.done`` while the tests poll it
-    would never be seen); one it starts later, it starts in a call, a message, after which
-    the attributes are asked again. In the judge (``trusted``), only the names the solution
-    may read (none of :data:`._ops._HIDDEN`'s: what a request would give it).
+    this side's runs, but what :func:`_quiet` rules out (its own threads, its signal handlers)
+    and the finalizers a dropped handle's release runs (see :func:`_handle_extras`). In the
+    judge (``trusted``), only the names the solution may read (none of
+    :data:`._ops._HIDDEN`'s: what a request would give it).
 
     Only of an object of a class with neither ``__getattribute__`` nor ``__getattr__`` of its
     own, at most :data:`_PLAIN_MAX` attributes in its ``__dict__``, each an int of 64 bits, a
     float, a string of at most :data:`_PLAIN_TEXT` characters, a bool or None, whose name no
-    class of its MRO has (a property or a class attribute of that name decides in-process);
-    None when there is none."""
-    if _active_count() != 1:
-        return None
-    try:
-        names = _PLAIN_CLASSES[kind]
-    except KeyError:
-        names = _PLAIN_CLASSES[kind] = _plain_class_names(kind)
-    except TypeError:  # (a class that cannot be weakly referenced)
-        names = _plain_class_names(kind)
+    class of its MRO has (a property or a class attribute of that name decides in-process),
+    and that the other side has asked of an object of that class before (``asked``: see
+    :func:`note_asked`); None when there is none."""
+    names = _PLAIN_CLASSES.get(kind)
     if names is None:
         return None
     try:
@@ -133,10 +155,11 @@ def _plain_attributes(
     if type(own) is not dict or not own or len(own) > _PLAIN_MAX:
         return None
     out = []
-    for name, item in own.items():
+    for name in tuple(asked):  # (another thread may add to it: see note_asked)
+        item = own.get(name, own)
         item_kind = type(item)
         if (
-            type(name) is not str or name in names or item_kind not in _PLAIN_TYPES
+            item is own or name in names or item_kind not in _PLAIN_TYPES
             or (trusted and name.startswith(_HIDDEN))
             or (item_kind is int and not -(1 << 63) <= item < 1 << 63)
             or (item_kind is str and len(item) > _PLAIN_TEXT)
@@ -147,26 +170,144 @@ def _plain_attributes(
 
 
 _IDENTITY_HASH: Any = object.__hash__
+#: The name :func:`note_asked` records for a handle's hash.
+_HASH = "__hash__"
+#: The names the other side asked of this side's objects, by class (:func:`note_asked`).
+_ASKED: dict[int, tuple[Any, set[str]]] = {}
+
+
+def note_asked(kind: type, name: str) -> None:
+    """The other side asked the plain attribute ``name`` (or, as ``__hash__``, the hash) of an
+    object of ``kind``: from now on the handles of its objects cross with it (at most
+    :data:`_PLAIN_MAX` names a class)."""
+    key = id(kind)
+    entry = _ASKED.get(key)
+    if entry is None or entry[0]() is not kind:
+
+        def forget(_: object) -> None:  # the class died: its id may be another class's then
+            _ASKED.pop(key, None)
+
+        try:
+            entry = _ASKED[key] = (weakref.ref(kind, forget), set())
+        except TypeError:  # a class that cannot be weakly referenced
+            return
+    if len(entry[1]) < _PLAIN_MAX:
+        entry[1].add(name)
+
+
+def _asked(kind: type) -> set[str] | None:
+    entry = _ASKED.get(id(kind))
+    return entry[1] if entry is not None and entry[0]() is kind else None
 
 
 def _handle_extras(
-    value: Any, kind: type, trusted: bool
-) -> tuple[int | None, tuple[tuple[str, Any], ...]] | None:
-    """What a handle of this side's object ``value`` crosses with besides its number and name:
-    ``(hash, plain attributes)``, or None for neither. The hash when its class's is the
-    identity's (``object.__hash__``: the same for the object's life, and no code of the class
-    runs for it), so that ``node in seen`` and ``seen.add(node)`` over the other side's nodes
-    (a cycle check, LeetCode 142's ``visited`` set of the tests' nodes) ask nothing; the
-    plain attributes of :func:`_plain_attributes`."""
+    value: Any, kind: type, trusted: bool, epoch: int
+) -> tuple[int | None, tuple[tuple[str, Any], ...], bool] | None:
+    """What a handle of this side's object ``value`` crosses with besides its number and name,
+    in a message of ``epoch`` (see :func:`_quiet`): ``(hash, plain attributes, finalizes)``, or
+    None for none of them.
+
+    - The hash when its class's is the identity's (``object.__hash__``: the same for the
+      object's life, and no code of the class runs for it), so that ``node in seen`` and
+      ``seen.add(node)`` over the other side's nodes (LeetCode 142's ``visited`` set of the
+      tests' nodes) ask nothing.
+    - The plain attributes of :func:`_plain_attributes`, while this process is quiet.
+
+    The hash and each attribute only once the other side has asked it of an object of the
+    class (:func:`note_asked`): the first node's ``val`` is asked, the next ones' cross with
+    their handles. Sent with every handle, they cost a handle ~26 us more where no one read
+    them (the solution walking the tests' 250,000 nodes by ``next`` alone: 18.6 s -> 25 s).
+    - Whether dropping the handle may run code here: the object's class has a ``__del__`` or
+      the object has weak references (a ``weakref.finalize``). A dropped handle's release goes
+      with the next message, and the receiver takes every plain attribute as changed from then
+      on: a ``Conn.__del__`` that decrements ``pool.live`` ran in-process at ``del c``, and the
+      tests read the old ``pool.live`` (helper 45's A1)."""
     try:
         identity = getattr(kind, "__hash__", None) is _IDENTITY_HASH
     except Exception:
         identity = False
-    known = object.__hash__(value) if identity else None
-    plain = _plain_attributes(value, kind, trusted)
-    if known is None and plain is None:
+    asked = _asked(kind)
+    known = object.__hash__(value) if identity and asked and _HASH in asked else None
+    plain = (
+        _plain_attributes(value, kind, trusted, asked) if asked and _quiet(epoch) else None
+    )
+    finalizes = bool(_FINALIZING.get(kind)) or _getweakrefcount(value) > 0
+    if known is None and plain is None and not finalizes:
         return None
-    return known, plain or ()
+    return known, plain or (), finalizes
+
+
+def _quiet(epoch: int) -> bool:
+    """Whether nothing of this process can run between two messages but its main thread's
+    code, which runs only in a message: one Python thread (``sys._current_frames``, which
+    counts ``_thread``'s threads once they run), no thread ever started with ``_thread`` and no
+    Python signal handler ever set but the interpreter's own ``SIGINT`` one (a ``SIGALRM``
+    handler that sets ``a.fired`` runs while the tests sleep; see :func:`watch_background`).
+    Asked once per message (``epoch``: see ``_Peer.epoch``)."""
+    if _QUIET[0] == epoch:
+        return bool(_QUIET[1])
+    quiet = not _BACKGROUND[0] and len(_current_frames()) == 1
+    _QUIET[:] = [epoch, quiet]
+    return quiet
+
+
+#: The message :func:`_quiet` last answered for, and its answer.
+_QUIET: list[Any] = [None, False]
+#: Whether this process's code set a signal handler or started a ``_thread`` thread (see
+#: :func:`watch_background`): then it is never :func:`_quiet` again.
+_BACKGROUND = [False]
+
+
+def watch_background() -> None:
+    """In a run's process, before the solution's or the tests' code runs: watch what may run
+    between two messages, for :func:`_quiet`.
+
+    - A thread started with ``_thread.start_new_thread``: such a thread has no frame until it
+      first runs, so ``sys._current_frames`` (like ``_thread._count``) misses it when it is
+      started in the very call whose reply carries a handle (helper 45's A1: a ``Worker`` whose
+      raw thread sets ``self.done``); ``threading``'s threads have run by the time ``start()``
+      returns (and ``threading`` keeps its own binding of the function: not counted here).
+    - A Python signal handler set with ``signal.signal`` (one already set is found now):
+      reading every signal's handler at each message took ~10 us, a request's fifth."""
+    start = _thread.start_new_thread
+    if getattr(start, "_asyncpool_watched", False):
+        return
+    if any(_own_handler(signum) for signum in _valid_signals()):
+        _BACKGROUND[0] = True
+
+    def start_new_thread(function: Any, args: Any, kwargs: Any = None) -> Any:
+        _BACKGROUND[0] = True
+        if kwargs is None:
+            return start(function, args)
+        return start(function, args, kwargs)
+
+    def signal(signalnum: Any, handler: Any) -> Any:
+        if callable(handler) and handler is not _default_int_handler:
+            _BACKGROUND[0] = True
+        return _set_handler(signalnum, handler)
+
+    start_new_thread._asyncpool_watched = True  # type: ignore[attr-defined]
+    start_new_thread.__doc__ = start.__doc__
+    signal.__doc__ = _set_handler.__doc__
+    _thread.start_new_thread = start_new_thread
+    if hasattr(_thread, "start_new"):  # (its old alias)
+        _thread.start_new = start_new_thread
+    # (by sys.modules: the module's functions the wire reads are bound once, see _patches)
+    setattr(sys.modules["signal"], "signal", signal)  # noqa: B010
+
+
+def _own_handler(signum: Any) -> bool:
+    """Whether ``signum`` has a Python handler besides the interpreter's ``SIGINT`` one."""
+    try:
+        handler = _getsignal(signum)
+    except (ValueError, OSError):
+        return False
+    return callable(handler) and handler is not _default_int_handler
+
+
+def _finalizing(kind: type) -> bool:
+    """Whether objects of ``kind`` run code when they die (a ``__del__`` in its MRO)."""
+    return any("__del__" in vars(k) for k in kind.__mro__)
 
 
 def _plain_class_names(kind: type) -> frozenset[str] | None:
@@ -187,10 +328,11 @@ def _plain_class_names(kind: type) -> frozenset[str] | None:
     return frozenset(names)
 
 
-#: :func:`_plain_class_names` of each class whose objects crossed.
-_PLAIN_CLASSES: weakref.WeakKeyDictionary[type, frozenset[str] | None] = (
-    weakref.WeakKeyDictionary()
-)
+#: :func:`_made_class_name`, :func:`_plain_class_names` and :func:`_finalizing` of each class
+#: whose objects crossed.
+_CLASS_NAMES = _PerClass(_made_class_name)
+_PLAIN_CLASSES = _PerClass(_plain_class_names)
+_FINALIZING = _PerClass(_finalizing)
 
 
 def _field_names(kind: type) -> bytes:

@@ -460,9 +460,9 @@ def _watch_changed(value: Any, mark: Any, budget: list[int] | None = None) -> bo
         return _changed(value, mark)
     if mark.cost:
         left = _big_left if budget is None else budget
-        if left[0] < mark.cost:  # spent: the free part only (a big top: its length, its head)
+        if left[0] < mark.cost:  # spent: the free part only (a big top: its length, its ends)
             if mark.size > MAX_WATCHED_ITEMS:
-                top_changed = _size(value) != mark.size or _head_changed(value, mark.snap)
+                top_changed = _size(value) != mark.size or _ends_changed(value, mark.snap)
             else:
                 top_changed = _changed(value, mark.snap)
             return top_changed or any(_changed(c, m.snap) for c, m in mark.free)
@@ -476,24 +476,32 @@ def _watch_changed(value: Any, mark: Any, budget: list[int] | None = None) -> bo
     return False
 
 
-def _head_changed(container: Any, snap: Any) -> bool:
-    """Whether the first :data:`MAX_WATCHED_ITEMS` items of a big ``container`` changed since
-    :func:`_snapshot` took ``snap`` (of the same length): what is compared of a big top free
-    (``p[0] = 0`` on an alias of a 5,000-item list). Of a set, its items in iteration order
-    (unchanged for an unchanged set; otherwise at worst a change seen where there is none,
-    which costs a send)."""
+def _ends_changed(container: Any, snap: Any) -> bool:
+    """Whether the first or the last :data:`MAX_WATCHED_ITEMS` items of a big ``container``
+    changed since :func:`_snapshot` took ``snap`` (of the same length): what is compared of a big
+    top free (``p[0] = 0`` on an alias of a 5,000-item list; ``snap[-1] = 0`` on the solution's
+    internal list it handed out as a copy: helper 45's B2). A set's items are taken in iteration
+    order, its first ones only (unchanged for an unchanged set; otherwise at worst a change seen
+    where there is none, which costs a send)."""
     if type(snap) is not list and type(snap) is not tuple:
         return _changed(container, snap)  # (bytes, arrays, frames: whole, as C compares them)
     n = MAX_WATCHED_ITEMS
+    is_ = operator.is_
     if type(container) is _Namespace:
         container = vars(container)
     if type(snap) is tuple:  # a dict's keys and values
         keys, values = snap
         return not (
-            all(map(operator.is_, _islice(container.keys(), n), keys[:n]))
-            and all(map(operator.is_, _islice(container.values(), n), values[:n]))
+            all(map(is_, _islice(container.keys(), n), keys[:n]))
+            and all(map(is_, _islice(container.values(), n), values[:n]))
+            and all(map(is_, _islice(reversed(container.keys()), n), reversed(keys[-n:])))
+            and all(map(is_, _islice(reversed(container.values()), n), reversed(values[-n:])))
         )
-    return not all(map(operator.is_, _islice(container, n), snap[:n]))
+    if not all(map(is_, _islice(container, n), snap[:n])):
+        return True
+    if type(container) is list or type(container) is _deque:
+        return not all(map(is_, _islice(reversed(container), n), reversed(snap[-n:])))
+    return False
 
 
 def _size(container: Any) -> int:

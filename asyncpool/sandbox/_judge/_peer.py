@@ -21,6 +21,7 @@ import types
 import warnings
 import weakref
 from collections.abc import Callable, MutableMapping
+from itertools import count as _count  # bound once: the tests' patches are forwarded
 from socket import SHUT_RDWR as _SHUT_RDWR  # bound once: the tests may patch socket
 from socket import socket as _Socket
 from threading import Semaphore as _Semaphore  # bound once: the tests may patch threading
@@ -43,6 +44,7 @@ from ._bounds import (
     SolutionError,
 )
 from ._codec import _U32, _Decoder, _Encoder, decode, encode
+from ._described import _PLAIN_TYPES, note_asked
 from ._exceptions import (
     _CAUSED,
     _EXCEPTION_GROUP,
@@ -123,6 +125,7 @@ from ._proxies import (
     _describe_tests_function,
     _FullProxy,
     _handle_getattr,
+    _handle_id,
     _method_of,
     _Proxy,
     _run_coroutine,
@@ -312,9 +315,17 @@ class _Peer:
         self.logging_hooked = False
         self.served = 0
         self.answered = 0
-        #: Messages sent and read, either way: what a handle's plain attributes were read at
-        #: (see _described._plain_attributes) holds while no message has crossed since.
+        #: Changes with every message sent or read, either way, and with the release of a
+        #: handle whose drop may run the owner's code: what a handle's plain attributes were
+        #: read at (see _described._handle_extras) holds while it has not changed. Each change
+        #: takes a new number of ``_epochs`` (an atomic step): threads that change it at once
+        #: never leave it at a value a handle was read at since.
+        self._epochs = _count(1)
         self.epoch = 0
+        #: The ``id`` of each of the other side's objects with a live handle here, once asked
+        #: (see _proxies._handle_id), both ways.
+        self.id_numbers: dict[int, int] = {}
+        self.id_by_number: dict[int, int] = {}
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
         # the solution's side: those it made of them, by id: (the exception, its number, its
         # args as made).
@@ -411,13 +422,29 @@ class _Peer:
             self.seen[n] = self.seen.get(n, 0) + 1
         return found
 
-    def release(self, n: int) -> None:
+    def release(self, n: int, finalizes: bool = False) -> None:
         """Our proxy of the other side's object ``n`` died: release the times we received it
-        (sent with our next message, ``D``)."""
+        (sent with our next message, ``D``). ``finalizes``: the release may run the owner's
+        code (a ``__del__``), so what was read of its objects no longer holds (``epoch``)."""
+        if finalizes:
+            self.epoch = next(self._epochs)
         with self.hold_lock:
+            answer = self.id_by_number.pop(n, None)
+            if answer is not None and self.id_numbers.get(answer) == n:
+                del self.id_numbers[answer]
             count = self.seen.pop(n, 0)
             if count:
                 self.released[n] = self.released.get(n, 0) + count
+
+    def claim_id(self, n: int, answer: int) -> bool:
+        """Record ``answer`` as the ``id`` of the other side's object ``n``; False when another
+        of its objects with a live handle has it (two live objects never share an ``id``)."""
+        with self.hold_lock:
+            holder = self.id_numbers.setdefault(answer, n)
+            if holder != n:
+                return False
+            self.id_by_number[n] = answer
+        return True
 
     def mirror(self, n: int, name: str, base: str, bases: tuple[Any, ...]) -> type:
         """The judge's class standing for the solution's exception class ``n`` (made once per
@@ -668,7 +695,7 @@ class _Peer:
         """:meth:`send` on ``channel``."""
         if self.output:
             self.flush_output()
-        self.epoch += 1
+        self.epoch = next(self._epochs)
         earn(len(body))
         word = self.word(channel)
         with self.mutex:
@@ -847,7 +874,7 @@ class _Peer:
     def _read_for(self, channel: int) -> tuple[bytes, bytes]:
         while True:
             kind, word, body = _recv_word(self.fd, 4)
-            self.epoch += 1
+            self.epoch = next(self._epochs)
             earn(len(body))  # (the comparison budgets: see _kept.earn)
             if word & _THREADED and not self.spare:
                 self.start_spare()
@@ -1236,6 +1263,16 @@ class _Peer:
             self.held[n] = (container, _watch_mark(container))
             self.active[n] = None
 
+    def refcounts(self, received: list[Any]) -> list[int]:
+        """:func:`_refcounts` of the request's containers, less the references of this side's
+        slots (see _resent): a nested request that fills a slot again during the call drops the
+        slot's reference to the list it held, which hid the solution's own new one
+        (``self.nums = nums``), and the tests' later change of it never reached the solution
+        (helper 45's A2)."""
+        counts = _refcounts(received)
+        slots = self.list_slots
+        return [n - sum(c is s for s in slots) for n, c in zip(counts, received, strict=True)]
+
     def keep_received(
         self, received: list[Any], counts: list[int], result: Any, kwargs: Any
     ) -> list[tuple[int, int]]:
@@ -1247,7 +1284,7 @@ class _Peer:
         the call raised (less the result's own reference); a container held by the result or by
         an exception is taken for kept too, which only costs it being kept in step."""
         kept: list[tuple[int, int]] = []
-        for i, now in enumerate(_refcounts(received)):
+        for i, now in enumerate(self.refcounts(received)):
             if self.kept_args >= MAX_KEPT_ARGS:
                 break
             container = received[i]
@@ -1789,7 +1826,7 @@ class _Peer:
         snaps = [_snapshot(c) for c in received]
         # (Only when the request holds a container besides its keyword dict: most hold none.)
         own = len(received) > 1 or (len(received) == 1 and received[0] is not kwargs)
-        counts = _refcounts(received) if own and not self.trusted else []
+        counts = self.refcounts(received) if own and not self.trusted else []
         kind = b"R"
         self.depth += 1
         try:
@@ -2088,6 +2125,8 @@ class _Peer:
                 found = getattr(obj, name)
                 if self.trusted and isinstance(found, _INTERNALS):
                     raise AttributeError(name)
+                if type(found) in _PLAIN_TYPES:  # (its next handles cross with it)
+                    note_asked(type(obj), name)
                 if self.trusted and name == "__doc__" and type(found) is str:
                     # the docstring of the tests' function, by number only (see _TestsText)
                     number = self.docs.add(found)
@@ -2138,9 +2177,10 @@ class _Peer:
         if op == "format":
             return format(obj, args[0])
         if op == "hash":
+            note_asked(type(obj), "__hash__")
             return hash(obj)
-        if op == "id":
-            return id(obj)
+        if op == "id":  # this side's id of its object (see _proxies._handle_id)
+            return _handle_id(obj)
         if op in ("copy", "deepcopy"):
             import copy
 

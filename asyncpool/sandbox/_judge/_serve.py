@@ -20,10 +20,11 @@ from . import _proxies
 from ._ambient import _int_digits
 from ._bounds import MAX_NAMES
 from ._codec import _Encoder
+from ._described import watch_background
 from ._framing import _buffers, _send
 from ._notices import _hook_logging
 from ._peer import _Peer
-from ._proxies import _handle_id, _TestsType
+from ._proxies import _handle_id, _TestsType, own_ids_above
 from ._solution_side import (
     _SERVING_FRAMES,
     _Constants,
@@ -47,7 +48,11 @@ def judged_namespace(namespace: dict[str, Any], code: types.CodeType) -> None:
     ``type`` is :class:`_TestsType`, which answers ``type(node)`` of a handle of the tests'
     object with the handle of the tests' class (``type(node)(5)``, ``type(a) is type(b)``,
     ``list(type(color))`` of the tests' ``Enum``), and is ``type`` for everything else; when it
-    names ``id``, its ``id`` of a handle is the tests' object's own (:func:`_handle_id`)."""
+    names ``id``, its ``id`` of a handle is the tests' object's own (:func:`_handle_id`), and
+    of its own objects above the judge's (:func:`own_ids_above`, whatever it names). A raw
+    ``_thread`` it starts is watched (:func:`watch_background`)."""
+    watch_background()
+    own_ids_above()
     if _loads_name(code, "type"):
         namespace["type"] = _TestsType
     if _loads_name(code, "id"):
