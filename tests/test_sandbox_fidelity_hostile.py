@@ -2908,3 +2908,28 @@ def test_the_hash_of_a_handle_whose_class_hashes_by_identity_is_asked_of_nobody(
     assert result.status == "failed"
     assert "asked for hash" in result.stdout_tail, result.stdout_tail[-500:]
     assert run_tests(JUDGE_WIRE + _NODES, keys).status == "passed"
+
+
+def test_a_runs_processes_have_no_signal_handler_of_their_own_before_their_code_runs() -> None:
+    """A handle crosses with plain attributes only while no signal handler of the process's
+    code may run between two messages (``_described.watch_background`` watches the handlers
+    set from then on, and reads none set before): so neither the solution's process nor the
+    judge's has a Python handler but the interpreter's ``SIGINT`` one when their code starts."""
+    listing = _d("""
+        import signal
+        def handlers():
+            found = []
+            for signum in signal.valid_signals():
+                try:
+                    handler = signal.getsignal(signum)
+                except (ValueError, OSError):
+                    continue
+                if callable(handler) and handler is not signal.default_int_handler:
+                    found.append(int(signum))
+            return found
+    """)
+    result = run_tests(
+        listing + "SOLUTION = handlers()\ndef solutions():\n    return SOLUTION\n",
+        listing + "assert handlers() == [] and solutions() == [], (handlers(), solutions())\n",
+    )
+    assert result.status == "passed", result.stdout_tail[-800:]
