@@ -383,9 +383,10 @@ for handles (and ``id()`` is one map on both sides: a handle's is its object's, 
 object lives; the solution's objects' lie above 2**62), for containers
 the tests passed and within one reply, not for a value two replies return; a handle's
 ``isinstance`` against the tests' classes (but a library's) is false;
-``type(handle)`` is a proxy class of the judge named as the solution's class (``type(r).__name__``
-is ``"Node"``, but ``type(r) is Node`` is false, and a class of the tests derived from one of the
-solution (below) is the judge's own class; of a dataclass's handle, ``dataclasses.asdict``,
+``type(handle)`` in the tests' own code is the solution's class (``type(r) is Node``,
+``type(r).count``), but elsewhere in the judge (a library's own ``type()``) a proxy class named
+as it, and a class of the tests derived from one of the solution (below) is the judge's own
+class; of a dataclass's handle, ``dataclasses.asdict``,
 ``astuple``, ``fields`` and ``is_dataclass`` work, ``replace`` does not); a class the tests define
 is not a name of the solution (a solution that calls a ``ListNode`` only the tests define gets a
 ``NameError``: give the solution its own, as LeetCodeDataset's prompt does); module state is the
