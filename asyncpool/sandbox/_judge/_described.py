@@ -170,32 +170,27 @@ def _plain_attributes(
 _IDENTITY_HASH: Any = object.__hash__
 #: The name :func:`note_asked` records for a handle's hash.
 _HASH = "__hash__"
-#: The names the other side asked of this side's objects, by class (:func:`note_asked`).
-_ASKED: dict[int, tuple[Any, set[str]]] = {}
+def _no_names(kind: type) -> set[str]:
+    return set()
+
+
+#: The names the other side asked of this side's objects, by class (:func:`note_asked`): a
+#: class changed since starts again with none.
+_ASKED = _PerClass(_no_names)
 
 
 def note_asked(kind: type, name: str) -> None:
     """The other side asked the plain attribute ``name`` (or, as ``__hash__``, the hash) of an
     object of ``kind``: from now on the handles of its objects cross with it (at most
-    :data:`_PLAIN_MAX` names a class)."""
-    key = id(kind)
-    entry = _ASKED.get(key)
-    if entry is None or entry[0]() is not kind:
-
-        def forget(_: object) -> None:  # the class died: its id may be another class's then
-            _ASKED.pop(key, None)
-
-        try:
-            entry = _ASKED[key] = (weakref.ref(kind, forget), set())
-        except TypeError:  # a class that cannot be weakly referenced
-            return
-    if len(entry[1]) < _PLAIN_MAX:
-        entry[1].add(name)
+    :data:`_PLAIN_MAX` names a class; none for a class that cannot be weakly referenced)."""
+    names: set[str] = _ASKED.get(kind)
+    if len(names) < _PLAIN_MAX:
+        names.add(name)
 
 
-def _asked(kind: type) -> set[str] | None:
-    entry = _ASKED.get(id(kind))
-    return entry[1] if entry is not None and entry[0]() is kind else None
+def _asked(kind: type) -> set[str]:
+    names: set[str] = _ASKED.get(kind)
+    return names
 
 
 def _handle_extras(

@@ -54,8 +54,7 @@ class SentLists:
         if slot is None:
             return None
         entry = self._slots[slot]
-        if entry is None or entry[0] is not value:  # (cannot happen: entries hold their list)
-            return None
+        assert entry is not None  # (_by_id names filled slots, whose entries hold their lists)
         items = entry[1]
         if len(value) != len(items) or not all(map(_is, value, items)):
             return None
