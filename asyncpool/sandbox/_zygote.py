@@ -78,6 +78,7 @@ from ._zygote_job import (  # noqa: E402
     classify,
     exited,
     fetch_files,
+    remove_scratch,
     sched,
 )
 from ._zygote_uids import (  # noqa: E402
@@ -111,7 +112,6 @@ from ._zygote_wire import (  # noqa: E402
     USAGE,
     Fds,
     Request,
-    shared_dirs,
 )
 
 #: Size of the tmpfs holding every run's ``/tmp`` and ``/dev/shm`` (shared by the runs of one
@@ -846,18 +846,11 @@ class _Server:
             # the verdict, so none that escaped its process group outlives the run.
             self._start_job_reaper(job)
             return
-        if job.scratch is not None:
-            try:  # the common case: the program left no file
-                if job.req.shared and self.isolated:  # the run's own path to its /tmp
-                    for sub in shared_dirs(f"{job.scratch}/tmp"):
-                        os.rmdir(f"{job.scratch}/tmp/{sub}")
-                for sub in ("tmp", "shm", ""):
-                    os.rmdir(f"{job.scratch}/{sub}".rstrip("/"))
-            except OSError:
-                if job.uid is not None:
-                    self._start_job_reaper(job)  # kill its uid's processes, then rmtree
-                    return
-                shutil.rmtree(job.scratch, ignore_errors=True)
+        if job.scratch is not None and not remove_scratch(job.scratch, job.req, self.isolated):
+            if job.uid is not None:
+                self._start_job_reaper(job)  # kill its uid's processes, then rmtree
+                return
+            shutil.rmtree(job.scratch, ignore_errors=True)
         self._release_uids(job)
         self._done(job)
 
