@@ -20,9 +20,10 @@ per round and as the median of the rounds (with their spread) CPU ms per check a
 Two versions side by side (``--against TREE``): a fork server of another checkout (a ``git
 worktree`` or an export of another commit: ``TREE/asyncpool/sandbox/_zygote.py``, whose wire,
 ``_zygote_wire.py``, must be this one's) started beside this checkout's, both driven from this
-process; each item checked with ``bare`` and ``run_tests`` on both, item by item, alternating
-which version goes first. Per version and method: CPU ms per check (that server's tree and this
-process) and wall ms, and ``run_tests / bare`` per round. Runs of a few seconds one after the
+process; each item checked with ``bare``, ``run_python`` and ``run_tests`` on both, item by
+item, alternating which version goes first. Per version and method: CPU ms per check (that
+server's tree and this process) and wall ms, and ``run_python / bare`` and ``run_tests / bare``
+per round. Runs of a few seconds one after the
 other differ here by up to 30 %; item by item, both versions see the same noise.
 
 Latency of a lone check (``--sparse MS``): ``bare``, ``run_python`` and ``run_tests`` on the same
@@ -261,8 +262,8 @@ def other_server(tree: str) -> str:
     return script
 
 
-#: What ``--against`` runs on each version: the floor and the judged check.
-_VERSUS = {"bare": check_bare, "run_tests": check_run_tests}
+#: What ``--against`` runs on each version: the floor, the isolated program, the judged check.
+_VERSUS = {"bare": check_bare, "run_python": check_run_python, "run_tests": check_run_tests}
 
 
 def against(script: str, items: int, rounds: int) -> dict[str, object]:
@@ -300,8 +301,9 @@ def against(script: str, items: int, rounds: int) -> dict[str, object]:
     finally:
         servers["other"].close()
     ratio = {
-        v: [t / b for t, b in zip(wall[f"{v}/run_tests"], wall[f"{v}/bare"], strict=True)]
+        (v, m): [t / b for t, b in zip(wall[f"{v}/{m}"], wall[f"{v}/bare"], strict=True)]
         for v in servers
+        for m in ("run_python", "run_tests")
     }
     total = len(work) * rounds
     print(f"\n{len(work)} HumanEval checks x {rounds} rounds on each version, item by item; "
@@ -311,12 +313,12 @@ def against(script: str, items: int, rounds: int) -> dict[str, object]:
     for key in cpu:
         print(f"{key:<16}{statistics.median(cpu[key]):>8.2f}{statistics.median(wall[key]):>9.2f}"
               f"{f'{correct[key]}/{total}':>10}")  # fmt: skip
-    for v in servers:
-        print(f"{v}: run_tests / bare (wall) {_spread(ratio[v])}")
+    for (v, m), values in ratio.items():
+        print(f"{v}: {m} / bare (wall) {_spread(values)}")
     return {
         "cpu_ms_per_check": cpu,
         "wall_ms_per_check": wall,
-        "wall_ratio_per_round": ratio,
+        "wall_ratio_per_round": {f"{v}/{m}": values for (v, m), values in ratio.items()},
         "correct": dict(correct),
         "checks": total,
         "other": _tree_of(script),
