@@ -99,8 +99,10 @@ def test_bench_against_drives_two_fork_servers_item_by_item_and_restores_the_cur
     tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     report = bench_sandbox.main(["--against", tree, "--items", "4", "--rounds", "1"])
     assert report["correct"] == {
-        "this/bare": 4, "this/run_tests": 4, "other/bare": 4, "other/run_tests": 4
-    }  # fmt: skip
+        f"{version}/{method}": 4
+        for version in ("this", "other")
+        for method in ("bare", "run_python", "run_tests")
+    }
     # CPU is read in clock ticks (10 ms): 4 checks may read as 0, never below.
     cpu, wall = report["cpu_ms_per_check"], report["wall_ms_per_check"]
     assert isinstance(cpu, dict)
@@ -108,7 +110,9 @@ def test_bench_against_drives_two_fork_servers_item_by_item_and_restores_the_cur
     assert all(len(v) == 1 and v[0] >= 0 for v in cpu.values())
     assert all(len(v) == 1 and v[0] > 0 for v in wall.values())
     assert _sandbox_run.zygote_pid() == current
-    assert "other: run_tests / bare (wall)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "other: run_tests / bare (wall)" in out
+    assert "this: run_python / bare (wall)" in out
 
 
 def test_bench_against_refuses_a_tree_without_a_fork_server_or_of_another_wire(
