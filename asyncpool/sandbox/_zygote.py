@@ -290,6 +290,7 @@ class _Server:
         self.jobs: dict[int, Job] = {}  # child pid (program or judge) -> job
         self.by_reply: dict[int, Job] = {}  # reply fd -> job
         self.reapers: dict[int, Job] = {}  # helper pid -> job whose scratch was not empty
+        self.answering: list[Job] = []  # finished runs whose verdict waits for a reap (_answer)
         self.draining: list[Job] = []  # over, waiting for their cgroup's last task to exit
         # Long-lived judges (as root only: they need the judge's own uid), by pid and by the
         # server's end of their control socket.
@@ -367,6 +368,7 @@ class _Server:
             self._enforce_deadlines(now)
             if self.uids is not None and self.uids.dirty and self.uids.sweep_due(now) <= now:
                 self.uids.sweep()
+            self._answer()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -884,6 +886,24 @@ class _Server:
         if job.lane is not None:
             self.lanes.give_back(job.lane)
             job.lane = None
+        self.answering.append(job)
+
+    def _answer(self) -> None:
+        """Send the verdicts of the runs finished in this turn of the loop, each after a reap
+        of every child that has exited: a verdict means every process of its run is gone, and
+        a process the run's cgroup killed can still be a zombie, an orphan whose parent is
+        now this server (the subreaper), when the cgroup is removed (it left the cgroup on its
+        way out, before it could be waited for: ``cgroup.kill``, then the removal, may beat its
+        last steps; a test saw one of a C++ ptrace attack's processes that way). While every
+        run whose program left a file waited for a forked helper, that helper's few
+        milliseconds hid it."""
+        while self.answering:
+            self._reap()
+            finished, self.answering = self.answering, []
+            for job in finished:
+                self._reply(job)
+
+    def _reply(self, job: Job) -> None:
         if not job.abandoned:
             self._send(job.reply_fd, job.result)
             self.poller.unregister(job.reply_fd)
@@ -903,6 +923,7 @@ class _Server:
             if self.uids is not None and self.uids.dirty and not self.jobs:
                 self.uids.sweep()
             self._drain()
+            self._answer()
             if not (
                 self.jobs
                 or self.reapers
