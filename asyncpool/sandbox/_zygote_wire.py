@@ -19,9 +19,10 @@ Protocol (all Unix sockets, all local):
   tests into its own memory (children read them after the fork), so no later fork inherits them. End
   of file on ``CTL_FD`` (the caller exited) makes the server kill every running program and exit.
 * On the reply socket the server sends ``b"S" + STARTED`` once the child is forked, then
-  ``b"R" + RESULT + USAGE`` when the run is over and cleaned up: its process groups killed and its
-  directories removed (when the program left files there and runs as root: only after a
-  helper under its uid killed every process of that uid, then removed them), or
+  ``b"R" + RESULT + USAGE`` when the run is over and cleaned up: its processes dead and waited
+  for, its directories removed (when the program left a directory or more than a few files there
+  and runs as root: only after a helper under its uid killed every process of that uid, then
+  removed them; see ``_zygote_job.remove_scratch``), or
   ``b"E" + message`` on an internal error. Otherwise the uids are swept (the same helper, for a
   batch of uids) within ``SWEEP_AFTER`` seconds, and before they are used again in any case.
   The caller closing the reply socket early means "abandon": the run is killed at once.
