@@ -616,10 +616,11 @@ What does NOT hold, even as root - it is not a VM
   the other idles.
 * Cost: a ``run_tests`` check forks a process for the solution (as root a long-lived judge
   takes the tests, else a second fork) and makes a round trip per call; on HumanEval it costs
-  1.1-1.7x the CPU of a bare fork of the same program and 1.35-1.45x its wall time
-  (``python -m benchmarks.bench_sandbox``; the CPU ratio is that noisy on a shared machine),
-  ``run_python`` 1.0-1.5x the CPU. About a third of a forked child's CPU is page faults
-  (~600 for a judged HumanEval check, most of them copies of fork-server pages it writes).
+  1.7x the wall time of a bare fork of the same program, ``run_python`` 1.25x (328 checks x 5
+  rounds, item by item, one run on a 2-CPU machine: ``python -m benchmarks.bench_sandbox``;
+  CPU ratios are noisier on a shared machine). About two thirds of a forked child's CPU is the
+  kernel's: page faults (~820 for a judged HumanEval check, ~690 for ``run_python``, most of
+  them copies of fork-server pages it writes) and the exit's unmapping.
   On a pure cgroup v2 host, a run's child moving into its cgroup waits for an RCU grace
   period when no other run moved in the last few milliseconds (the kernel's cgroup
   threadgroup semaphore): latency, not CPU, 5-25 ms, which sparse requests pay. A v1 move
