@@ -2910,6 +2910,39 @@ def test_the_hash_of_a_handle_whose_class_hashes_by_identity_is_asked_of_nobody(
     assert run_tests(JUDGE_WIRE + _NODES, keys).status == "passed"
 
 
+def test_the_identity_hash_of_a_handle_is_asked_once_however_often_it_is_hashed() -> None:
+    """The first handle of a class crosses before anyone asked its hash: its owner's answer
+    says the hash is its identity's, and the handle keeps it (50 ``add`` and ``in`` of one
+    node ask once, where each asked before)."""
+    once = _refusing('op == "hash"', '"hash"', 1)
+    tests = "p = build(3)\nseen = set()\nfor _ in range(50):\n    seen.add(p)\n"
+    tests += "    assert p in seen\nassert len(seen) == 1 and p.next not in seen\n"
+    assert run_tests(once, tests).status == "passed"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param("hash(obj)", id="the hash alone"),
+        pytest.param("(hash(obj), 1)", id="identity that is no bool"),
+        pytest.param("(str(hash(obj)), True)", id="a hash that is no int"),
+        pytest.param("(hash(obj), True, 0)", id="three parts"),
+    ],
+)
+def test_a_malformed_answer_to_hash_fails_the_check(answer: str) -> None:
+    solution = JUDGE_WIRE + _d(f"""
+        perform = wire._Peer.perform
+        def malformed(self, op, obj, args, kwargs):
+            if op == "hash":
+                return {answer}
+            return perform(self, op, obj, args, kwargs)
+        wire._Peer.perform = malformed
+    """) + _NODES
+    result = run_tests(solution, "assert build(1) in {build(1)} or True\n")
+    assert result.status == "failed", result.stdout_tail[-1500:]
+    assert "malformed answer" in result.stdout_tail, result.stdout_tail[-1500:]
+
+
 def test_a_runs_processes_have_no_signal_handler_of_their_own_before_their_code_runs() -> None:
     """A handle crosses with plain attributes only while no signal handler of the process's
     code may run between two messages (``_described.watch_background`` watches the handlers

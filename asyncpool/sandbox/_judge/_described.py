@@ -215,10 +215,7 @@ def _handle_extras(
       with the next message, and the receiver takes every plain attribute as changed from then
       on: a ``Conn.__del__`` that decrements ``pool.live`` ran in-process at ``del c``, and the
       tests read the old ``pool.live`` (helper 45's A1)."""
-    try:
-        identity = getattr(kind, "__hash__", None) is _IDENTITY_HASH
-    except Exception:
-        identity = False
+    identity = identity_hashed(kind)
     asked = _asked(kind)
     known = object.__hash__(value) if identity and asked and _HASH in asked else None
     plain = (
@@ -228,6 +225,15 @@ def _handle_extras(
     if known is None and plain is None and not finalizes:
         return None
     return known, plain or (), finalizes
+
+
+def identity_hashed(kind: type) -> bool:
+    """Whether objects of ``kind`` hash by identity (``object.__hash__``): the same hash for an
+    object's life, and no code of the class runs for it."""
+    try:
+        return getattr(kind, "__hash__", None) is _IDENTITY_HASH
+    except Exception:
+        return False
 
 
 def _quiet(epoch: int) -> bool:

@@ -44,7 +44,7 @@ from ._bounds import (
     SolutionError,
 )
 from ._codec import _U32, _Decoder, _Encoder, decode, encode
-from ._described import _PLAIN_TYPES, note_asked
+from ._described import _PLAIN_TYPES, identity_hashed, note_asked
 from ._exceptions import (
     _CAUSED,
     _EXCEPTION_GROUP,
@@ -2176,9 +2176,9 @@ class _Peer:
             return str(obj)
         if op == "format":
             return format(obj, args[0])
-        if op == "hash":
+        if op == "hash":  # and whether it is its identity's: then the handle keeps it
             note_asked(type(obj), "__hash__")
-            return hash(obj)
+            return (hash(obj), identity_hashed(type(obj)))
         if op == "id":  # this side's id of its object (see _proxies._handle_id)
             return _handle_id(obj)
         if op in ("copy", "deepcopy"):

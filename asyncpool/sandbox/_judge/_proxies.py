@@ -329,12 +329,26 @@ class _Proxy:
         return str(_checked(_peer().request("format", self, (spec,)), str, "format()"))
 
     def __hash__(self) -> int:
+        """The owner's hash of its object. One that hashes by identity (the same for the
+        object's life, no code of its class) is asked once and kept by the handle, or crosses
+        with it (``_described._handle_extras``): a ``set`` of the other side's nodes asks
+        nothing of a node seen before. An object computed from the tests' values is asked
+        each time (and its hash refused where it is a difference, as before)."""
         known = object.__getattribute__(self, "_hash")
         if known is not None:
             peer: _Peer = object.__getattribute__(self, "_owner")
             if peer is _PEER and not (peer.computed and peer.is_derived(self)):
                 return int(known)
-        return int(_checked(_peer().request("hash", self), int, "hash()"))
+        answer = _peer().request("hash", self)
+        if (
+            type(answer) is not tuple or len(answer) != 2
+            or type(answer[0]) is not int or type(answer[1]) is not bool
+        ):  # fmt: skip
+            raise TypeError("hash() of the solution's object returned a malformed answer")
+        value: int = answer[0]
+        if answer[1]:
+            object.__setattr__(self, "_hash", value)
+        return value
 
     def __copy__(self) -> Any:
         return _peer().request("copy", self)
