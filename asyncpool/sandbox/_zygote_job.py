@@ -278,9 +278,9 @@ def remove_scratch(scratch: str, req: Request, isolated: bool) -> bool:
     tmp = f"{scratch}/tmp"
     nested = shared_dirs(tmp) if req.shared and isolated else []
     try:
-        budget = SCRATCH_ENTRIES
-        for where in (tmp, f"{scratch}/shm"):
-            budget = _unlink_files(where, budget, keep=nested[-1:])
+        # In tmp, the top of a shared run's own path to it is removed below, not unlinked.
+        budget = _unlink_files(tmp, SCRATCH_ENTRIES, keep=nested[-1:])
+        _unlink_files(f"{scratch}/shm", budget, keep=[])
         for sub in nested:
             os.rmdir(f"{tmp}/{sub}")
         for sub in ("tmp", "shm", ""):
