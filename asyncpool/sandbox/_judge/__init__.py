@@ -178,7 +178,12 @@ the fork server's first fork:
 * :mod:`._forwarded`: the patches and state sent with each request, and applied;
 * :mod:`._guard`: the judge's guard against running what the solution wrote;
 * :mod:`._tests_namespace`: what the tests' namespace holds of the solution;
-* :mod:`._peer`: one end of the wire (:class:`_Peer`);
+* :mod:`._peer`: one end of the wire (:class:`_Peer`): handles, requests and replies; its
+  parts: :mod:`._peer_state` (what it holds), :mod:`._peer_channels` (messages, threads'
+  channels), :mod:`._peer_kept` (containers kept in step), :mod:`._peer_exceptions`
+  (exceptions told and made), :mod:`._peer_classes` (classes made for the other side's),
+  :mod:`._peer_relay` (the solution's output and texts), :mod:`._peer_perform` (a request
+  performed);
 * :mod:`._serve`: the solution's side of a run, and what the fork server prepares for it;
 * :mod:`._harness`: pytest-style and unittest tests, run as pytest collects them;
 * :mod:`._check`: one check, and a judge's verdict.

@@ -36,6 +36,13 @@ from . import (
     _pandas,
     _patches,
     _peer,
+    _peer_channels,
+    _peer_classes,
+    _peer_exceptions,
+    _peer_kept,
+    _peer_perform,
+    _peer_relay,
+    _peer_state,
     _proxies,
     _serve,
     _solution_side,
@@ -411,7 +418,8 @@ def deliver_verdict(fd: int, given: Any, data: bytes) -> bool:
 _OWN_GLOBALS = frozenset(
     {id(globals()), *(id(vars(module)) for module in (
         _ambient, _annotations, _bounds, _codec, _exceptions, _forwarded, _framing, _guard,
-        _harness, _kept, _notices, _ops, _pandas, _patches, _peer, _proxies, _serve,
+        _harness, _kept, _notices, _ops, _pandas, _patches, _peer, _peer_channels, _peer_classes,
+        _peer_exceptions, _peer_kept, _peer_perform, _peer_relay, _peer_state, _proxies, _serve,
         _solution_side, _stand_ins, _tests_code, _tests_namespace, _values,
     ))}
 )
