@@ -39,6 +39,7 @@ from asyncpool.sandbox._judge import (
     _harness,
     _kept,
     _peer,
+    _peer_kept,
     _resent,
     _tests_namespace,
 )
@@ -7745,7 +7746,7 @@ def test_a_kept_container_no_code_reaches_is_compared_once_more_then_forgotten(
         compared.append(id(value))
         return watch_changed(value, mark)
 
-    monkeypatch.setattr(_peer, "_watch_changed", counted)  # (as _Peer reads it)
+    monkeypatch.setattr(_peer_kept, "_watch_changed", counted)  # (as _Peer reads it)
     peer = _peer._Peer(-1, trusted=False)
     objects = [types.SimpleNamespace(items=list(range(100))) for _ in range(20)]
     numbers = [peer.watch_attribute(o.items) for o in objects]

@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from asyncpool.sandbox import _judge, run_tests
-from asyncpool.sandbox._judge import _described, _exceptions, _ops, _patches, _proxies, _values
+from asyncpool.sandbox._judge import (
+    _described,
+    _exceptions,
+    _ops,
+    _patches,
+    _proxy_classes,
+    _values,
+)
 from tests._programs import JUDGE_WIRE
 
 
@@ -2092,10 +2099,12 @@ def test_a_handles_class_stands_only_for_a_plain_class_of_a_library() -> None:
     assert not _described._library_module("a b")
     # a proxy class made for a name that claims a standard class has no such __class__ (only
     # a class's handle's, or the solution's class for the tests' own reads)
-    proxy = _proxies._proxy_class(b"OrderedDict\1collections:OrderedDict")
+    proxy = _proxy_classes._proxy_class(b"OrderedDict\1collections:OrderedDict")
     assert proxy is not None
     getter = vars(proxy).get("__class__")
-    assert getter is None or getter.fget in (_proxies._class_type, _proxies._instance_class)
+    assert getter is None or getter.fget in (
+        _proxy_classes._class_type, _proxy_classes._instance_class
+    )
 
 
 @pytest.mark.slow

@@ -164,7 +164,11 @@ the fork server's first fork:
 * :mod:`._ops`: the requests of the wire and the operators they name;
 * :mod:`._described`: what a handle says of its object as it crosses (its class's name and
   protocols, the library class it may stand for, its hash and plain attributes);
-* :mod:`._proxies`: handles (proxies), value-backed handles, the tests' ``type``, the current peer;
+* :mod:`._proxies`: handles (proxies), the current peer; :mod:`._proxy_classes` (the proxy
+  classes made to the measure of the other side's), :mod:`._proxy_functions` (handles of
+  functions), :mod:`._proxy_coroutines` (of coroutines and generators), :mod:`._proxy_backed`
+  (value-backed handles), :mod:`._tests_type` (the tests' ``type``), :mod:`._handle_ids`
+  (a handle's ``id``);
 * :mod:`._exceptions`: exceptions, and the classes that cross by name;
 * :mod:`._stand_ins`: the tests' classes derived from the solution's, what the solution may set;
 * :mod:`._resent`: big flat lists the tests pass again, unchanged: sent once, then named;

@@ -29,6 +29,7 @@ from . import (
     _forwarded,
     _framing,
     _guard,
+    _handle_ids,
     _harness,
     _kept,
     _notices,
@@ -44,11 +45,16 @@ from . import (
     _peer_relay,
     _peer_state,
     _proxies,
+    _proxy_backed,
+    _proxy_classes,
+    _proxy_coroutines,
+    _proxy_functions,
     _serve,
     _solution_side,
     _stand_ins,
     _tests_code,
     _tests_namespace,
+    _tests_type,
     _values,
 )
 from ._ambient import (
@@ -82,6 +88,7 @@ from ._guard import (
     _pytest_main_runs_nothing,
     _workdir_roots,
 )
+from ._handle_ids import _handle_id
 from ._harness import (
     _UNITTEST_NO_TESTS,
     TESTS_FILE,
@@ -99,7 +106,6 @@ from ._patches import (
     _watch_warnings,
 )
 from ._peer import _Peer
-from ._proxies import _handle_id, _TestsType
 from ._solution_side import _pin
 from ._tests_code import _CHECK, _EXEC, _compiled
 from ._tests_namespace import (
@@ -113,6 +119,7 @@ from ._tests_namespace import (
     _reached_modules,
     _standard,
 )
+from ._tests_type import _TestsType
 
 
 def entry_steps(entry_point: str) -> tuple[str, list[str | None]]:
@@ -418,9 +425,10 @@ def deliver_verdict(fd: int, given: Any, data: bytes) -> bool:
 _OWN_GLOBALS = frozenset(
     {id(globals()), *(id(vars(module)) for module in (
         _ambient, _annotations, _bounds, _codec, _exceptions, _forwarded, _framing, _guard,
-        _harness, _kept, _notices, _ops, _pandas, _patches, _peer, _peer_channels, _peer_classes,
-        _peer_exceptions, _peer_kept, _peer_perform, _peer_relay, _peer_state, _proxies, _serve,
-        _solution_side, _stand_ins, _tests_code, _tests_namespace, _values,
+        _handle_ids, _harness, _kept, _notices, _ops, _pandas, _patches, _peer, _peer_channels,
+        _peer_classes, _peer_exceptions, _peer_kept, _peer_perform, _peer_relay, _peer_state,
+        _proxies, _proxy_backed, _proxy_classes, _proxy_coroutines, _proxy_functions, _serve,
+        _solution_side, _stand_ins, _tests_code, _tests_namespace, _tests_type, _values,
     ))}
 )
 

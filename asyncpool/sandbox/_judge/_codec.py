@@ -45,7 +45,9 @@ from ._exceptions import (
     _TextReference,
 )
 from ._pandas import _pandas_spec, _pandas_value
-from ._proxies import _BACKED_CLASS_OF, _BACKED_CLASSES, _HANDLE, _PROXY_TYPES, _proxy_class
+from ._proxies import _PROXY_TYPES
+from ._proxy_backed import _BACKED_CLASS_OF, _BACKED_CLASSES, _HANDLE
+from ._proxy_classes import _proxy_class
 from ._stand_ins import _own_names
 from ._values import (
     _BACKED_BASES,

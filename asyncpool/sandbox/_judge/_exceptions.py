@@ -16,7 +16,8 @@ import builtins
 from typing import Any
 
 from ._bounds import CodecError, SolutionError
-from ._proxies import _HANDLE, _PROXY_TYPES, _Proxy
+from ._proxies import _PROXY_TYPES, _Proxy
+from ._proxy_backed import _HANDLE
 from ._tests_code import _code_objects, _compiled
 from ._values import _loaded_class, _plain_name
 

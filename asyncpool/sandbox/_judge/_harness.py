@@ -23,7 +23,8 @@ from typing import Any
 
 from . import _guard
 from ._patches import _PATCH_COUNT, _PATCHES, _counting, _patch_target
-from ._proxies import _ASYNC_GENERATOR, _COROUTINE, _GENERATOR, _PROXY_TYPES
+from ._proxies import _PROXY_TYPES
+from ._proxy_functions import _ASYNC_GENERATOR, _COROUTINE, _GENERATOR
 from ._tests_code import _CHECK, _COMPILE, _EVAL, _code_objects
 
 

@@ -22,7 +22,7 @@ from ._codec import _U32, encode
 from ._framing import _recv_word, _send
 from ._kept import earn
 from ._peer_state import _allocate_lock, _PeerState
-from ._proxies import _running_loop
+from ._proxy_coroutines import _running_loop
 from ._solution_side import _flush_streams
 from ._values import _deque
 

@@ -21,7 +21,8 @@ from ._exceptions import (
     _standard_exception_class,
 )
 from ._peer_state import _PeerState
-from ._proxies import _HANDLE, _PROXY_TYPES, _handle_getattr, _Proxy
+from ._proxies import _PROXY_TYPES, _Proxy
+from ._proxy_backed import _HANDLE, _handle_getattr
 from ._stand_ins import _STAND_INS, _shared_class, _stand_in_class
 from ._values import MAX_MADE_CLASSES
 

@@ -28,7 +28,7 @@ from ._kept import (
     _watch_mark,
 )
 from ._peer_state import _PeerState
-from ._proxies import _HANDLE
+from ._proxy_backed import _HANDLE
 from ._tests_namespace import _for_tests
 from ._values import _MUTABLE, _UNSET, _mutable_value
 

@@ -13,19 +13,12 @@ from typing import Any
 from ._described import _PLAIN_TYPES, identity_hashed, note_asked
 from ._exceptions import _PASSED_THROUGH, _TextReference
 from ._forwarded import _SPIES
+from ._handle_ids import _handle_id
 from ._ops import _BINARY, _HIDDEN, _INPLACE, _INTERNALS, _NAMES_SHOWN, _REFLECTED, _UNARY
 from ._peer_state import _PeerState
-from ._proxies import (
-    _PROXY_TYPES,
-    _abc_contents,
-    _anext,
-    _describe_signature,
-    _describe_tests_function,
-    _handle_id,
-    _method_of,
-    _run_coroutine,
-    _tests_function,
-)
+from ._proxies import _PROXY_TYPES, _abc_contents, _describe_signature
+from ._proxy_coroutines import _anext, _run_coroutine
+from ._proxy_functions import _describe_tests_function, _method_of, _tests_function
 from ._stand_ins import _members, _mock_signature_set, _shared
 from ._values import _BUILTIN_TYPES
 

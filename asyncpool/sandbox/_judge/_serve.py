@@ -22,9 +22,9 @@ from ._bounds import MAX_NAMES
 from ._codec import _Encoder
 from ._described import watch_background
 from ._framing import _buffers, _send
+from ._handle_ids import _handle_id, own_ids_above
 from ._notices import _hook_logging
 from ._peer import _Peer
-from ._proxies import _handle_id, _TestsType, own_ids_above
 from ._solution_side import (
     _SERVING_FRAMES,
     _Constants,
@@ -37,6 +37,7 @@ from ._solution_side import (
 )
 from ._tests_code import _code_objects, _globals_loaded
 from ._tests_namespace import TEST_MODULES
+from ._tests_type import _TestsType
 
 #: The solution's peer, made when the fork server loads the judge (see
 #: :func:`_solution_peer`): each run's child takes it as its fork left it.

@@ -22,7 +22,8 @@ from ._bounds import MAX_NAMES, CodecError
 from ._described import _library_module
 from ._exceptions import _Mirror, _standard_class_name
 from ._kept import _watch_mark
-from ._proxies import _BACKED_CLASSES, _PROXY_TYPES, _peer
+from ._proxies import _PROXY_TYPES, _peer
+from ._proxy_backed import _BACKED_CLASSES
 from ._tests_code import _code_objects
 from ._values import _BUILTIN_TYPE_NAMES, _import_numpy
 
