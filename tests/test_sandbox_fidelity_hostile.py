@@ -1956,6 +1956,48 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
     assert reached <= {("os", "path")}, reached
 
 
+def test_a_failures_description_leaves_out_the_frames_of_every_module_of_the_judge() -> None:
+    """A failed check's reason shows the tests' frames, never the judge's own (see
+    ``_check._describe``): every module of the judge's package is in ``_OWN_GLOBALS``, the
+    modules a split of one makes too."""
+    import importlib
+    from pathlib import Path
+
+    from asyncpool.sandbox._judge import _check
+
+    package = Path(_judge.__file__).parent
+    stems = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    assert {"_peer", "_peer_kept", "_proxies", "_described", "_decoder"} <= stems
+    for stem in sorted(stems):
+        module = importlib.import_module(f"asyncpool.sandbox._judge.{stem}")
+        assert id(vars(module)) in _check._OWN_GLOBALS, stem
+
+
+def test_each_module_of_the_judge_imports_only_those_its_package_lists_above_it() -> None:
+    """The package's docstring lists every module of the judge, each importing (at its top
+    level) only those listed above it: the order the fork server loads them in, with no
+    cycle a split of a module could hide."""
+    import ast
+    import re
+    from pathlib import Path
+
+    package = Path(_judge.__file__).parent
+    order: list[str] = []
+    for name in re.findall(r":mod:`\.(\w+)`", _judge.__doc__ or ""):
+        if name not in order:
+            order.append(name)
+    stems = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    assert set(order) == stems
+    for stem in order:
+        tree = ast.parse((package / f"{stem}.py").read_text())
+        imported: set[str] = set()
+        for node in tree.body:  # the top level: not a function's import, nor TYPE_CHECKING's
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                imported |= {node.module} if node.module else {a.name for a in node.names}
+        later = imported - set(order[: order.index(stem)])
+        assert not later, (stem, sorted(later))
+
+
 def test_a_flood_of_warnings_is_reissued_up_to_its_bound_and_the_check_goes_on() -> None:
     """Warnings past :data:`_judge.MAX_NOTICES` in one check are dropped, not a failure: an
     honest program may warn in a loop; the flood costs the judge no more than the bound."""

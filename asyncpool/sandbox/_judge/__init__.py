@@ -164,15 +164,19 @@ the fork server's first fork:
 * :mod:`._ops`: the requests of the wire and the operators they name;
 * :mod:`._described`: what a handle says of its object as it crosses (its class's name and
   protocols, the library class it may stand for, its hash and plain attributes);
-* :mod:`._proxies`: handles (proxies), the current peer; :mod:`._proxy_classes` (the proxy
-  classes made to the measure of the other side's), :mod:`._proxy_functions` (handles of
-  functions), :mod:`._proxy_coroutines` (of coroutines and generators), :mod:`._proxy_backed`
-  (value-backed handles), :mod:`._tests_type` (the tests' ``type``), :mod:`._handle_ids`
-  (a handle's ``id``);
+* :mod:`._proxy_backed`: value-backed handles;
+* :mod:`._proxies`: handles (proxies), the current peer;
+* :mod:`._proxy_functions`: handles of functions;
+* :mod:`._proxy_coroutines`: handles of coroutines, generators and async generators;
+* :mod:`._tests_type`: the tests' ``type`` of a handle;
+* :mod:`._proxy_classes`: the proxy classes made to the measure of the other side's;
+* :mod:`._handle_ids`: a handle's ``id``;
 * :mod:`._exceptions`: exceptions, and the classes that cross by name;
 * :mod:`._stand_ins`: the tests' classes derived from the solution's, what the solution may set;
 * :mod:`._resent`: big flat lists the tests pass again, unchanged: sent once, then named;
-* :mod:`._codec`: the format of values (encoder, decoder);
+* :mod:`._codec`: the format of values, what its two ends share;
+* :mod:`._encoder`: its encoder;
+* :mod:`._decoder`: its decoder;
 * :mod:`._framing`: messages on a descriptor;
 * :mod:`._kept`: write-back and the containers kept in step;
 * :mod:`._notices`: the solution's warnings and log records;
@@ -182,12 +186,15 @@ the fork server's first fork:
 * :mod:`._forwarded`: the patches and state sent with each request, and applied;
 * :mod:`._guard`: the judge's guard against running what the solution wrote;
 * :mod:`._tests_namespace`: what the tests' namespace holds of the solution;
-* :mod:`._peer`: one end of the wire (:class:`_Peer`): handles, requests and replies; its
-  parts: :mod:`._peer_state` (what it holds), :mod:`._peer_channels` (messages, threads'
-  channels), :mod:`._peer_kept` (containers kept in step), :mod:`._peer_exceptions`
-  (exceptions told and made), :mod:`._peer_classes` (classes made for the other side's),
-  :mod:`._peer_relay` (the solution's output and texts), :mod:`._peer_perform` (a request
-  performed);
+* :mod:`._peer_state`: what one end of the wire holds;
+* :mod:`._peer_channels`: its messages and threads' channels;
+* :mod:`._peer_kept`: its containers kept in step with the other side's;
+* :mod:`._peer_exceptions`: the exceptions it tells and is told of;
+* :mod:`._peer_classes`: the classes it makes for the other side's;
+* :mod:`._peer_relay`: the solution's output and texts, relayed;
+* :mod:`._peer_perform`: a request of the other side, performed;
+* :mod:`._peer`: one end of the wire (:class:`_Peer`, of the parts above): handles, requests
+  and replies;
 * :mod:`._serve`: the solution's side of a run, and what the fork server prepares for it;
 * :mod:`._harness`: pytest-style and unittest tests, run as pytest collects them;
 * :mod:`._check`: one check, and a judge's verdict.
@@ -214,7 +221,8 @@ from ._bounds import (
     SolutionError,
 )
 from ._check import deliver_verdict, entry_steps, judge, judge_check, same_file
-from ._codec import decode, encode
+from ._decoder import decode
+from ._encoder import encode
 from ._guard import guard_judge
 from ._serve import (
     WARM_TESTS,

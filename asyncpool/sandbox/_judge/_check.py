@@ -25,6 +25,9 @@ from . import (
     _annotations,
     _bounds,
     _codec,
+    _decoder,
+    _described,
+    _encoder,
     _exceptions,
     _forwarded,
     _framing,
@@ -49,6 +52,7 @@ from . import (
     _proxy_classes,
     _proxy_coroutines,
     _proxy_functions,
+    _resent,
     _serve,
     _solution_side,
     _stand_ins,
@@ -75,7 +79,7 @@ from ._ambient import (
     _watch_seeds,
 )
 from ._bounds import MAX_NAMES, CodecError
-from ._codec import _Decoder
+from ._decoder import _Decoder
 from ._described import watch_background
 from ._exceptions import _SOLUTION_EXIT
 from ._forwarded import _ASSIGNED, _SOLUTIONS, _SPIES, _SolutionModule
@@ -424,11 +428,12 @@ def deliver_verdict(fd: int, given: Any, data: bytes) -> bool:
 #: process): their frames are left out of a failure's description (see :func:`_describe`).
 _OWN_GLOBALS = frozenset(
     {id(globals()), *(id(vars(module)) for module in (
-        _ambient, _annotations, _bounds, _codec, _exceptions, _forwarded, _framing, _guard,
-        _handle_ids, _harness, _kept, _notices, _ops, _pandas, _patches, _peer, _peer_channels,
-        _peer_classes, _peer_exceptions, _peer_kept, _peer_perform, _peer_relay, _peer_state,
-        _proxies, _proxy_backed, _proxy_classes, _proxy_coroutines, _proxy_functions, _serve,
-        _solution_side, _stand_ins, _tests_code, _tests_namespace, _tests_type, _values,
+        _ambient, _annotations, _bounds, _codec, _decoder, _described, _encoder, _exceptions,
+        _forwarded, _framing, _guard, _handle_ids, _harness, _kept, _notices, _ops, _pandas,
+        _patches, _peer, _peer_channels, _peer_classes, _peer_exceptions, _peer_kept,
+        _peer_perform, _peer_relay, _peer_state, _proxies, _proxy_backed, _proxy_classes,
+        _proxy_coroutines, _proxy_functions, _resent, _serve, _solution_side, _stand_ins,
+        _tests_code, _tests_namespace, _tests_type, _values,
     ))}
 )
 

@@ -30,7 +30,9 @@ from ._bounds import (
     CodecError,
     SolutionBroke,
 )
-from ._codec import _U32, _Decoder, _Encoder, decode, encode
+from ._codec import _U32
+from ._decoder import _Decoder, decode
+from ._encoder import _Encoder, encode
 from ._exceptions import _exit_code
 from ._forwarded import _apply_patches, _drawn_state, _forwarded_patches
 from ._kept import _KEEPING_OPS, _apply, _changed, _snapshot, _tests_class_object, _tests_keeping

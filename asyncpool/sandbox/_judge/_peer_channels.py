@@ -18,7 +18,8 @@ from threading import current_thread as _current_thread
 from typing import Any
 
 from ._bounds import MAX_CHANNELS, CodecError, SolutionBroke
-from ._codec import _U32, encode
+from ._codec import _U32
+from ._encoder import encode
 from ._framing import _recv_word, _send
 from ._kept import earn
 from ._peer_state import _allocate_lock, _PeerState

@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 from ._bounds import MAX_RELAYED, MAX_TEXTS, CodecError
-from ._codec import decode
+from ._decoder import decode
 from ._exceptions import _PASSED_THROUGH
 from ._guard import _workdir_texts
 from ._peer_state import _PeerState

@@ -19,8 +19,8 @@ from typing import Any, NoReturn
 from . import _proxies
 from ._ambient import _int_digits
 from ._bounds import MAX_NAMES
-from ._codec import _Encoder
 from ._described import watch_background
+from ._encoder import _Encoder
 from ._framing import _buffers, _send
 from ._handle_ids import _handle_id, own_ids_above
 from ._notices import _hook_logging
