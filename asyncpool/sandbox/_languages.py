@@ -98,14 +98,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from asyncpool.errors import SandboxError
-from asyncpool.sandbox import (
-    OUTPUT_LIMIT_BYTES,
-    ProgramResult,
-    StdioResult,
-    _decode,
-    _validate,
-)
+from asyncpool.sandbox._arguments import _validate
 from asyncpool.sandbox._compile_cache import CompileCache, cache_key, compile_cache
+from asyncpool.sandbox._results import OUTPUT_LIMIT_BYTES, ProgramResult, StdioResult, _decode
 from asyncpool.sandbox._run import MAX_PROCESSES, SandboxStatus, Spec, run
 
 #: ``RLIMIT_NPROC`` of a compile (rustc's codegen threads, go build's workers, javac's JVM).
