@@ -36,10 +36,10 @@ from asyncpool.sandbox._judge import (
     _ambient,
     _exceptions,
     _forwarded,
-    _harness,
     _kept,
     _peer,
     _peer_kept,
+    _pytest_marks,
     _resent,
     _tests_namespace,
 )
@@ -8025,10 +8025,10 @@ def test_only_pytests_own_mark_objects_are_marks() -> None:
 
     Mark = collections.namedtuple("Mark", "name args kwargs")
     fake = Mark("xfail", (), {})
-    assert _harness._marks([fake]) == []
-    assert _harness._marks(fake) == []
+    assert _pytest_marks._marks([fake]) == []
+    assert _pytest_marks._marks(fake) == []
     real = pytest.mark.xfail(reason="r")
-    assert [m.name for m in _harness._marks([real, real.mark, fake])] == ["xfail", "xfail"]
+    assert [m.name for m in _pytest_marks._marks([real, real.mark, fake])] == ["xfail", "xfail"]
 
 
 def test_the_solution_module_is_the_checks_own() -> None:

@@ -196,6 +196,8 @@ the fork server's first fork:
 * :mod:`._peer`: one end of the wire (:class:`_Peer`, of the parts above): handles, requests
   and replies;
 * :mod:`._serve`: the solution's side of a run, and what the fork server prepares for it;
+* :mod:`._pytest_marks`: the tests' pytest marks and parametrization, as pytest reads them;
+* :mod:`._pytest_fixtures`: the tests' pytest fixtures, and the built-in ones;
 * :mod:`._harness`: pytest-style and unittest tests, run as pytest collects them;
 * :mod:`._check`: one check, and a judge's verdict.
 """

@@ -46,8 +46,8 @@ _UNFORWARDED = frozenset({
         "_kept", "_notices", "_ops", "_pandas", "_patches", "_peer", "_peer_channels",
         "_peer_classes", "_peer_exceptions", "_peer_kept", "_peer_perform", "_peer_relay",
         "_peer_state", "_proxies", "_proxy_backed", "_proxy_classes", "_proxy_coroutines",
-        "_proxy_functions", "_resent", "_serve", "_solution_side", "_stand_ins", "_tests_code",
-        "_tests_namespace", "_tests_type", "_values",
+        "_proxy_functions", "_pytest_fixtures", "_pytest_marks", "_resent", "_serve",
+        "_solution_side", "_stand_ins", "_tests_code", "_tests_namespace", "_tests_type", "_values",
     )),
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
