@@ -1,4 +1,4 @@
-"""The fork server's warm-up (``_zygote._warm_up``): one check served through the real wire
+"""The fork server's warm-up (``_zygote_prepare.warm_up``): one check served through the real wire
 before the server's first fork, so that every run's child inherits the solution side's code
 already quickened. It must run its tests to "passed" (else it warmed nothing), and leave the
 server as it found it whether it passed or not: no peer, no descriptor, no proxy, no child, the
@@ -20,7 +20,7 @@ import pytest
 _PROBE = textwrap.dedent(
     """
     import gc, json, os, signal, sys, warnings
-    from asyncpool.sandbox import _judge as J, _zygote, _zygote_child
+    from asyncpool.sandbox import _judge as J, _zygote_child, _zygote_prepare
     from asyncpool.sandbox._judge import _framing, _proxies, _serve
 
     _zygote_child.JUDGE = J
@@ -35,7 +35,7 @@ _PROBE = textwrap.dedent(
                      sys.stdin)], len(warnings.filters), sys.getrecursionlimit(),
                      len(_framing._buffers), str(signal.getsignal(signal.SIGCHLD))]
     before = state()
-    warmed = _zygote._warm_up()
+    warmed = _zygote_prepare.warm_up()
     gc.collect()
     try:
         os.waitpid(-1, os.WNOHANG)

@@ -287,7 +287,7 @@ def check(candidate):
 
 
 def serve_warm_up(fd: int) -> bool:
-    """The fork server's warm-up (``_zygote._warm_up``): serve :data:`WARM_SOLUTION` on
+    """The fork server's warm-up (``_zygote_prepare.warm_up``): serve :data:`WARM_SOLUTION` on
     ``fd`` to a judge of :data:`WARM_TESTS`, in this process, as a run's child serves its
     judge; ``True`` when served to the end (EOF). Never raises. Nothing of it stays here but
     the interpreter's own caches: ``_PEER`` is reset, the wire's buffer is dropped, and the
