@@ -52,7 +52,7 @@ Two processes per check:
   called back into the tests, a thread other than the main ones on the wire (see threads below),
   a timeout, a thread left, a built-in, the environment,
   ``sys.path`` or a setting of the interpreter changed (the decimal context, the warnings
-  filters, ``np.seterr``, ``gc``, the umask...: ``_zygote_child._interpreter_settings``), a
+  filters, ``np.seterr``, ``gc``, the umask...: ``_zygote_judges._interpreter_settings``), a
   module's attribute the tests may have set, a patch they started and never stopped: read from
   their bytecode, see ``_judge._tests_code._attribute_roots``); a check finds none
   idle, or the caller is not root: a judge forked for it alone.

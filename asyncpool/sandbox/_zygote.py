@@ -15,7 +15,8 @@ network, no System V IPC, a read-only root of system directories only), once.
 The wire protocol is described in :mod:`asyncpool.sandbox._zygote_wire`. This module owns the
 server: its loop, the requests it accepts, the runs it tracks (deadlines on own time, results,
 clean-up) and its own start-up; the child's setup is :mod:`asyncpool.sandbox._zygote_child`,
-the uid leases :mod:`asyncpool.sandbox._zygote_uids`, one run's bookkeeping
+the judges' :mod:`asyncpool.sandbox._zygote_judges`, the uid leases
+:mod:`asyncpool.sandbox._zygote_uids`, one run's bookkeeping
 :mod:`asyncpool.sandbox._zygote_job`, what it does once before its first fork
 :mod:`asyncpool.sandbox._zygote_prepare`.
 It must not import ``asyncpool`` (it is a script in a clean interpreter) nor anything outside
@@ -69,8 +70,6 @@ from ._zygote_child import (  # noqa: E402
     premade_streams,
     read_fd,
     run_child,
-    run_judge_child,
-    run_judge_server,
 )
 from ._zygote_job import (  # noqa: E402
     FIRST_READING,
@@ -82,6 +81,7 @@ from ._zygote_job import (  # noqa: E402
     remove_scratch,
     sched,
 )
+from ._zygote_judges import run_judge_child, run_judge_server  # noqa: E402
 from ._zygote_uids import (  # noqa: E402
     SWEEP_ATTEMPTS,
     Uids,
@@ -123,7 +123,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 #: Most unused network namespaces the server keeps for later runs (see _ns.NetnsPool).
 NETNS_SPARE = 16
 class _PooledJudge:
-    """A long-lived judge (``_zygote_child.run_judge_server``): its pid, the server's end of its
+    """A long-lived judge (``_zygote_judges.run_judge_server``): its pid, the server's end of its
     control socket, the job it is judging (None: idle) and that job's token (see
     ``_zygote_wire.JUDGE_JOB``), whether it retires after that one."""
 

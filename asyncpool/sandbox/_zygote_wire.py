@@ -139,7 +139,7 @@ JUDGE_UID = UID_BASE + UID_COUNT
 #: ``RLIMIT_NPROC`` of a judge: counts every judge's processes on the machine (one each).
 JUDGE_NPROC = 1 << 16
 
-#: A check handed to a long-lived judge of the fork server (``_zygote_child.run_judge_server``):
+#: A check handed to a long-lived judge of the fork server (``_zygote_judges.run_judge_server``):
 #: timeout (s), memory limit (bytes), CPU to run on (-1: any), the check's token; with it, the
 #: tests' memfd, the verdict pipe's write end and the judge's end of the socket to the solution
 #: (``SCM_RIGHTS``). The judge answers :data:`JUDGE_DONE`: ``b"D"``, 1 when it retires (exits)

@@ -15,7 +15,7 @@ processes:
   :class:`_Proxy` (:func:`judge_check`), then writes its verdict on a pipe only the caller
   and it hold, after the caller's secret (:func:`judge`: no forged verdict counts). Usually a
   long-lived judge of the server that judges one check at a time
-  (``_zygote_child.run_judge_server``; a fresh :class:`_Peer`, proxies bound to it, tests
+  (``_zygote_judges.run_judge_server``; a fresh :class:`_Peer`, proxies bound to it, tests
   compiled once per source), else one forked for the check alone (:func:`judge`).
 
 What crosses (both ways, one format, :class:`_Encoder` / :class:`_Decoder`):

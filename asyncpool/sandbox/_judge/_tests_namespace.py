@@ -102,7 +102,7 @@ def _take_solution_settings(settings: Any) -> None:
     :data:`MAX_RECURSION_LIMIT`; its ``sys.set_int_max_str_digits(0)`` (the tests' ``str()`` of a
     big result). Either only harms the check that takes it (a crash, a slow conversion: a
     judge that dies gives no "passed"); a changed digit limit retires a long-lived judge as the
-    tests' own does (see ``_zygote_child._interpreter_settings``)."""
+    tests' own does (see ``_zygote_judges._interpreter_settings``)."""
     if (
         type(settings) is not tuple
         or len(settings) != 2
