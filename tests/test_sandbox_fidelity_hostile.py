@@ -1174,6 +1174,38 @@ ATTACKS += [
      "sys.path.insert(0, '/tmp')\nimport tmpmod\n"
      "assert tmpmod.x == 5\n"),
 ]  # fmt: skip
+#: Tests with a reference implementation of their own, which a text of the solution's evaluated
+#: in the judge could bind the tests' name of the solution's function to.
+REFERENCE = "def reference(xs):\n    return sorted(xs)\n"
+#: A dataclass of the solution's whose one annotation is the text ``NOTE`` (postponed
+#: evaluation: the annotations are texts until a reader of type hints evaluates them).
+ANNOTATED = (
+    "from __future__ import annotations\nfrom dataclasses import dataclass\n@dataclass\n"
+    "class P:\n    x: NOTE\ndef sort_list(xs):\n    return xs\n"
+)
+ATTACKS += [
+    ("a returned text that binds the tests' name to their reference (:=), for tests that eval it",
+     "def describe(xs):\n    return '[sort_list := reference]'\n"
+     "def sort_list(xs):\n    return xs\n",
+     REFERENCE + "eval(describe([1]))\nassert sort_list([3, 1, 2]) == reference([3, 1, 2])\n"),
+    ("generated statements that bind the tests' name to their reference, for tests that exec them",
+     "def code():\n    return 'sort_list = reference'\ndef sort_list(xs):\n    return xs\n",
+     REFERENCE + "exec(code())\nassert sort_list([3, 1, 2]) == reference([3, 1, 2])\n"),
+    ("a generated for loop binding the tests' name to their reference, for tests that exec it",
+     "def code():\n    return 'for sort_list in [reference]: pass'\n"
+     "def sort_list(xs):\n    return xs\n",
+     REFERENCE + "exec(code())\nassert sort_list([3, 1, 2]) == reference([3, 1, 2])\n"),
+    ("an annotation that is code writing the verdict, for tests that read the type hints",
+     ANNOTATED.replace("NOTE", repr(VERDICT_PAYLOAD + " and int")),
+     "import typing\nassert typing.get_type_hints(P) == {'x': int}\n"),
+    ("an annotation that is code writing the verdict, for tests that read it with eval_str",
+     ANNOTATED.replace("NOTE", repr(VERDICT_PAYLOAD + " and int")),
+     "import inspect\nassert inspect.get_annotations(P, eval_str=True) == {'x': int}\n"),
+    ("an annotation that binds the solution module's name to the judge's sorted (:=)",
+     ANNOTATED.replace("NOTE", repr("[sort_list := sorted] and int")),
+     "import typing\ntry:\n    typing.get_type_hints(P)\nexcept Exception:\n    pass\n"
+     "import solution\nassert solution.sort_list([3, 1, 2]) == [1, 2, 3]\n"),
+]  # fmt: skip
 ATTACKS.append(
     ("forged reply: a write-back that changes the shape of the tests' numpy array",
      _forge('b"N" + U32(1) + U32(0) + wire.encode(np.zeros(5, dtype=np.int64))', numpy=True),
@@ -1509,6 +1541,16 @@ SLOW_ATTACKS: list[tuple[str, str, str]] = [
 #: Honest solutions of the tests the attacks use: the tests are passable.
 HONEST: list[tuple[str, str, str]] = [
     ("honest sort", HONEST_SORT, SORT_TESTS),
+    ("honest dataclass whose annotations are texts, read by the tests' get_type_hints",
+     ANNOTATED.replace("NOTE", "list[int]"),
+     "import inspect, typing\nassert typing.get_type_hints(P) == {'x': list[int]}\n"
+     "assert inspect.get_annotations(P, eval_str=True) == {'x': list[int]}\n"),
+    ("honest text of a value, which the tests eval",
+     "def describe(xs):\n    return repr(sorted(xs))\n",
+     "assert eval(describe([3, 1, 2])) == [1, 2, 3]\n"),
+    ("honest generated assignment, which the tests exec into a namespace of theirs",
+     "def code(n):\n    return f'total = {n} * 2'\n",
+     "ns = {}\nexec(code(3), ns)\nassert ns['total'] == 6\n"),
     ("honest Vector with scalar arithmetic on either side",
      _d("""
          class Vector:
@@ -1637,6 +1679,18 @@ REASONS = {
         "AttributeError"
     ),
     "generated code writing the verdict, for tests that exec it": "NameError",
+    "a returned text that binds the tests' name to their reference (:=), for tests that eval it": (
+        "NameError"
+    ),
+    "generated statements that bind the tests' name to their reference, for tests that exec them": (
+        "NameError"
+    ),
+    "a generated for loop binding the tests' name to their reference, for tests that exec it": (
+        "NameError"
+    ),
+    "an annotation that is code writing the verdict, for tests that read the type hints": (
+        "the judge does not compile code the solution wrote"
+    ),
     "a logging config whose factory runs a file writing the verdict, for dictConfig": (
         "Unable to configure handler"
     ),

@@ -174,6 +174,7 @@ the fork server's first fork:
 * :mod:`._exceptions`: exceptions, and the classes that cross by name;
 * :mod:`._stand_ins`: the tests' classes derived from the solution's, what the solution may set;
 * :mod:`._resent`: big flat lists the tests pass again, unchanged: sent once, then named;
+* :mod:`._code_texts`: which texts could be code, to the judge's guard;
 * :mod:`._codec`: the format of values, what its two ends share;
 * :mod:`._encoder`: its encoder;
 * :mod:`._decoder`: its decoder;

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from . import _resent
 from ._annotations import _typing_value
 from ._bounds import _SHALLOW, MAX_DEPTH, MAX_ITEMS, CodecError
+from ._code_texts import could_be_code
 from ._codec import (
     _ARRAY_CODES,
     _C128,
@@ -183,7 +184,7 @@ class _Decoder:
         except UnicodeDecodeError as exc:
             raise CodecError("invalid UTF-8") from exc
         peer = self.peer
-        if peer is not None and peer.trusted and ("(" in text or "@" in text):
+        if peer is not None and peer.trusted and could_be_code(text):
             peer.note_text(text)
         return text
 
@@ -239,7 +240,7 @@ class _Decoder:
             peer = self.peer
             if peer is not None and peer.trusted:
                 for text in items:
-                    if "(" in text or "@" in text:
+                    if could_be_code(text):
                         peer.note_text(text)
             return items
         return _unpacked_numbers(code, data, n)

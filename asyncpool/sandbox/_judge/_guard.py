@@ -19,6 +19,7 @@ import types
 from typing import Any
 
 from . import _proxies
+from ._code_texts import could_be_code
 from ._forwarded import _SolutionModule
 from ._proxies import _PROXY_TYPES
 from ._tests_code import _COMPILE, _EVAL, _EXEC
@@ -49,7 +50,7 @@ def _guarded_eval(source: Any, globals_: Any = None, locals_: Any = None, /) -> 
     built-in does."""
     globals_, locals_ = _caller_scope(globals_, locals_)
     peer = _proxies._PEER
-    if peer is not None and peer.trusted and _from_tests() and peer.derived(source):
+    if peer is not None and peer.trusted and _from_tests() and peer.derived(source, "eval"):
         return peer.evaluate(source, "eval", None)
     return _EVAL(source, globals_, locals_)
 
@@ -59,7 +60,7 @@ def _guarded_exec(source: Any, globals_: Any = None, locals_: Any = None, /, **k
     its process, and the names it bound there are bound in the tests' scope."""
     globals_, locals_ = _caller_scope(globals_, locals_)
     peer = _proxies._PEER
-    if peer is not None and peer.trusted and _from_tests() and peer.derived(source):
+    if peer is not None and peer.trusted and _from_tests() and peer.derived(source, "exec"):
         return peer.evaluate(source, "exec", locals_ if locals_ is not None else globals_)
     return _EXEC(source, globals_, locals_, **kw)
 
@@ -70,27 +71,37 @@ def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
     it wrote: their code object would run here); else the built-in's."""
     peer = _proxies._PEER
     filename = args[0] if args else kwargs.get("filename")
+    mode = args[1] if len(args) > 1 else kwargs.get("mode")
     if peer is not None and peer.trusted and (
-        (_from_tests() and peer.derived(source)) or _in_workdir(filename)
+        (_from_tests() and peer.derived(source, mode if mode == "eval" else "exec"))
+        or _in_workdir(filename)
     ):
         raise TypeError("the judge does not compile code the solution wrote")
     return _COMPILE(source, *args, **kwargs)
 
 
 def _from_tests() -> bool:
-    """Whether the guard's caller is the tests' own code (their ``eval(...)``), or ``doctest``
-    running examples the tests asked for (``doctest.run_docstring_examples(add, ...)`` runs
-    the examples of the solution's docstring), not a library that compiles code of its own
-    making (``typing``'s forward references, ``dataclasses``' ``__init__``, whose generated
-    text a solution could otherwise quote to have it routed): only those calls are taken for
-    running a text of the solution's."""
+    """Whether the guard's caller is the tests' own code (their ``eval(...)``), or a standard
+    module that runs a text the tests hand it (:data:`_RUNNERS`: ``doctest`` running the
+    examples of the solution's docstring, ``typing.get_type_hints`` of the solution's class
+    evaluating its annotations), not a library that compiles code of its own making
+    (``dataclasses``' ``__init__``, ``namedtuple``'s ``__new__``, whose generated text a
+    solution could otherwise quote to have it routed): only those calls are taken for running
+    a text of the solution's."""
     filename = sys._getframe(2).f_code.co_filename
     return filename == "<tests>" or filename.endswith(_RUNNERS)
 
 
-#: Standard modules that run text the tests hand them: ``doctest`` (examples), and
-#: ``logging.config`` (``fileConfig`` evaluates a file's ``class`` and ``args``).
-_RUNNERS = ("/doctest.py", "/logging/config.py")
+#: Standard modules that run text the tests hand them: ``doctest`` (examples),
+#: ``logging.config`` (``fileConfig`` evaluates a file's ``class`` and ``args``), and those
+#: that evaluate annotations written as text (``from __future__ import annotations``):
+#: ``typing`` (``get_type_hints``, a ``ForwardRef``), ``inspect`` (``get_annotations`` and
+#: ``signature`` with ``eval_str=True``), ``annotationlib`` (Python 3.14). An annotation of the
+#: solution's is its text: evaluated here, ``x: "__import__('os')..."`` ran in the judge when
+#: the tests read a solution class's type hints.
+_RUNNERS = (
+    "/doctest.py", "/logging/config.py", "/typing.py", "/inspect.py", "/annotationlib.py",
+)  # fmt: skip
 
 
 _OPEN_FILE = io.open
@@ -127,15 +138,16 @@ def _workdir_roots(workdir: str) -> tuple[str, ...]:
     return (root, "/tmp") if same else (root,)
 
 
-def _workdir_texts() -> list[str]:
+def _workdir_texts() -> list[str] | None:
     """The texts of the files in the directory the tests share with the solution (none when
-    they share none), which the solution may have written: those with a call or decorator."""
+    they share none), which the solution may have written: those that could be code
+    (:func:`could_be_code`); None when there are too many to read."""
     if _WORKDIR is None:
         return []
     out: list[str] = []
     for seen, path in enumerate(pathlib.Path(_WORKDIR).rglob("*")):
         if seen >= MAX_WORKDIR_FILES:
-            return [*out, "("]  # too many to read: any code with a call is taken as its
+            return None
         try:
             if not path.is_file():
                 continue
@@ -143,7 +155,7 @@ def _workdir_texts() -> list[str]:
                 text = f.read(MAX_WORKDIR_FILE).decode("utf-8", "replace")
         except OSError:
             continue
-        if "(" in text or "@" in text:
+        if could_be_code(text):
             out.append(text)
     return out
 

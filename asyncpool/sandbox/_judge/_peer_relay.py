@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from ._bounds import MAX_RELAYED, MAX_TEXTS, CodecError
+from ._code_texts import could_be_code, could_run
 from ._decoder import decode
 from ._exceptions import _PASSED_THROUGH
 from ._guard import _workdir_texts
@@ -23,9 +24,10 @@ class _PeerRelay(_PeerState):
     """The solution's output, notices and texts, as a :class:`._peer._Peer` relays them."""
 
     def note_text(self, text: str) -> None:
-        """The judge's side: remember a text of the solution's that could be code (at most
-        :data:`MAX_TEXTS` of them, :data:`MAX_RELAYED` bytes in all; past that every text
-        with a call is taken for the solution's: see :meth:`derived`)."""
+        """The judge's side: remember a text of the solution's that could be code
+        (:func:`could_be_code`; at most :data:`MAX_TEXTS` of them, :data:`MAX_RELAYED` bytes in
+        all; past that every source that could run is taken for the solution's: see
+        :meth:`derived`)."""
         if self.texts_overflow:
             return
         if len(self.texts) >= MAX_TEXTS or self.text_size + len(text) > MAX_RELAYED:
@@ -37,7 +39,7 @@ class _PeerRelay(_PeerState):
         if "\n" in text:
             self.texts.extend(
                 line for line in text.splitlines()
-                if len(line) >= 8 and ("(" in line or "@" in line)
+                if len(line) >= 8 and could_be_code(line)
             )
 
     def evaluate(self, source: Any, mode: str, scope: Any) -> Any:
@@ -58,22 +60,25 @@ class _PeerRelay(_PeerState):
             scope.update(result)
         return None
 
-    def derived(self, source: Any) -> bool:
-        """Whether ``source`` (code the tests eval, exec or compile) holds a text of the
-        solution's that could be code: one it returned or printed, or the content of a file in
-        the directory it shares with the tests (``exec(open(path).read())``). It then runs in
-        the solution's process, never here."""
+    def derived(self, source: Any, mode: str = "exec") -> bool:
+        """Whether ``source`` (code the tests eval, exec or compile in ``mode``, or a library
+        reading annotations for them) could call or bind anything (:func:`could_run`) and holds
+        a text of the solution's: one it returned or printed, or the content of a file in the
+        directory it shares with the tests (``exec(open(path).read())``). It then runs in the
+        solution's process, never here."""
         if isinstance(source, (bytes, bytearray, memoryview)):
             source = bytes(source).decode("utf-8", "replace")
-        if not isinstance(source, str) or ("(" not in source and "@" not in source):
+        if not isinstance(source, str) or not could_run(source, mode):
             return False
+        if self.texts_overflow:
+            return True
+        files = _workdir_texts()
+        if files is None:  # too many files to read: any of them may hold it
+            return True
         # Its text in the source, or the source cut from its text (``out.split("=")[1]``);
         # and each of its lines (what survives the tests' ``.replace`` of another line).
         stripped = source.strip()
-        return self.texts_overflow or any(
-            text in source or stripped in text
-            for text in (*self.texts, *_workdir_texts())
-        )
+        return any(text in source or stripped in text for text in (*self.texts, *files))
 
     def _reissue_warning(self, value: Any, channel: int) -> None:
         if type(value) is not tuple or len(value) != 4:
@@ -116,7 +121,7 @@ class _PeerRelay(_PeerState):
         self.relayed += len(text)
         if self.relayed > MAX_RELAYED:
             self.fail(f"the solution printed more than {MAX_RELAYED} bytes during the tests")
-        if "(" in text or "@" in text:  # eval(capsys.readouterr().out): see derived
+        if could_be_code(text):  # eval(capsys.readouterr().out): see derived
             self.note_text(text)
         target = sys.stdout if stream == 1 else sys.stderr
         if type(target) in _PROXY_TYPES:
