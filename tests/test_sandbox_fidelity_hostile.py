@@ -1931,6 +1931,48 @@ def test_the_attacked_tests_pass_an_honest_solution(name: str, solution: str, te
     assert result.status == "passed", (name, result.stdout_tail[-1500:])
 
 
+#: Code that marks the process it runs in: run in the judge, it is seen by the tests there.
+MARK_PAYLOAD = "__import__('builtins').__dict__.__setitem__('RAN_HERE', 1)"
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        "import timeit\ntimeit.timeit(text(), number=1)\n",
+        "import cProfile\ncProfile.run(text())\n",
+        "import profile\nprofile.run(text())\n",
+        "import code\ncode.InteractiveInterpreter().runsource(text())\n",
+        "import typing\ntyping.get_type_hints(P)\n",
+        "import inspect\ninspect.get_annotations(P, eval_str=True)\n",
+        "import inspect\ninspect.signature(annotated, eval_str=True)\n",
+    ],
+    ids=["timeit", "cProfile", "profile", "code", "get_type_hints", "get_annotations", "signature"],
+)
+def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_judge(
+    reader: str,
+) -> None:
+    """The standard modules that run a text they are handed (a statement to time or profile,
+    an interpreter's source, an annotation written as text) run the solution's text in the
+    solution's process or refuse it, never in the judge (where it could change anything,
+    the verdict's code included). Before, the first five ran it here (``inspect``'s readers
+    failed on the solution's class and function before they evaluated anything)."""
+    solution = (
+        "from __future__ import annotations\n"
+        f"def text():\n    return {MARK_PAYLOAD!r}\n"
+        f"class P:\n    x: {MARK_PAYLOAD!r}\n"
+        f"def annotated(a: {MARK_PAYLOAD!r}):\n    return a\n"
+        "def solve():\n    return 1\n"
+    )
+    tests = (
+        "import builtins\ntry:\n" + textwrap.indent(reader, "    ")
+        + "except Exception:\n    pass\n"
+        "assert not hasattr(builtins, 'RAN_HERE'), 'the solution text ran in the judge'\n"
+        "assert solve() == 1\n"
+    )
+    result = run_tests(solution, tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
 def test_a_handle_is_never_asked_for_a_raw_memory_interface_and_numpy_takes_its_array() -> None:
     """numpy in the judge would read (or write) memory at the address a handle's
     ``__array_interface__`` names; it is never asked, and ``__array__``'s array (a value)

@@ -93,14 +93,17 @@ def _from_tests() -> bool:
 
 
 #: Standard modules that run text the tests hand them: ``doctest`` (examples),
-#: ``logging.config`` (``fileConfig`` evaluates a file's ``class`` and ``args``), and those
-#: that evaluate annotations written as text (``from __future__ import annotations``):
-#: ``typing`` (``get_type_hints``, a ``ForwardRef``), ``inspect`` (``get_annotations`` and
-#: ``signature`` with ``eval_str=True``), ``annotationlib`` (Python 3.14). An annotation of the
-#: solution's is its text: evaluated here, ``x: "__import__('os')..."`` ran in the judge when
-#: the tests read a solution class's type hints.
+#: ``logging.config`` (``fileConfig`` evaluates a file's ``class`` and ``args``), ``timeit``,
+#: ``cProfile`` and ``profile`` (a statement to time or profile), ``code`` through ``codeop``
+#: (an interpreter's source), and those that evaluate annotations written as text (``from
+#: __future__ import annotations``): ``typing`` (``get_type_hints``, a ``ForwardRef``),
+#: ``inspect`` (``get_annotations`` and ``signature`` with ``eval_str=True``),
+#: ``annotationlib`` (Python 3.14). An annotation of the solution's is its text: evaluated here,
+#: ``x: "__import__('os')..."`` ran in the judge when the tests read a solution class's type
+#: hints, and so did a statement the solution returned when the tests timed it.
 _RUNNERS = (
-    "/doctest.py", "/logging/config.py", "/typing.py", "/inspect.py", "/annotationlib.py",
+    "/doctest.py", "/logging/config.py", "/timeit.py", "/cProfile.py", "/profile.py",
+    "/codeop.py", "/typing.py", "/inspect.py", "/annotationlib.py",
 )  # fmt: skip
 
 
