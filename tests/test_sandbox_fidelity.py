@@ -2327,6 +2327,31 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "postponed annotations the tests read with get_type_hints; the solution's modules",
+        _d("""
+            from __future__ import annotations
+            import math
+            from dataclasses import dataclass
+            @dataclass
+            class Circle:
+                r: float
+                tags: list[str]
+            def area(c: Circle, scale: int = 1) -> float:
+                return math.pi * c.r * c.r * scale
+        """),
+        ("math.pi * c.r", "3.14 * c.r"),
+        _d("""
+            import math
+            import typing
+            assert typing.get_type_hints(area) == {
+                "c": Circle, "scale": int, "return": float
+            }
+            assert typing.get_type_hints(Circle) == {"r": float, "tags": list[str]}
+            assert area.__globals__["math"] is math
+            assert area(Circle(2.0, [])) == math.pi * 4.0
+        """),
+    ),
+    Case.twin(
         "doctest of the solution's docstrings: testmod(solution), run_docstring_examples",
         _d("""
             def mul(a, b):

@@ -35,13 +35,14 @@ from ._codec import (
     _numpy_nan,
     _unpacked_numbers,
 )
-from ._described import _PLAIN_MAX, _PLAIN_TYPES
+from ._described import _PLAIN_MAX, _PLAIN_TYPES, MAX_MODULE_NAME, _loaded_module
 from ._exceptions import (
     _PASSED_THROUGH,
     _standard_class,
     _TestsText,
 )
 from ._pandas import _pandas_value
+from ._proxies import _PROXY_TYPES
 from ._proxy_backed import _BACKED_CLASS_OF
 from ._proxy_classes import _proxy_class
 from ._values import (
@@ -652,6 +653,19 @@ class _Decoder:
         n = self.number()
         return self.peer.shared(n, self.value(depth + 1))
 
+    def _module(self, depth: int) -> Any:
+        """A module by name (see :func:`._described._module_name`): this side's own, else the
+        handle that follows it."""
+        n = self.length()
+        if n > MAX_MODULE_NAME:
+            raise CodecError("a module's name too long")
+        named = self.take(n).decode("utf-8", "replace")
+        handle = self.value(depth + 1)
+        if type(handle) not in _PROXY_TYPES:
+            raise CodecError("a module's name without its handle")
+        found = _loaded_module(named)
+        return handle if found is None else found
+
     def _standard(self, depth: int) -> Any:
         named = self.take(self.length()).decode("utf-8", "replace")
         handle = self.value(depth + 1)
@@ -780,6 +794,7 @@ _TAGS: dict[bytes, Any] = {
     b"]": _Decoder._packed_list, b")": _Decoder._packed_tuple, b"[": _Decoder._into_slot,
     b"=": _Decoder._slot, b"#": _Decoder._typing,
     b"&": _Decoder._exception, b"^": _Decoder._standard, b"$": _Decoder._text,
+    b"*": _Decoder._module,
 }  # fmt: skip
 
 

@@ -430,6 +430,44 @@ def _standing_module(module: str) -> bool:
     return top not in _NOT_LIBRARIES  # a library's (as _library_module says)
 
 
+#: Most characters of a module's name that crosses by name (see :func:`_module_name`).
+MAX_MODULE_NAME = 200
+
+
+def _module_name(value: Any) -> bytes | None:
+    """The name a module crosses by (see :func:`_loaded_module`): a module of the standard
+    library's, numpy's or pandas' that this process has loaded under that name, else None (a
+    handle, as any object). Why: in-process there is one ``math`` and one ``builtins``: the
+    tests' ``f.__globals__["math"] is math`` holds, and ``typing.get_type_hints(f)`` of the
+    solution's function evaluates its annotations in its globals, whose ``__builtins__`` was a
+    handle (``'module' object is not subscriptable``)."""
+    if type(value) is not types.ModuleType:
+        return None
+    name = vars(value).get("__name__")
+    if type(name) is not str or not _crossing_module(name) or sys.modules.get(name) is not value:
+        return None
+    return name.encode()
+
+
+def _loaded_module(name: str) -> types.ModuleType | None:
+    """The receiver's side of :func:`_module_name`: its own module of that name, if it has
+    loaded it (nothing is imported for it), else None (the sender's handle stands). What the
+    other side claims is checked here: a name of one of those libraries, of a module loaded
+    here; the judge gives the solution nothing it did not have (the solution's own module)."""
+    if not _crossing_module(name):
+        return None
+    found = sys.modules.get(name)
+    return found if type(found) is types.ModuleType else None
+
+
+def _crossing_module(name: str) -> bool:
+    parts = name.split(".")
+    return (
+        len(name) <= MAX_MODULE_NAME and all(p.isidentifier() for p in parts)
+        and (parts[0] in sys.stdlib_module_names or parts[0] in ("numpy", "pandas"))
+    )  # fmt: skip
+
+
 def _value_class(cls: type) -> bool:
     """Whether objects of ``cls`` cross as values, never as handles (of the modules
     :func:`_standing_module` admits): a compiled pattern; numpy's arrays, scalars and dtypes;

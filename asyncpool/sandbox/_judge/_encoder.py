@@ -28,7 +28,7 @@ from ._codec import (
     _packed_numbers,
     _Tag,
 )
-from ._described import _class_name, _field_names, _handle_extras
+from ._described import _class_name, _field_names, _handle_extras, _module_name
 from ._exceptions import (
     _PASSED_THROUGH_CLASSES,
     _exception_class_spec,
@@ -420,6 +420,9 @@ class _Encoder:
             out += (b"v", _U32.pack(self.peer.export(value)))
             self.value(data, depth + 1)
         elif self.peer is not None:
+            if kind is types.ModuleType and (module := _module_name(value)) is not None:
+                # the receiver's own module of that name, when it has it (see _loaded_module)
+                out += (b"*", _U32.pack(len(module)), module)
             if issubclass(kind, type) and (named := _standard_class_name(value)) is not None:
                 # the receiver's own class of that name, when it has it (see _standard_class)
                 out += (b"^", _U32.pack(len(named)), named)
