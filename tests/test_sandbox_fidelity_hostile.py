@@ -2052,6 +2052,29 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
     assert reached <= {("os", "path")}, reached
 
 
+def test_a_module_crosses_by_name_only_as_a_loaded_module_of_the_standard_library() -> None:
+    """What a solution claims is a module's name (``*`` on the wire) gives the tests the
+    judge's own module only for a loaded module of the standard library, numpy or pandas;
+    never one of the judge's, the solution's or the tests' own modules, a name that is not
+    dotted identifiers, nor an object that is not a module."""
+    import math
+    import sys
+    import types
+
+    assert _described._loaded_module("math") is math
+    assert _described._loaded_module("collections.abc") is sys.modules["collections.abc"]
+    for name in (
+        "asyncpool", "asyncpool.sandbox._judge", "_asyncpool_zygote._judge", "solution",
+        "__main__", "tests", "pytest", "os path", "math.", "", "x" * 300,
+        "xml.etree.never_loaded_here",
+    ):  # fmt: skip
+        assert _described._loaded_module(name) is None, name
+    assert _described._module_name(math) == b"math"
+    mine = types.ModuleType("math")  # a module of its own, named as a standard one
+    assert _described._module_name(mine) is None
+    assert _described._module_name(sys.modules["asyncpool"]) is None
+
+
 def test_a_failures_description_leaves_out_the_frames_of_every_module_of_the_judge() -> None:
     """A failed check's reason shows the tests' frames, never the judge's own (see
     ``_check._describe``): every module of the judge's package is in ``_OWN_GLOBALS``, the
