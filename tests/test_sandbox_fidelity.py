@@ -2352,6 +2352,24 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "a symbolic answer as text, which the tests parse with sympy and simplify",
+        _d("""
+            def expand_square(a, b):
+                return f"{a}**2 + 2*{a}*{b} + {b}**2"
+            def antiderivative():
+                return "x**3/3 + sin(x) + Rational(1, 2)*exp(2*x)"
+        """),
+        ("2*{a}*{b}", "{a}*{b}"),
+        _d("""
+            import sympy
+            from sympy.parsing.sympy_parser import parse_expr
+            x, y = sympy.symbols("x y")
+            assert sympy.expand(sympy.sympify(expand_square("x", "y")) - (x + y) ** 2) == 0
+            f = parse_expr(antiderivative(), local_dict={"x": x})
+            assert sympy.simplify(sympy.diff(f, x) - (x**2 + sympy.cos(x) + sympy.exp(2 * x))) == 0
+        """),
+    ),
+    Case.twin(
         "doctest of the solution's docstrings: testmod(solution), run_docstring_examples",
         _d("""
             def mul(a, b):

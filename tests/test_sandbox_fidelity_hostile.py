@@ -1945,8 +1945,13 @@ MARK_PAYLOAD = "__import__('builtins').__dict__.__setitem__('RAN_HERE', 1)"
         "import typing\ntyping.get_type_hints(P)\n",
         "import inspect\ninspect.get_annotations(P, eval_str=True)\n",
         "import inspect\ninspect.signature(annotated, eval_str=True)\n",
+        "import sympy\nsympy.sympify(text())\n",
+        "from sympy.parsing.sympy_parser import parse_expr\nparse_expr(text())\n",
     ],
-    ids=["timeit", "cProfile", "profile", "code", "get_type_hints", "get_annotations", "signature"],
+    ids=[
+        "timeit", "cProfile", "profile", "code", "get_type_hints", "get_annotations",
+        "signature", "sympify", "parse_expr",
+    ],
 )
 def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_judge(
     reader: str,
@@ -1954,8 +1959,9 @@ def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_j
     """The standard modules that run a text they are handed (a statement to time or profile,
     an interpreter's source, an annotation written as text) run the solution's text in the
     solution's process or refuse it, never in the judge (where it could change anything,
-    the verdict's code included). Before, the first five ran it here (``inspect``'s readers
-    failed on the solution's class and function before they evaluated anything)."""
+    the verdict's code included); sympy's parser evaluates only math expressions. Before,
+    all but ``inspect``'s readers ran it here (those failed on the solution's class and
+    function before they evaluated anything)."""
     solution = (
         "from __future__ import annotations\n"
         f"def text():\n    return {MARK_PAYLOAD!r}\n"
@@ -1970,6 +1976,27 @@ def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_j
         "assert solve() == 1\n"
     )
     result = run_tests(solution, tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[eval][0]('1')", "().__class__", "__import__('os')", "open('/etc/passwd')",
+        "lambdify(x, 'x')", "getattr(x, 'subs')", "sympify('__import__(\"os\")')",
+    ],
+)
+def test_sympys_parser_evaluates_in_the_judge_only_math_expressions(text: str) -> None:
+    """What sympy's parser is about to ``eval`` of a text may name only sympy's functions,
+    a few built-ins and the tests' ``local_dict``, and call only names or calls: anything
+    else is a ``TypeError`` before it runs (``sympify`` of a text inside the text comes back
+    to the same check)."""
+    tests = (
+        "import sympy\ntry:\n    sympy.sympify(text())\n    said = 'evaluated'\n"
+        "except TypeError as exc:\n    said = str(exc)\n"
+        "assert said.startswith('the judge evaluates in sympy'), said\n"
+    )
+    result = run_tests(f"def text():\n    return {text!r}\n", tests)
     assert result.status == "passed", result.stdout_tail[-1500:]
 
 

@@ -46,9 +46,11 @@ def _guarded_eval(source: Any, globals_: Any = None, locals_: Any = None, /) -> 
     """The judge's ``eval``: a text that holds one of the solution's that could be code
     (``eval(repr(p))`` of a ``__repr__`` of the solution's, ``eval(capsys.readouterr().out)``:
     see :meth:`_Peer.derived`) is evaluated in the solution's process (its namespace), where
-    the code the solution wrote can harm nothing of the judge's; any other, here, as the
-    built-in does."""
+    the code the solution wrote can harm nothing of the judge's; what ``sympy`` parses is
+    checked first (:func:`_check_sympy_code`); any other, here, as the built-in does."""
     globals_, locals_ = _caller_scope(globals_, locals_)
+    if isinstance(source, str) and sys._getframe(1).f_code.co_filename.endswith(_SYMPY_PARSER):
+        _check_sympy_code(source, globals_, locals_)
     peer = _proxies._PEER
     if peer is not None and peer.trusted and _from_tests() and peer.derived(source, "eval"):
         return peer.evaluate(source, "eval", None)
@@ -78,6 +80,68 @@ def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
     ):
         raise TypeError("the judge does not compile code the solution wrote")
     return _COMPILE(source, *args, **kwargs)
+
+
+#: The module whose ``eval_expr`` evaluates what ``sympy.sympify``/``parse_expr`` made of a text.
+_SYMPY_PARSER = "/sympy/parsing/sympy_parser.py"
+#: The built-ins a text sympy parses may call (sympy's parser offers every built-in function).
+_SYMPY_BUILTINS = frozenset({
+    "abs", "bool", "complex", "dict", "divmod", "float", "frozenset", "int", "len", "list",
+    "max", "min", "pow", "range", "round", "set", "str", "sum", "tuple",
+})  # fmt: skip
+#: sympy's own functions that run code, draw, print or change a namespace: never called.
+_SYMPY_REFUSED = frozenset({
+    "lambdify", "preview", "var", "init_session", "init_printing", "interactive_traversal",
+    "test", "doctest", "source", "plot", "plot_implicit", "plot_parametric", "plot3d",
+    "plot3d_parametric_line", "plot3d_parametric_surface", "plot_backends", "textplot",
+    "pprint", "pretty_print", "print_python", "print_gtk", "print_tree",
+})  # fmt: skip
+#: The syntax of what sympy's parser makes of a math expression (``Integer (2 )*Symbol
+#: ('x' )``, ``Matrix ([[...]])``, ``Eq (...)``, ``Function ('f' )(Symbol ('x' ))``).
+_SYMPY_NODES = (
+    "Expression", "BinOp", "UnaryOp", "BoolOp", "Compare", "IfExp", "Call", "keyword",
+    "Constant", "Name", "Load", "List", "Tuple", "Set", "Dict", "Subscript", "Slice",
+    "Starred", "operator", "unaryop", "boolop", "cmpop", "expr_context",
+)
+
+
+def _check_sympy_code(source: str, globals_: Any, locals_: Any) -> None:
+    """What ``sympy.sympify`` or ``parse_expr`` of a text is about to evaluate here: only a math
+    expression, whatever wrote the text. sympy parses by ``eval`` with every built-in
+    function in reach, and a text the tests hand it is often the solution's answer
+    (``sympify(solve())``): ``"__import__('os')..."`` ran in the judge. Its names may be only
+    sympy's (but :data:`_SYMPY_REFUSED`), :data:`_SYMPY_BUILTINS`, or what the tests put in
+    the ``local_dict`` they passed (a name passed as a value may be called too: ``max(...,
+    key=eval)``), and a call's callee a name or a call (``Function('f')(x)``); no attribute,
+    no dunder name, no lambda, comprehension or assignment expression. A sympy function
+    that parses a text again (``Matrix("...")``) comes back here. A ``TypeError``
+    otherwise."""
+    import ast
+
+    sympy = sys.modules.get("sympy")
+    own = vars(sympy) if sympy is not None else {}
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError:
+        return  # (the built-in raises it)
+    allowed = tuple(getattr(ast, name) for name in _SYMPY_NODES)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise TypeError(
+                f"the judge evaluates in sympy's parser only math expressions, not a "
+                f"{type(node).__name__}"
+            )
+        if isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Call)):
+            raise TypeError("the judge evaluates in sympy's parser no call of a computed callee")
+        if isinstance(node, ast.Name):
+            name = node.id
+            tests_own = isinstance(locals_, dict) and name in locals_
+            sympy_own = (
+                name in own and name not in _SYMPY_REFUSED
+                and isinstance(globals_, dict) and globals_.get(name) is own[name]
+            )  # fmt: skip
+            if name.startswith("__") or not (tests_own or sympy_own or name in _SYMPY_BUILTINS):
+                raise TypeError(f"the judge evaluates in sympy's parser no name {name!r}")
 
 
 def _from_tests() -> bool:
