@@ -2370,6 +2370,23 @@ CORPUS: list[Case] = [
         """),
     ),
     Case.twin(
+        "pandas query and eval strings the solution builds, which the tests run",
+        _d("""
+            def adults_in(city):
+                return f"(age >= 18) & (city == '{city}')"
+            def total_column():
+                return "total = price * qty"
+        """),
+        ("age >= 18", "age > 18"),
+        _d("""
+            import pandas as pd
+            df = pd.DataFrame({"age": [17, 18, 40], "city": ["NY", "NY", "LA"]})
+            assert df.query(adults_in("NY")).age.tolist() == [18]
+            orders = pd.DataFrame({"price": [2.0, 3.5], "qty": [3, 2]})
+            assert orders.eval(total_column()).total.tolist() == [6.0, 7.0]
+        """),
+    ),
+    Case.twin(
         "doctest of the solution's docstrings: testmod(solution), run_docstring_examples",
         _d("""
             def mul(a, b):

@@ -2000,6 +2000,34 @@ def test_sympys_parser_evaluates_in_the_judge_only_math_expressions(text: str) -
     assert result.status == "passed", result.stdout_tail[-1500:]
 
 
+@pytest.mark.parametrize(
+    ("text", "run"),
+    [
+        ("a > @os.getpid() - 10**9", "df.query(text(), engine='python')"),
+        ("os.getpid()", "pd.eval(text(), engine='python')"),
+        ("().__class__.__bases__[0].__subclasses__()", "pd.eval(text(), engine='python')"),
+        ("@builtins.__dict__.__setitem__('RAN_HERE', 1)", "df.eval(text(), engine='python')"),
+    ],
+    ids=["query @os", "pd.eval of a global", "a special attribute's subclasses", "df.eval @"],
+)
+def test_a_pandas_expression_of_the_solutions_calls_nothing_in_the_judge(
+    text: str, run: str
+) -> None:
+    """pandas evaluates an expression with method calls, the caller's variables (``@os``,
+    or a global by name in ``pd.eval``) and attributes in reach: ``df.query(solve())`` ran
+    what the solution chose in the judge. An expression holding a text of the solution's may
+    not call, name an ``@`` variable or a private name: a ``TypeError``."""
+    tests = (
+        "import builtins, os\nimport pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\n"
+        f"try:\n    {run}\n    said = 'evaluated'\n"
+        "except TypeError as exc:\n    said = str(exc)\n"
+        "assert said.startswith('the judge evaluates in pandas'), said\n"
+        "assert not hasattr(builtins, 'RAN_HERE')\n"
+    )
+    result = run_tests(f"def text():\n    return {text!r}\n", tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
 def test_a_handle_is_never_asked_for_a_raw_memory_interface_and_numpy_takes_its_array() -> None:
     """numpy in the judge would read (or write) memory at the address a handle's
     ``__array_interface__`` names; it is never asked, and ``__array__``'s array (a value)

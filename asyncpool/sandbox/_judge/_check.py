@@ -90,6 +90,7 @@ from ._framing import _buffers, _recv
 from ._guard import (
     _doctest_in_solution,
     _guard_logging_config,
+    _guard_pandas_eval,
     _guard_set_assertions,
     _guard_yaml,
     _pytest_main_runs_nothing,
@@ -242,6 +243,8 @@ def judge_check(
             _doctest_in_solution()
         if "Config" in tests:  # logging.config.dictConfig / fileConfig
             _guard_logging_config()
+        if "pandas" in tests and ("query" in tests or "eval" in tests):
+            _guard_pandas_eval()
         if _WARNINGS_WATCHED:
             module: Any = warnings
             _WARNINGS_AT_START[:] = [

@@ -356,6 +356,63 @@ def _guard_yaml() -> None:
     yaml.unsafe_load_all = yaml.full_load_all = yaml.safe_load_all
 
 
+def _guard_pandas_eval() -> None:
+    """In a judge whose tests use pandas' ``eval`` or ``query``: an expression that holds a
+    text of the solution's (:meth:`_Peer.derived`) may not call anything, name a variable of
+    the tests' (``@os``), nor reach a private or special attribute. pandas evaluates an
+    expression with attribute access, method calls and the caller's variables in reach:
+    ``df.query(solve())`` ran ``@os.system(...)`` or
+    ``().__class__.__bases__[0].__subclasses__()...`` in the judge. The tests' own
+    expressions are pandas' (``a > @threshold``). Installed once per process, when pandas is
+    there; ``DataFrame.eval`` and ``query`` go through ``pandas.eval``'s module function."""
+    try:
+        module: Any = importlib.import_module("pandas.core.computation.eval")
+    except ImportError:
+        return
+    if getattr(module.eval, "_asyncpool_guarded", False):
+        return
+    evaluate = module.eval
+
+    def guarded_eval(expr: Any, *args: Any, **kwargs: Any) -> Any:
+        peer = _proxies._PEER
+        if (
+            isinstance(expr, str) and peer is not None and peer.trusted
+            and peer.derived(expr, "eval")
+        ):  # fmt: skip
+            _check_pandas_expression(expr)
+        return evaluate(expr, *args, **kwargs)
+
+    guarded_eval._asyncpool_guarded = True  # type: ignore[attr-defined]
+    module.eval = guarded_eval
+    pandas: Any = sys.modules.get("pandas")
+    if pandas is not None and getattr(pandas, "eval", None) is evaluate:
+        pandas.eval = guarded_eval
+
+
+def _check_pandas_expression(expr: str) -> None:
+    """A ``TypeError`` unless ``expr`` (pandas' syntax: Python's, with ``@name`` and backtick
+    names) has no call, no ``@``, and no name or attribute that starts with ``_``."""
+    import ast
+    import re
+
+    if "@" in expr:
+        raise TypeError("the judge evaluates in pandas no '@' variable in a text of the solution's")
+    try:
+        tree = ast.parse(re.sub(r"`[^`]*`", "_column", expr).strip(), mode="exec")
+    except SyntaxError:
+        return  # (pandas raises it)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            raise TypeError("the judge evaluates in pandas no call in a text of the solution's")
+        name = (
+            node.attr if isinstance(node, ast.Attribute)
+            else node.id if isinstance(node, ast.Name) and node.id != "_column"
+            else ""
+        )  # fmt: skip
+        if name.startswith("_"):
+            raise TypeError(f"the judge evaluates in pandas no private name {name!r}")
+
+
 def _doctest_in_solution() -> None:
     """In a judge whose tests name ``doctest``: ``doctest.testmod(solution)`` and
     ``doctest.run_docstring_examples(f, ...)`` of a function of the solution run in the
