@@ -1947,10 +1947,11 @@ MARK_PAYLOAD = "__import__('builtins').__dict__.__setitem__('RAN_HERE', 1)"
         "import inspect\ninspect.signature(annotated, eval_str=True)\n",
         "import sympy\nsympy.sympify(text())\n",
         "from sympy.parsing.sympy_parser import parse_expr\nparse_expr(text())\n",
+        "import sympy\nsympy.sympify(text(), evaluate=False)\n",
     ],
     ids=[
         "timeit", "cProfile", "profile", "code", "get_type_hints", "get_annotations",
-        "signature", "sympify", "parse_expr",
+        "signature", "sympify", "parse_expr", "sympify evaluate=False",
     ],
 )
 def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_judge(

@@ -71,6 +71,8 @@ def _guarded_compile(source: Any, *args: Any, **kwargs: Any) -> Any:
     """The judge's ``compile``: never of a text of the solution's that could be code, nor of
     a file in the directory it shares with the tests (``runpy.run_path``, an import of a module
     it wrote: their code object would run here); else the built-in's."""
+    if sys._getframe(1).f_code.co_filename.endswith(_SYMPY_PARSER):  # evaluate=False: an AST
+        _check_sympy_code(source, None, None)
     peer = _proxies._PEER
     filename = args[0] if args else kwargs.get("filename")
     mode = args[1] if len(args) > 1 else kwargs.get("mode")
@@ -105,7 +107,7 @@ _SYMPY_NODES = (
 )
 
 
-def _check_sympy_code(source: str, globals_: Any, locals_: Any) -> None:
+def _check_sympy_code(source: Any, globals_: Any, locals_: Any) -> None:
     """What ``sympy.sympify`` or ``parse_expr`` of a text is about to evaluate here: only a math
     expression, whatever wrote the text. sympy parses by ``eval`` with every built-in
     function in reach, and a text the tests hand it is often the solution's answer
@@ -120,10 +122,15 @@ def _check_sympy_code(source: str, globals_: Any, locals_: Any) -> None:
 
     sympy = sys.modules.get("sympy")
     own = vars(sympy) if sympy is not None else {}
-    try:
-        tree = ast.parse(source, mode="eval")
-    except SyntaxError:
-        return  # (the built-in raises it)
+    if isinstance(source, ast.AST):  # (``evaluate=False``: the tree it compiles)
+        tree = source
+    elif isinstance(source, str):
+        try:
+            tree = ast.parse(source, mode="eval")
+        except SyntaxError:
+            return  # (the built-in raises it)
+    else:
+        return  # (a code object: compiled, and checked, before)
     allowed = tuple(getattr(ast, name) for name in _SYMPY_NODES)
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
@@ -136,10 +143,11 @@ def _check_sympy_code(source: str, globals_: Any, locals_: Any) -> None:
         if isinstance(node, ast.Name):
             name = node.id
             tests_own = isinstance(locals_, dict) and name in locals_
-            sympy_own = (
-                name in own and name not in _SYMPY_REFUSED
-                and isinstance(globals_, dict) and globals_.get(name) is own[name]
+            # (globals_ None: a tree sympy compiles, to be evaluated in its namespace)
+            resolved = own.get(name) if globals_ is None else (
+                globals_.get(name) if isinstance(globals_, dict) else None
             )  # fmt: skip
+            sympy_own = name in own and name not in _SYMPY_REFUSED and resolved is own[name]
             if name.startswith("__") or not (tests_own or sympy_own or name in _SYMPY_BUILTINS):
                 raise TypeError(f"the judge evaluates in sympy's parser no name {name!r}")
 
