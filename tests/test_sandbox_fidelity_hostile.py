@@ -2029,6 +2029,26 @@ def test_a_pandas_expression_of_the_solutions_calls_nothing_in_the_judge(
     assert result.status == "passed", result.stdout_tail[-1500:]
 
 
+@pytest.mark.parametrize(
+    "run",
+    [
+        "eval(text())", "exec(text())", "eval(bytearray(text()))",
+        "exec(compile(text(), 'generated', 'exec'))", "eval(memoryview(text()))",
+    ],
+)
+def test_bytes_of_the_solutions_never_run_in_the_judge(run: str) -> None:
+    """``eval``, ``exec`` and ``compile`` take bytes as they take a text: bytes of the
+    solution's that could be code are remembered as its texts are, so the tests' ``eval`` of
+    them runs in the solution's process. Before, ``eval(solve())`` of its
+    ``b"__import__(...)..."`` ran in the judge."""
+    tests = (
+        f"import builtins\ntry:\n    {run}\nexcept Exception:\n    pass\n"
+        "assert not hasattr(builtins, 'RAN_HERE'), 'the solution bytes ran in the judge'\n"
+    )
+    result = run_tests(f"def text():\n    return {MARK_PAYLOAD.encode()!r}\n", tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
 def test_a_handle_is_never_asked_for_a_raw_memory_interface_and_numpy_takes_its_array() -> None:
     """numpy in the judge would read (or write) memory at the address a handle's
     ``__array_interface__`` names; it is never asked, and ``__array__``'s array (a value)

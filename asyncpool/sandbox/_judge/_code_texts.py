@@ -28,6 +28,14 @@ def could_be_code(text: str) -> bool:
     )  # fmt: skip
 
 
+def could_be_code_bytes(data: bytes) -> bool:
+    """:func:`could_be_code` of bytes (``eval``, ``exec`` and ``compile`` take bytes too)."""
+    return (
+        b"(" in data or b"@" in data or b"=" in data or b"for" in data or b"import" in data
+        or b"match" in data
+    )  # fmt: skip
+
+
 def could_run(source: str, mode: str) -> bool:
     """Whether ``source``, run in ``mode`` (``"eval"``: an expression; ``"exec"`` or
     ``"single"``: statements), could call anything or bind a name: an expression by a call, a

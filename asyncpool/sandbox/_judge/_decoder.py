@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from . import _resent
 from ._annotations import _typing_value
 from ._bounds import _SHALLOW, MAX_DEPTH, MAX_ITEMS, CodecError
-from ._code_texts import could_be_code
+from ._code_texts import could_be_code, could_be_code_bytes
 from ._codec import (
     _ARRAY_CODES,
     _C128,
@@ -190,10 +190,23 @@ class _Decoder:
         return text
 
     def _bytes(self, depth: int) -> Any:
-        return self.take(self.length())
+        data = self.take(self.length())
+        self._note_bytes(data)
+        return data
+
+    def _note_bytes(self, data: bytes) -> None:
+        """Bytes of the solution's that could be code, remembered as its texts are (see
+        :meth:`_str`): ``eval``, ``exec`` and ``compile`` take bytes, a ``bytearray`` and a
+        ``memoryview`` too (``eval(solve())`` of its ``b"__import__('os')..."`` ran in the
+        judge)."""
+        peer = self.peer
+        if peer is not None and peer.trusted and could_be_code_bytes(data):
+            peer.note_text(data.decode("utf-8", "replace"))
 
     def _bytearray(self, depth: int) -> Any:
-        out = bytearray(self.take(self.length()))
+        data = self.take(self.length())
+        self._note_bytes(data)
+        out = bytearray(data)
         self.refs.append(out)
         return out
 
@@ -416,7 +429,9 @@ class _Decoder:
         (code,) = self.take(1)
         if code not in b"Bbc":
             raise CodecError("bad memoryview format")
-        view = memoryview(bytes(self.take(self.length())))
+        data = bytes(self.take(self.length()))
+        self._note_bytes(data)
+        view = memoryview(data)
         return view if code == ord("B") else view.cast("b" if code == ord("b") else "c")
 
     def _uuid(self, depth: int) -> Any:
