@@ -9,6 +9,7 @@ Must not: run a text of the solution's in the judge. Installed in judges only: t
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import io
@@ -16,6 +17,13 @@ import os
 import pathlib
 import sys
 import types
+from ast import AST as _AST
+from ast import Attribute as _Attribute  # (bound once: the tests may patch ast)
+from ast import Call as _Call
+from ast import Name as _Name
+from ast import parse as _ast_parse
+from ast import walk as _ast_walk
+from re import sub as _re_sub  # (bound once: the tests may patch re)
 from typing import Any
 
 from . import _proxies
@@ -100,11 +108,11 @@ _SYMPY_REFUSED = frozenset({
 })  # fmt: skip
 #: The syntax of what sympy's parser makes of a math expression (``Integer (2 )*Symbol
 #: ('x' )``, ``Matrix ([[...]])``, ``Eq (...)``, ``Function ('f' )(Symbol ('x' ))``).
-_SYMPY_NODES = (
+_SYMPY_NODES = tuple(getattr(ast, name) for name in (
     "Expression", "BinOp", "UnaryOp", "BoolOp", "Compare", "IfExp", "Call", "keyword",
     "Constant", "Name", "Load", "List", "Tuple", "Set", "Dict", "Subscript", "Slice",
     "Starred", "operator", "unaryop", "boolop", "cmpop", "expr_context",
-)
+))  # fmt: skip
 
 
 def _check_sympy_code(source: Any, globals_: Any, locals_: Any) -> None:
@@ -115,32 +123,28 @@ def _check_sympy_code(source: Any, globals_: Any, locals_: Any) -> None:
     sympy's (but :data:`_SYMPY_REFUSED`), :data:`_SYMPY_BUILTINS`, or what the tests put in
     the ``local_dict`` they passed (a name passed as a value may be called too: ``max(...,
     key=eval)``), and a call's callee a name or a call (``Function('f')(x)``); no attribute,
-    no dunder name, no lambda, comprehension or assignment expression. A sympy function
-    that parses a text again (``Matrix("...")``) comes back here. A ``TypeError``
-    otherwise."""
-    import ast
-
+    no dunder name, no lambda, comprehension or assignment expression. ``sympify`` of a
+    text inside the text comes back here. A ``TypeError`` otherwise."""
     sympy = sys.modules.get("sympy")
     own = vars(sympy) if sympy is not None else {}
-    if isinstance(source, ast.AST):  # (``evaluate=False``: the tree it compiles)
+    if isinstance(source, _AST):  # (``evaluate=False``: the tree it compiles)
         tree = source
     elif isinstance(source, str):
         try:
-            tree = ast.parse(source, mode="eval")
+            tree = _ast_parse(source, mode="eval")
         except SyntaxError:
             return  # (the built-in raises it)
     else:
         return  # (a code object: compiled, and checked, before)
-    allowed = tuple(getattr(ast, name) for name in _SYMPY_NODES)
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed):
+    for node in _ast_walk(tree):
+        if not isinstance(node, _SYMPY_NODES):
             raise TypeError(
                 f"the judge evaluates in sympy's parser only math expressions, not a "
                 f"{type(node).__name__}"
             )
-        if isinstance(node, ast.Call) and not isinstance(node.func, (ast.Name, ast.Call)):
+        if isinstance(node, _Call) and not isinstance(node.func, (_Name, _Call)):
             raise TypeError("the judge evaluates in sympy's parser no call of a computed callee")
-        if isinstance(node, ast.Name):
+        if isinstance(node, _Name):
             name = node.id
             tests_own = isinstance(locals_, dict) and name in locals_
             # (globals_ None: a tree sympy compiles, to be evaluated in its namespace)
@@ -400,21 +404,18 @@ def _guard_pandas_eval() -> None:
 def _check_pandas_expression(expr: str) -> None:
     """A ``TypeError`` unless ``expr`` (pandas' syntax: Python's, with ``@name`` and backtick
     names) has no call, no ``@``, and no name or attribute that starts with ``_``."""
-    import ast
-    import re
-
     if "@" in expr:
         raise TypeError("the judge evaluates in pandas no '@' variable in a text of the solution's")
     try:
-        tree = ast.parse(re.sub(r"`[^`]*`", "_column", expr).strip(), mode="exec")
+        tree = _ast_parse(_re_sub(r"`[^`]*`", "_column", expr).strip(), mode="exec")
     except SyntaxError:
         return  # (pandas raises it)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+    for node in _ast_walk(tree):
+        if isinstance(node, _Call):
             raise TypeError("the judge evaluates in pandas no call in a text of the solution's")
         name = (
-            node.attr if isinstance(node, ast.Attribute)
-            else node.id if isinstance(node, ast.Name) and node.id != "_column"
+            node.attr if isinstance(node, _Attribute)
+            else node.id if isinstance(node, _Name) and node.id != "_column"
             else ""
         )  # fmt: skip
         if name.startswith("_"):
