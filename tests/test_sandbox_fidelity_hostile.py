@@ -1980,6 +1980,19 @@ def test_a_text_of_the_solutions_handed_to_a_standard_runner_never_runs_in_the_j
     assert result.status == "passed", result.stdout_tail[-1500:]
 
 
+def _assert_refused(text: str, setup: str, run: str, library: str) -> None:
+    """The tests (``setup``, then ``run`` of the solution's ``text()``) are passed only when
+    ``run`` raised the judge's ``TypeError`` for ``library`` and nothing ran in the judge."""
+    tests = (
+        f"import builtins\n{setup}try:\n    {run}\n    said = 'evaluated'\n"
+        "except TypeError as exc:\n    said = str(exc)\n"
+        f"assert said.startswith('the judge evaluates in {library}'), said\n"
+        "assert not hasattr(builtins, 'RAN_HERE')\n"
+    )
+    result = run_tests(f"def text():\n    return {text!r}\n", tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -1992,13 +2005,7 @@ def test_sympys_parser_evaluates_in_the_judge_only_math_expressions(text: str) -
     a few built-ins and the tests' ``local_dict``, and call only names or calls: anything
     else is a ``TypeError`` before it runs (``sympify`` of a text inside the text comes back
     to the same check)."""
-    tests = (
-        "import sympy\ntry:\n    sympy.sympify(text())\n    said = 'evaluated'\n"
-        "except TypeError as exc:\n    said = str(exc)\n"
-        "assert said.startswith('the judge evaluates in sympy'), said\n"
-    )
-    result = run_tests(f"def text():\n    return {text!r}\n", tests)
-    assert result.status == "passed", result.stdout_tail[-1500:]
+    _assert_refused(text, "import sympy\n", "sympy.sympify(text())", "sympy")
 
 
 @pytest.mark.parametrize(
@@ -2018,15 +2025,8 @@ def test_a_pandas_expression_of_the_solutions_calls_nothing_in_the_judge(
     or a global by name in ``pd.eval``) and attributes in reach: ``df.query(solve())`` ran
     what the solution chose in the judge. An expression holding a text of the solution's may
     not call, name an ``@`` variable or a private name: a ``TypeError``."""
-    tests = (
-        "import builtins, os\nimport pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\n"
-        f"try:\n    {run}\n    said = 'evaluated'\n"
-        "except TypeError as exc:\n    said = str(exc)\n"
-        "assert said.startswith('the judge evaluates in pandas'), said\n"
-        "assert not hasattr(builtins, 'RAN_HERE')\n"
-    )
-    result = run_tests(f"def text():\n    return {text!r}\n", tests)
-    assert result.status == "passed", result.stdout_tail[-1500:]
+    setup = "import os\nimport pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})\n"
+    _assert_refused(text, setup, run, "pandas")
 
 
 @pytest.mark.parametrize(
