@@ -2029,6 +2029,27 @@ def test_a_pandas_expression_of_the_solutions_calls_nothing_in_the_judge(
     _assert_refused(text, setup, run, "pandas")
 
 
+def test_a_pandas_expression_of_the_solutions_is_guarded_when_only_its_frame_brings_pandas() -> (
+    None
+):
+    """Tests that never name pandas, querying a frame the solution returned with a text it
+    returned: the guard is installed when the frame's crossing imports pandas in the judge."""
+    solution = _d("""
+        import pandas as pd
+        def frame():
+            return pd.DataFrame({"a": [1, 2]})
+        def text():
+            return "a > @os.getpid() - 10**9"
+    """)
+    tests = (
+        "import os\ntry:\n    frame().query(text(), engine='python')\n    said = 'evaluated'\n"
+        "except TypeError as exc:\n    said = str(exc)\n"
+        "assert said.startswith('the judge evaluates in pandas'), said\n"
+    )
+    result = run_tests(solution, tests)
+    assert result.status == "passed", result.stdout_tail[-1500:]
+
+
 @pytest.mark.parametrize(
     "run",
     [

@@ -243,8 +243,10 @@ def judge_check(
             _doctest_in_solution()
         if "Config" in tests:  # logging.config.dictConfig / fileConfig
             _guard_logging_config()
-        if "pandas" in tests and ("query" in tests or "eval" in tests):
-            _guard_pandas_eval()
+        if "query" in tests or "eval" in tests:  # (a frame of the solution's: when it comes)
+            _pandas.AFTER_IMPORT[:] = [_guard_pandas_eval]
+            if "pandas" in tests or "pandas" in sys.modules:
+                _guard_pandas_eval()
         if _WARNINGS_WATCHED:
             module: Any = warnings
             _WARNINGS_AT_START[:] = [

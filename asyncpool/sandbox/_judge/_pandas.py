@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ._bounds import CodecError
@@ -178,13 +179,21 @@ def _interval_bound(pd: Any, bound: Any) -> bool:
     return np is not None and issubclass(kind, (np.integer, np.floating))
 
 
+#: What to run once pandas is imported here for a value (the judge's guard of pandas'
+#: ``eval``, set per check by :func:`._check.judge_check` when the tests may evaluate with it).
+AFTER_IMPORT: list[Callable[[], None]] = []
+
+
 def _import_pandas() -> Any:
     np = _import_numpy()  # and its thread pools at one thread
     del np
     try:
-        return importlib.import_module("pandas")
+        pd = importlib.import_module("pandas")
     except ImportError as exc:
         raise CodecError("a pandas value, and pandas cannot be imported here") from exc
+    for then in AFTER_IMPORT:
+        then()
+    return pd
 
 
 def _vector(value: Any, kinds: str) -> bool:
