@@ -403,13 +403,17 @@ def _guard_pandas_eval() -> None:
 
 def _check_pandas_expression(expr: str) -> None:
     """A ``TypeError`` unless ``expr`` (pandas' syntax: Python's, with ``@name`` and backtick
-    names) has no call, no ``@``, and no name or attribute that starts with ``_``."""
-    if "@" in expr:
+    names) has no call, no ``@`` outside a string (``email == 'a@b.org'`` is one), no name or
+    attribute that starts with ``_``, and parses as Python once its backtick names are
+    names (pandas rewrites little else; what it could read and Python could not is refused)."""
+    source = _re_sub(r"`[^`]*`", "_column", expr).strip()
+    if "@" in _re_sub(r"'[^'\\]*'|\"[^\"\\]*\"", "''", source):
         raise TypeError("the judge evaluates in pandas no '@' variable in a text of the solution's")
     try:
-        tree = _ast_parse(_re_sub(r"`[^`]*`", "_column", expr).strip(), mode="exec")
+        tree = _ast_parse(source, mode="exec")
     except SyntaxError:
-        return  # (pandas raises it)
+        raise TypeError("the judge evaluates in pandas no text of the solution's that is not "
+                        "Python") from None
     for node in _ast_walk(tree):
         if isinstance(node, _Call):
             raise TypeError("the judge evaluates in pandas no call in a text of the solution's")
