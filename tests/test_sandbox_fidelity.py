@@ -2376,6 +2376,8 @@ CORPUS: list[Case] = [
                 return f"(age >= 18) & (city == '{city}')"
             def total_column():
                 return "total = price * qty"
+            def by_email(address):
+                return f"(email == '{address}') | (email.isnull())"
         """),
         ("age >= 18", "age > 18"),
         _d("""
@@ -2384,6 +2386,8 @@ CORPUS: list[Case] = [
             assert df.query(adults_in("NY")).age.tolist() == [18]
             orders = pd.DataFrame({"price": [2.0, 3.5], "qty": [3, 2]})
             assert orders.eval(total_column()).total.tolist() == [6.0, 7.0]
+            people = pd.DataFrame({"email": ["a@b.org", "c@d.org"]})
+            assert people.query(by_email("c@d.org"), engine="python").index.tolist() == [1]
         """),
     ),
     Case.twin(

@@ -391,7 +391,8 @@ def _guard_pandas_eval() -> None:
             isinstance(expr, str) and peer is not None and peer.trusted
             and peer.derived(expr, "eval")
         ):  # fmt: skip
-            _check_pandas_expression(expr)
+            # (a frame's eval and query pass its columns and index as resolvers)
+            _check_pandas_expression(expr, kwargs.get("resolvers") or ())
         return evaluate(expr, *args, **kwargs)
 
     guarded_eval._asyncpool_guarded = True  # type: ignore[attr-defined]
@@ -401,11 +402,14 @@ def _guard_pandas_eval() -> None:
         pandas.eval = guarded_eval
 
 
-def _check_pandas_expression(expr: str) -> None:
+def _check_pandas_expression(expr: str, columns: Any) -> None:
     """A ``TypeError`` unless ``expr`` (pandas' syntax: Python's, with ``@name`` and backtick
-    names) has no call, no ``@`` outside a string (``email == 'a@b.org'`` is one), no name or
-    attribute that starts with ``_``, and parses as Python once its backtick names are
-    names (pandas rewrites little else; what it could read and Python could not is refused)."""
+    names) has no ``@`` outside a string (``email == 'a@b.org'`` is one), no name or
+    attribute that starts with ``_``, parses as Python once its backtick names are names
+    (pandas rewrites little else; what it could read and Python could not is refused), and
+    calls nothing but a method of a column of ``columns`` (the resolvers a frame's ``query``
+    and ``eval`` pass: ``email.isnull()``, ``name.str.startswith('A')``); a bare name that is
+    no column may be the caller's global (``pd.eval("os.getpid()")``)."""
     source = _re_sub(r"`[^`]*`", "_column", expr).strip()
     if "@" in _re_sub(r"'[^'\\]*'|\"[^\"\\]*\"", "''", source):
         raise TypeError("the judge evaluates in pandas no '@' variable in a text of the solution's")
@@ -415,7 +419,7 @@ def _check_pandas_expression(expr: str) -> None:
         raise TypeError("the judge evaluates in pandas no text of the solution's that is not "
                         "Python") from None
     for node in _ast_walk(tree):
-        if isinstance(node, _Call):
+        if isinstance(node, _Call) and not _column_method(node.func, columns):
             raise TypeError("the judge evaluates in pandas no call in a text of the solution's")
         name = (
             node.attr if isinstance(node, _Attribute)
@@ -424,6 +428,21 @@ def _check_pandas_expression(expr: str) -> None:
         )  # fmt: skip
         if name.startswith("_"):
             raise TypeError(f"the judge evaluates in pandas no private name {name!r}")
+
+
+def _column_method(func: Any, columns: Any) -> bool:
+    """Whether ``func`` is an attribute chain (``a.str.lower``) from a bare name that one of
+    the resolvers ``columns`` (mappings) holds."""
+    if not isinstance(func, _Attribute):
+        return False
+    while isinstance(func, _Attribute):
+        func = func.value
+    if not isinstance(func, _Name):
+        return False
+    try:
+        return any(func.id in resolver for resolver in columns)
+    except TypeError:
+        return False
 
 
 def _doctest_in_solution() -> None:
