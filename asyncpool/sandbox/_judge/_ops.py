@@ -30,7 +30,7 @@ from typing import Any
 _OPS: dict[str, bool] = {
     "call": True, "getattr": True, "iter": True, "next": True, "len": True, "getitem": True,
     "contains": True, "bool": True, "repr": True, "str": True, "hash": True, "format": True,
-    "id": True,  # the object's own ``id`` (see _proxies._handle_id)
+    "id": True,  # the object's own ``id`` (see _handle_ids._handle_id)
     "await": True,  # the tests' coroutine the solution awaits (``await fetch(x)``)
     # a copy of the tests' object is the tests' object too (made here by their classes'
     # own copying; the solution holds a handle of it, as of the original)

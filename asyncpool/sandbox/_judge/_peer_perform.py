@@ -129,7 +129,7 @@ class _PeerPerform(_PeerState):
         if op == "hash":  # and whether it is its identity's: then the handle keeps it
             note_asked(type(obj), "__hash__")
             return (hash(obj), identity_hashed(type(obj)))
-        if op == "id":  # this side's id of its object (see _proxies._handle_id)
+        if op == "id":  # this side's id of its object (see _handle_ids._handle_id)
             return _handle_id(obj)
         if op in ("copy", "deepcopy"):
             import copy

@@ -159,7 +159,7 @@ class _PeerState:
         self._epochs = _count(1)
         self.epoch = 0
         #: The ``id`` of each of the other side's objects with a live handle here, once asked
-        #: (see _proxies._handle_id), both ways.
+        #: (see _handle_ids._handle_id), both ways.
         self.id_numbers: dict[int, int] = {}
         self.id_by_number: dict[int, int] = {}
         # The judge's side: the tests' exceptions told to the solution, by number (_RAISED);
