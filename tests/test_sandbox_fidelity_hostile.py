@@ -2149,6 +2149,19 @@ def test_the_tests_patches_never_reach_a_name_the_wire_itself_uses() -> None:
     assert reached <= {("os", "path")}, reached
 
 
+def test_bytes_and_texts_count_as_possible_code_by_the_same_marks() -> None:
+    """``could_be_code`` and its bytes twin are written out separately (speed): they must
+    agree on every mark, alone and inside other text, and on text with none."""
+    from asyncpool.sandbox._judge import _code_texts
+
+    for text in ("(", "@", "=", "for", "import", "match", "x := 1", "a += 1", "plain words"):
+        for sample in (text, f"say {text} here"):
+            assert _code_texts.could_be_code(sample) == _code_texts.could_be_code_bytes(
+                sample.encode()
+            ), sample
+    assert not _code_texts.could_be_code("plain words")
+
+
 def test_a_module_crosses_by_name_only_as_a_loaded_module_of_the_standard_library() -> None:
     """What a solution claims is a module's name (``*`` on the wire) gives the tests the
     judge's own module only for a loaded module of the standard library, numpy or pandas;

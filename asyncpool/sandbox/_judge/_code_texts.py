@@ -29,7 +29,9 @@ def could_be_code(text: str) -> bool:
 
 
 def could_be_code_bytes(data: bytes) -> bool:
-    """:func:`could_be_code` of bytes (``eval``, ``exec`` and ``compile`` take bytes too)."""
+    """:func:`could_be_code` of bytes (``eval``, ``exec`` and ``compile`` take bytes too):
+    the same marks, written out as there (a loop over one tuple of them took 405 ns a string
+    here against 96; every string the solution sends pays it). A test holds the two alike."""
     return (
         b"(" in data or b"@" in data or b"=" in data or b"for" in data or b"import" in data
         or b"match" in data
