@@ -177,6 +177,7 @@ the fork server's first fork:
 * :mod:`._code_texts`: which texts could be code, to the judge's guard;
 * :mod:`._codec`: the format of values, what its two ends share;
 * :mod:`._encoder`: its encoder;
+* :mod:`._decoder_types`: its decoder's readers of standard types, numpy's and pandas';
 * :mod:`._decoder`: its decoder;
 * :mod:`._framing`: messages on a descriptor;
 * :mod:`._kept`: write-back and the containers kept in step;

@@ -27,6 +27,7 @@ from . import (
     _code_texts,
     _codec,
     _decoder,
+    _decoder_types,
     _described,
     _encoder,
     _exceptions,
@@ -436,12 +437,13 @@ def deliver_verdict(fd: int, given: Any, data: bytes) -> bool:
 #: process): their frames are left out of a failure's description (see :func:`_describe`).
 _OWN_GLOBALS = frozenset(
     {id(globals()), *(id(vars(module)) for module in (
-        _ambient, _annotations, _bounds, _code_texts, _codec, _decoder, _described, _encoder,
-        _exceptions, _forwarded, _framing, _guard, _handle_ids, _harness, _kept, _notices, _ops,
-        _pandas, _patches, _peer, _peer_channels, _peer_classes, _peer_exceptions, _peer_kept,
-        _peer_perform, _peer_relay, _peer_state, _proxies, _proxy_backed, _proxy_classes,
-        _proxy_coroutines, _proxy_functions, _pytest_fixtures, _pytest_marks, _resent, _serve,
-        _solution_side, _stand_ins, _tests_code, _tests_namespace, _tests_type, _values,
+        _ambient, _annotations, _bounds, _code_texts, _codec, _decoder, _decoder_types,
+        _described, _encoder, _exceptions, _forwarded, _framing, _guard, _handle_ids, _harness,
+        _kept, _notices, _ops, _pandas, _patches, _peer, _peer_channels, _peer_classes,
+        _peer_exceptions, _peer_kept, _peer_perform, _peer_relay, _peer_state, _proxies,
+        _proxy_backed, _proxy_classes, _proxy_coroutines, _proxy_functions, _pytest_fixtures,
+        _pytest_marks, _resent, _serve, _solution_side, _stand_ins, _tests_code, _tests_namespace,
+        _tests_type, _values,
     ))}
 )
 

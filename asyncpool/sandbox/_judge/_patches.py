@@ -42,12 +42,13 @@ _UNFORWARDED = frozenset({
     "_asyncpool_zygote._judge",
     *(f"_asyncpool_zygote._judge.{name}" for name in (
         "_ambient", "_annotations", "_bounds", "_check", "_code_texts", "_codec", "_decoder",
-        "_described", "_encoder", "_exceptions", "_forwarded", "_framing", "_guard", "_handle_ids",
-        "_harness", "_kept", "_notices", "_ops", "_pandas", "_patches", "_peer", "_peer_channels",
-        "_peer_classes", "_peer_exceptions", "_peer_kept", "_peer_perform", "_peer_relay",
-        "_peer_state", "_proxies", "_proxy_backed", "_proxy_classes", "_proxy_coroutines",
-        "_proxy_functions", "_pytest_fixtures", "_pytest_marks", "_resent", "_serve",
-        "_solution_side", "_stand_ins", "_tests_code", "_tests_namespace", "_tests_type", "_values",
+        "_decoder_types", "_described", "_encoder", "_exceptions", "_forwarded", "_framing",
+        "_guard", "_handle_ids", "_harness", "_kept", "_notices", "_ops", "_pandas", "_patches",
+        "_peer", "_peer_channels", "_peer_classes", "_peer_exceptions", "_peer_kept",
+        "_peer_perform", "_peer_relay", "_peer_state", "_proxies", "_proxy_backed",
+        "_proxy_classes", "_proxy_coroutines", "_proxy_functions", "_pytest_fixtures",
+        "_pytest_marks", "_resent", "_serve", "_solution_side", "_stand_ins", "_tests_code",
+        "_tests_namespace", "_tests_type", "_values",
     )),
 })  # fmt: skip
 #: Attributes likewise: the wire's ``os`` calls, and ``builtins.input`` (the solution's
